@@ -1,0 +1,39 @@
+/**
+ * The one catalogue of errors (STYLE.md): each code has an HTTP status and a default message.
+ * `docs/errors.md` documents every code, and `test/errors.test.ts` checks that it does.
+ * Messages never carry tokens or passwords.
+ */
+export const ERRORS = {
+  // Start-up and tooling
+  FIXTURE_INVALID: { status: 400, message: 'The fixture is invalid' },
+  BROKER_UNREACHABLE: { status: 503, message: 'The MQTT broker cannot be reached' },
+  BROKER_REFUSED: { status: 503, message: 'The MQTT broker refused the connection' },
+  PORT_IN_USE: { status: 500, message: 'The port is already in use' },
+  NOT_READY: { status: 503, message: 'The simulator is not ready' },
+  // `/v1` API (interface section 7, and DESIGN.md for the gaps)
+  INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },
+  TOKEN_INVALID: { status: 401, message: 'Token is invalid' },
+  STATION_NOT_FOUND: { status: 404, message: 'Station not found' },
+  LOCK_NOT_FOUND: { status: 404, message: 'Lock not found' },
+  BAD_REQUEST: { status: 400, message: 'Bad request' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'Route not found' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Request body must be application/json' },
+  NOT_IMPLEMENTED: { status: 501, message: 'Not implemented' },
+  INTERNAL: { status: 500, message: 'Internal server error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An error of the catalogue. Translate other errors into these at boundaries only. */
+export class SimError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+
+  constructor(code: ErrorCode, message: string = ERRORS[code].message, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SimError';
+    this.code = code;
+    this.statusCode = ERRORS[code].status;
+  }
+}

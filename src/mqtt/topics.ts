@@ -1,0 +1,157 @@
+/**
+ * The MQTT topic contract (DESIGN.md, "Default MQTT topic contract"). Every topic template and
+ * payload type lives here and nowhere else: the firmware binding, the `/v1` service and the tests
+ * all build and parse topics through this module.
+ *
+ * MQTT 3.1.1, JSON payloads, QoS 1. Status and lock state are retained; commands and acks are not.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { LockStatusSchema, StationStatusSchema, type Topics } from '../fixture/fixture-schema.js';
+
+/** The default templates; a fixture may override any of them per fleet or per station. */
+export const DEFAULT_TOPICS: Topics = {
+  prefix: 'stations',
+  status: '{prefix}/{token}/status',
+  lockState: '{prefix}/{token}/locks/{lockId}/state',
+  unlock: '{prefix}/{token}/locks/{lockId}/unlock',
+  acks: '{prefix}/{token}/acks',
+};
+
+/** QoS of every message of the contract. */
+export const CONTRACT_QOS = 1 as const;
+
+export const StatusPayloadSchema = Type.Object({
+  stationId: Type.Integer(),
+  status: StationStatusSchema,
+  batteryVoltage: Type.Number(),
+  lastConnection: Type.String(),
+});
+export const LockStatePayloadSchema = Type.Object({
+  lockId: Type.String(),
+  status: LockStatusSchema,
+  lastUpdated: Type.String(),
+});
+export const UnlockCommandSchema = Type.Object({
+  commandId: Type.String({ minLength: 1, maxLength: 128 }),
+  sentAt: Type.Optional(Type.String()),
+});
+export const AckPayloadSchema = Type.Union([
+  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }),
+  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(false), reason: Type.String() }),
+]);
+
+/** `{prefix}/{token}/status`, retained; the last will carries the same with `"status":"offline"`. */
+export type StatusPayload = Static<typeof StatusPayloadSchema>;
+/** `{prefix}/{token}/locks/{lockId}/state`, retained. */
+export type LockStatePayload = Static<typeof LockStatePayloadSchema>;
+/** `{prefix}/{token}/locks/{lockId}/unlock`, service to station. */
+export type UnlockCommand = Static<typeof UnlockCommandSchema>;
+/** `{prefix}/{token}/acks`, station to service. */
+export type AckPayload = Static<typeof AckPayloadSchema>;
+
+const checkers = {
+  status: TypeCompiler.Compile(StatusPayloadSchema),
+  lockState: TypeCompiler.Compile(LockStatePayloadSchema),
+  unlock: TypeCompiler.Compile(UnlockCommandSchema),
+  acks: TypeCompiler.Compile(AckPayloadSchema),
+};
+
+/** What each kind of topic carries. */
+export interface PayloadByKind {
+  status: StatusPayload;
+  lockState: LockStatePayload;
+  unlock: UnlockCommand;
+  acks: AckPayload;
+}
+export type TopicKind = keyof PayloadByKind;
+
+/**
+ * Parses a payload of the contract. Returns undefined for anything that is not JSON of the
+ * expected shape: a malformed message from a foreign client must never crash a station or the service.
+ */
+export function parsePayload<K extends TopicKind>(kind: K, payload: Buffer | string): PayloadByKind[K] | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload.toString());
+  } catch {
+    return undefined;
+  }
+  return checkers[kind].Check(value) ? (value as PayloadByKind[K]) : undefined;
+}
+
+export function encodePayload<K extends TopicKind>(_kind: K, payload: PayloadByKind[K]): string {
+  return JSON.stringify(payload);
+}
+
+/** Where a topic of the contract points: the station and, for lock topics, the lock. */
+export interface TopicAddress {
+  token: string;
+  lockId?: string;
+}
+
+/**
+ * The topics of one station. Built once per station from its (possibly overridden) templates;
+ * `match` reverses a template so incoming topics can be routed without string splitting by hand.
+ */
+export class StationTopics {
+  readonly templates: Topics;
+
+  constructor(templates: Topics) {
+    this.templates = templates;
+  }
+
+  topic(kind: TopicKind, address: TopicAddress): string {
+    return fill(this.templates[kind], this.templates.prefix, address.token, address.lockId);
+  }
+
+  /** The subscription filter for `kind`, with `+` in place of the parts not given. */
+  filter(kind: TopicKind, address: Partial<TopicAddress> = {}): string {
+    return fill(this.templates[kind], this.templates.prefix, address.token ?? '+', address.lockId ?? '+');
+  }
+
+  /** Parses a topic of `kind`; undefined when it does not fit the template. */
+  match(kind: TopicKind, topic: string): TopicAddress | undefined {
+    const pattern = matchers(this.templates)[kind];
+    const found = pattern.exec(topic);
+    if (!found?.groups) return undefined;
+    const { token, lockId } = found.groups;
+    if (token === undefined) return undefined;
+    return lockId === undefined ? { token } : { token, lockId };
+  }
+}
+
+function fill(template: string, prefix: string, token: string, lockId: string | undefined): string {
+  return template
+    .replaceAll('{prefix}', prefix)
+    .replaceAll('{token}', token)
+    .replaceAll('{lockId}', lockId ?? '');
+}
+
+const matcherCache = new WeakMap<Topics, Record<TopicKind, RegExp>>();
+
+function matchers(templates: Topics): Record<TopicKind, RegExp> {
+  let cached = matcherCache.get(templates);
+  if (!cached) {
+    const build = (template: string): RegExp => {
+      const withPrefix = template.replaceAll('{prefix}', templates.prefix);
+      const source = withPrefix
+        .split(/(\{token\}|\{lockId\})/)
+        .map((part) => (part === '{token}' ? '(?<token>[^/]+)' : part === '{lockId}' ? '(?<lockId>[^/]+)' : escapeRegExp(part)))
+        .join('');
+      return new RegExp(`^${source}$`);
+    };
+    cached = {
+      status: build(templates.status),
+      lockState: build(templates.lockState),
+      unlock: build(templates.unlock),
+      acks: build(templates.acks),
+    };
+    matcherCache.set(templates, cached);
+  }
+  return cached;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
