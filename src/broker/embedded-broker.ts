@@ -1,0 +1,64 @@
+/**
+ * The embedded MQTT broker: aedes behind a TCP server with TCP_NODELAY on every accepted socket,
+ * plus `handle(stream)` so in-process stations connect without a socket each.
+ */
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import { Aedes } from 'aedes';
+import { listen } from '../shared/listen.js';
+import type { StreamAcceptor } from '../mqtt/transport.js';
+
+export interface EmbeddedBrokerOptions {
+  /** TCP port; 0 picks a free one. @default 1883 */
+  port?: number;
+  /** @default "127.0.0.1" */
+  host?: string;
+  /** Take a free port when `port` is taken (the CLI does this for its default port only). @default false */
+  fallbackToFreePort?: boolean;
+}
+
+/** A running broker. `stop()` disconnects every client and closes the server. */
+export interface StartedBroker extends StreamAcceptor {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** True when the requested port was taken and another one was chosen. */
+  readonly fellBack: boolean;
+  readonly aedes: Aedes;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<StartedBroker> {
+  const host = options.host ?? '127.0.0.1';
+  const aedes = await Aedes.createBroker();
+  const server = net.createServer({ noDelay: true }, (socket) => aedes.handle(socket));
+  let bound: { port: number; fellBack: boolean };
+  try {
+    bound = await listen(server, { port: options.port ?? 1883, host, fallbackToFreePort: options.fallbackToFreePort ?? false, label: 'MQTT' });
+  } catch (error) {
+    await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    throw error;
+  }
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `mqtt://${urlHost}:${bound.port}`,
+    host,
+    port: bound.port,
+    fellBack: bound.fellBack,
+    aedes,
+    handle: (stream: Duplex) => {
+      aedes.handle(stream);
+    },
+    stop: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}

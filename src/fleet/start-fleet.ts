@@ -1,0 +1,99 @@
+/**
+ * A fleet: every station of a fixture as its own MQTT session. Starting resolves once every
+ * station is connected and subscribed (or has left its retained `offline` record); the first
+ * connection failure stops what was started and rejects with one clear error.
+ */
+import { StationClient } from '../mqtt/station-client.js';
+import type { MqttTransport } from '../mqtt/transport.js';
+import { systemClock, type Clock } from '../station/clock.js';
+import { seededRandom } from '../station/random.js';
+import type { StationConfig } from '../fixture/fixture-schema.js';
+
+export interface FleetOptions {
+  stations: StationConfig[];
+  transport: MqttTransport;
+  /** Seed of the random source; each station draws from its own stream of it. */
+  seed: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /**
+   * How many stations connect at the same time. Bounded so a 100,000-station fleet does not
+   * open every session in one tick.
+   * @default 200
+   */
+  concurrency?: number;
+  /** Called as stations come up, for progress displays. */
+  onProgress?: (ready: number, total: number) => void;
+  /** MQTT keepalive of each station, seconds. @default 30 */
+  keepaliveSeconds?: number;
+}
+
+export interface StartedFleet {
+  readonly stations: ReadonlyMap<string, StationClient>;
+  get(token: string): StationClient | undefined;
+  /** Stations whose MQTT session is up now. */
+  onlineCount(): number;
+  /** Clean shutdown: every station publishes `offline` before it disconnects. */
+  stop(): Promise<void>;
+}
+
+export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
+  const clock = options.clock ?? systemClock;
+  const stations = new Map<string, StationClient>();
+  for (const config of options.stations) {
+    stations.set(
+      config.token,
+      new StationClient({
+        config,
+        transport: options.transport,
+        clock,
+        random: seededRandom(options.seed, config.stationId),
+        ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
+      }),
+    );
+  }
+  const fleet: StartedFleet = {
+    stations,
+    get: (token) => stations.get(token),
+    onlineCount: () => {
+      let count = 0;
+      for (const station of stations.values()) if (station.connected) count += 1;
+      return count;
+    },
+    stop: async () => {
+      await runBounded([...stations.values()], options.concurrency ?? 200, (station) => station.stop());
+    },
+  };
+  let ready = 0;
+  try {
+    await runBounded([...stations.values()], options.concurrency ?? 200, async (station) => {
+      await station.start();
+      ready += 1;
+      options.onProgress?.(ready, stations.size);
+    });
+  } catch (error) {
+    await fleet.stop();
+    throw error;
+  }
+  return fleet;
+}
+
+/** Runs `task` over `items` with at most `limit` in flight; the first failure stops new work and rejects. */
+async function runBounded<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await task(item);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (rejected) throw rejected.reason;
+}

@@ -1,0 +1,234 @@
+/**
+ * The firmware's MQTT binding: one station = one MQTT session with its own client id, last will and
+ * retained state (DESIGN.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
+ * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
+ */
+import type { MqttClient, IClientOptions } from 'mqtt';
+import { StationModel } from '../station/station-model.js';
+import type { Clock } from '../station/clock.js';
+import type { Random } from '../station/random.js';
+import type { StationConfig } from '../fixture/fixture-schema.js';
+import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
+import { createMqttClient, redactUrl, type MqttTransport } from './transport.js';
+import { SimError } from '../errors.js';
+
+export interface StationClientOptions {
+  config: StationConfig;
+  transport: MqttTransport;
+  clock: Clock;
+  random: Random;
+  /**
+   * MQTT keepalive in seconds. The broker fires the last will when it hears nothing for 1.5× this.
+   * @default 30
+   */
+  keepaliveSeconds?: number;
+  /**
+   * First reconnect delay; it doubles on each failed attempt up to `maxReconnectMs`, with jitter.
+   * @default 500
+   */
+  reconnectMs?: number;
+  /** @default 15000 */
+  maxReconnectMs?: number;
+  /** Called when the session comes up after having been lost. */
+  onReconnect?: () => void;
+}
+
+/** A station that is connected (or deliberately offline) and can be stopped. */
+export class StationClient {
+  readonly model: StationModel;
+  readonly topics: StationTopics;
+  readonly #options: StationClientOptions;
+  #client: MqttClient | undefined;
+  #everConnected = false;
+  #stopping = false;
+
+  constructor(options: StationClientOptions) {
+    this.#options = options;
+    const { config } = options;
+    this.topics = new StationTopics(config.behaviour.topics);
+    const token = config.token;
+    const publish = (topic: string, payload: string, retain: boolean): void => {
+      this.#client?.publish(topic, payload, { qos: CONTRACT_QOS, retain });
+    };
+    this.model = new StationModel({
+      config,
+      clock: options.clock,
+      random: options.random,
+      output: {
+        status: (payload) => publish(this.topics.topic('status', { token }), encodePayload('status', payload), true),
+        lockState: (payload) =>
+          publish(this.topics.topic('lockState', { token, lockId: payload.lockId }), encodePayload('lockState', payload), true),
+        ack: (payload) => publish(this.topics.topic('acks', { token }), encodePayload('acks', payload), false),
+      },
+    });
+  }
+
+  get token(): string {
+    return this.#options.config.token;
+  }
+
+  /** True while the MQTT session is up. */
+  get connected(): boolean {
+    return this.#client?.connected === true && this.model.status === 'online';
+  }
+
+  /**
+   * Connects, subscribes and publishes the station's retained state. Resolves once the
+   * subscription is acknowledged; rejects on the first connection failure (nothing is retried
+   * before the station has been up once, so a wrong broker address fails fast).
+   */
+  async start(): Promise<void> {
+    if (this.#options.config.initialStatus === 'offline') {
+      await this.#publishOfflineRecord();
+      return;
+    }
+    await this.goOnline();
+  }
+
+  /** Opens the MQTT session (again). */
+  goOnline(): Promise<void> {
+    if (this.#client) return Promise.resolve();
+    this.#stopping = false;
+    const { config } = this.#options;
+    const token = config.token;
+    const baseReconnect = this.#options.reconnectMs ?? 500;
+    const options: IClientOptions = {
+      clientId: `station-sim-${token}`,
+      clean: true,
+      keepalive: this.#options.keepaliveSeconds ?? 30,
+      reconnectPeriod: baseReconnect,
+      connectTimeout: 10_000,
+      resubscribe: false,
+      will: {
+        topic: this.topics.topic('status', { token }),
+        payload: Buffer.from(encodePayload('status', this.model.statusPayload('offline'))),
+        qos: CONTRACT_QOS,
+        retain: true,
+      },
+    };
+    const client = createMqttClient(this.#options.transport, options);
+    this.#client = client;
+
+    client.on('message', (topic, payload) => {
+      const address = this.topics.match('unlock', topic);
+      const command = parsePayload('unlock', payload);
+      // A malformed command is dropped, as firmware would: it has nobody to answer.
+      if (address?.lockId === undefined || address.token !== token || !command) return;
+      this.model.handleUnlock(address.lockId, command.commandId);
+    });
+    client.on('close', () => {
+      if (this.model.status === 'online') this.model.disconnected();
+      // Exponential backoff with jitter, so a fleet does not reconnect in lockstep after a broker restart.
+      const next = Math.min((client.options.reconnectPeriod ?? baseReconnect) * 2, this.#options.maxReconnectMs ?? 15_000);
+      client.options.reconnectPeriod = Math.round(next / 2 + this.#options.random.int(0, Math.round(next / 2)));
+    });
+
+    return new Promise<void>((resolve, reject) => {
+      const fail = (error: Error): void => {
+        if (this.#everConnected) return; // after the first success, mqtt.js keeps reconnecting
+        client.removeAllListeners('connect');
+        client.end(true);
+        this.#client = undefined;
+        reject(describeConnectError(error, this.#options.transport));
+      };
+      client.on('error', fail);
+      client.on('connect', () => {
+        client.options.reconnectPeriod = baseReconnect;
+        client.subscribe(this.topics.filter('unlock', { token }), { qos: CONTRACT_QOS }, (error) => {
+          if (error) {
+            fail(error);
+            return;
+          }
+          // Refresh the will so a later crash reports the battery as it was at reconnect.
+          const wasConnected = this.#everConnected;
+          this.#everConnected = true;
+          this.model.connected();
+          if (wasConnected) this.#options.onReconnect?.();
+          resolve();
+        });
+      });
+    });
+  }
+
+  /**
+   * A clean shutdown: publish `offline` (retained) so the fleet's state is right without waiting
+   * for the broker to notice, then disconnect.
+   */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    const client = this.#client;
+    this.#client = undefined;
+    this.model.stop();
+    if (!client) return;
+    if (client.connected) {
+      await new Promise<void>((resolve) => {
+        client.publish(
+          this.topics.topic('status', { token: this.token }),
+          encodePayload('status', this.model.statusPayload('offline')),
+          { qos: CONTRACT_QOS, retain: true },
+          () => resolve(),
+        );
+      });
+    }
+    this.model.disconnected();
+    await client.endAsync(!client.connected);
+  }
+
+  /** Drops the connection without a DISCONNECT packet, as a crash or power cut would: the broker fires the last will. */
+  async kill(): Promise<void> {
+    const client = this.#client;
+    this.#client = undefined;
+    this.model.stop();
+    this.model.disconnected();
+    if (client) await client.endAsync(true);
+  }
+
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** A station that starts offline has been online once: its retained record says `offline`. */
+  async #publishOfflineRecord(): Promise<void> {
+    const { config } = this.#options;
+    const client = createMqttClient(this.#options.transport, {
+      clientId: `station-sim-${config.token}`,
+      clean: true,
+      reconnectPeriod: 0,
+      connectTimeout: 10_000,
+    });
+    await new Promise<void>((resolve, reject) => {
+      client.once('error', (error) => {
+        client.end(true);
+        reject(describeConnectError(error, this.#options.transport));
+      });
+      client.once('connect', () => resolve());
+    });
+    const token = config.token;
+    await client.publishAsync(this.topics.topic('status', { token }), encodePayload('status', this.model.statusPayload('offline')), {
+      qos: CONTRACT_QOS,
+      retain: true,
+    });
+    for (const lock of config.locks) {
+      const payload = this.model.lockPayload(lock.lockId)!;
+      await client.publishAsync(this.topics.topic('lockState', { token, lockId: lock.lockId }), encodePayload('lockState', payload), {
+        qos: CONTRACT_QOS,
+        retain: true,
+      });
+    }
+    await client.endAsync();
+  }
+}
+
+/** Turns socket and CONNACK errors into one clear line. */
+export function describeConnectError(error: Error & { code?: string | number }, transport: MqttTransport): SimError {
+  if (error instanceof SimError) return error;
+  const where = transport.kind === 'tcp' ? ` at ${redactUrl(transport.url)}` : '';
+  const code = error.code;
+  if (code === 4 || code === 5 || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
+    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${error.message.replace(/^Connection refused: /i, '')}`, {
+      cause: error,
+    });
+  }
+  const reason = typeof code === 'string' ? code : error.message;
+  return new SimError('BROKER_UNREACHABLE', `The MQTT broker${where} cannot be reached (${reason})`, { cause: error });
+}

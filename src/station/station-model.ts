@@ -1,0 +1,267 @@
+/**
+ * The pure firmware model of one station (DESIGN.md rule 2): lock state machine, delays, battery and
+ * heartbeat, with no knowledge of MQTT. It is driven by `handleUnlock`, `connected` and
+ * `disconnected`, and reports every change through the `output` callbacks, which the MQTT binding
+ * turns into publications. Time and randomness come in as options.
+ */
+import type { Clock, TimerHandle } from './clock.js';
+import type { Random } from './random.js';
+import type { Delay, LockStatus, StationConfig, StationStatus } from '../fixture/fixture-schema.js';
+import type { AckPayload, LockStatePayload, StatusPayload } from '../mqtt/topics.js';
+
+/** Where the model's outputs go. */
+export interface StationOutput {
+  status(payload: StatusPayload): void;
+  lockState(payload: LockStatePayload): void;
+  ack(payload: AckPayload): void;
+}
+
+export interface StationModelOptions {
+  config: StationConfig;
+  clock: Clock;
+  random: Random;
+  output: StationOutput;
+  /**
+   * How many recent command ids are remembered to recognise a QoS 1 redelivery.
+   * @default 256
+   */
+  rememberedCommands?: number;
+}
+
+/** Why a station refuses an unlock; carried in the ack's `reason`. */
+export type RejectReason = 'jammed' | 'low_battery' | 'unknown_lock' | 'offline';
+
+interface LockState {
+  lockId: string;
+  status: LockStatus;
+  lastUpdated: number;
+  /** The unlock delay or relock timer currently running, if any. */
+  timer: TimerHandle | undefined;
+  phase: 'idle' | 'opening' | 'open';
+}
+
+/** A read-only view of the model, for snapshots and tests. */
+export interface StationSnapshot {
+  token: string;
+  stationId: number;
+  status: StationStatus;
+  batteryVoltage: number;
+  lastConnection: string;
+  locks: { lockId: string; status: LockStatus; lastUpdated: string; pending: 'opening' | 'open' | null }[];
+}
+
+const HOUR_MS = 3_600_000;
+
+export class StationModel {
+  readonly config: StationConfig;
+  readonly #clock: Clock;
+  readonly #random: Random;
+  readonly #output: StationOutput;
+  readonly #locks = new Map<string, LockState>();
+  /** Command id → the ack sent for it; insertion order makes it a simple bounded LRU. */
+  readonly #seenCommands = new Map<string, AckPayload>();
+  readonly #rememberedCommands: number;
+  #status: StationStatus = 'offline';
+  #batteryVoltage: number;
+  #batteryAt: number;
+  #lastConnection: number;
+  #heartbeat: TimerHandle | undefined;
+
+  constructor(options: StationModelOptions) {
+    this.config = options.config;
+    this.#clock = options.clock;
+    this.#random = options.random;
+    this.#output = options.output;
+    this.#rememberedCommands = options.rememberedCommands ?? 256;
+    const now = this.#clock.now();
+    this.#batteryVoltage = options.config.batteryVoltage;
+    this.#batteryAt = now;
+    this.#lastConnection = now;
+    for (const lock of options.config.locks) {
+      this.#locks.set(lock.lockId, { lockId: lock.lockId, status: lock.status, lastUpdated: now, timer: undefined, phase: 'idle' });
+    }
+  }
+
+  get status(): StationStatus {
+    return this.#status;
+  }
+
+  get batteryVoltage(): number {
+    this.#drainOverTime();
+    return this.#batteryVoltage;
+  }
+
+  /** The connection is up: publish status and every lock, start the heartbeat. */
+  connected(): void {
+    this.#status = 'online';
+    this.#lastConnection = this.#clock.now();
+    this.#publishStatus();
+    for (const lock of this.#locks.values()) this.#publishLock(lock);
+    this.#scheduleHeartbeat();
+  }
+
+  /** The connection is down (or going down). Timers of locks keep running: the hardware does not stop. */
+  disconnected(): void {
+    this.#status = 'offline';
+    this.#stopHeartbeat();
+  }
+
+  /** The status payload as it stands, e.g. for a last will or a clean shutdown. */
+  statusPayload(status: StationStatus = this.#status): StatusPayload {
+    this.#drainOverTime();
+    return {
+      stationId: this.config.stationId,
+      status,
+      batteryVoltage: round(this.#batteryVoltage),
+      lastConnection: new Date(this.#lastConnection).toISOString(),
+    };
+  }
+
+  lockPayload(lockId: string): LockStatePayload | undefined {
+    const lock = this.#locks.get(lockId);
+    return lock && toLockPayload(lock);
+  }
+
+  /**
+   * An unlock command arrived. The ack goes out at once; a command id already seen (QoS 1
+   * redelivery, DESIGN.md) is acknowledged again with the same answer and not executed again.
+   */
+  handleUnlock(lockId: string, commandId: string): void {
+    const earlier = this.#seenCommands.get(commandId);
+    if (earlier) {
+      this.#output.ack(earlier);
+      return;
+    }
+    const ack = this.#decide(lockId, commandId);
+    this.#remember(commandId, ack);
+    this.#output.ack(ack);
+    if (ack.accepted) this.#execute(this.#locks.get(lockId)!);
+  }
+
+  /** Stops every timer. The model can be dropped afterwards. */
+  stop(): void {
+    this.#stopHeartbeat();
+    for (const lock of this.#locks.values()) {
+      if (lock.timer) this.#clock.clearTimeout(lock.timer);
+      lock.timer = undefined;
+    }
+  }
+
+  snapshot(): StationSnapshot {
+    const status = this.statusPayload();
+    return {
+      token: this.config.token,
+      stationId: this.config.stationId,
+      status: status.status,
+      batteryVoltage: status.batteryVoltage,
+      lastConnection: status.lastConnection,
+      locks: [...this.#locks.values()].map((lock) => ({
+        ...toLockPayload(lock),
+        pending: lock.phase === 'idle' ? null : lock.phase,
+      })),
+    };
+  }
+
+  #decide(lockId: string, commandId: string): AckPayload {
+    const lock = this.#locks.get(lockId);
+    const reject = (reason: RejectReason): AckPayload => ({ commandId, lockId, accepted: false, reason });
+    if (!lock) return reject('unknown_lock');
+    if (lock.status === 'jammed') return reject('jammed');
+    if (this.batteryVoltage < this.config.behaviour.battery.cutoffV) return reject('low_battery');
+    return { commandId, lockId, accepted: true };
+  }
+
+  #execute(lock: LockState): void {
+    // An unlock while opening changes nothing; while open it restarts the relock time, as a
+    // real latch held by its solenoid would.
+    if (lock.phase === 'opening') return;
+    this.#batteryVoltage = Math.max(0, this.batteryVoltage - this.config.behaviour.battery.drainPerUnlockV);
+    this.#publishStatus();
+    if (lock.phase === 'open') {
+      this.#scheduleRelock(lock);
+      return;
+    }
+    lock.phase = 'opening';
+    lock.timer = this.#clock.setTimeout(() => {
+      lock.timer = undefined;
+      if (lock.status === 'jammed') {
+        lock.phase = 'idle';
+        return;
+      }
+      this.#setLock(lock, 'unlocked');
+      lock.phase = 'open';
+      this.#scheduleRelock(lock);
+    }, this.#draw(this.config.behaviour.unlockDelayMs));
+  }
+
+  #scheduleRelock(lock: LockState): void {
+    if (lock.timer) this.#clock.clearTimeout(lock.timer);
+    lock.timer = this.#clock.setTimeout(() => {
+      lock.timer = undefined;
+      lock.phase = 'idle';
+      if (lock.status === 'unlocked') this.#setLock(lock, 'locked');
+    }, this.#draw(this.config.behaviour.relockMs));
+  }
+
+  #setLock(lock: LockState, status: LockStatus): void {
+    lock.status = status;
+    lock.lastUpdated = this.#clock.now();
+    this.#publishLock(lock);
+  }
+
+  #scheduleHeartbeat(): void {
+    this.#stopHeartbeat();
+    const interval = this.config.behaviour.heartbeatMs;
+    if (interval <= 0) return;
+    this.#heartbeat = this.#clock.setTimeout(() => {
+      this.#heartbeat = undefined;
+      if (this.#status !== 'online') return;
+      this.#lastConnection = this.#clock.now();
+      this.#publishStatus();
+      this.#scheduleHeartbeat();
+    }, interval);
+  }
+
+  #stopHeartbeat(): void {
+    if (this.#heartbeat) this.#clock.clearTimeout(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  #drainOverTime(): void {
+    const now = this.#clock.now();
+    const hours = (now - this.#batteryAt) / HOUR_MS;
+    if (hours > 0) {
+      this.#batteryVoltage = Math.max(0, this.#batteryVoltage - hours * this.config.behaviour.battery.drainPerHourV);
+      this.#batteryAt = now;
+    }
+  }
+
+  #remember(commandId: string, ack: AckPayload): void {
+    this.#seenCommands.set(commandId, ack);
+    if (this.#seenCommands.size > this.#rememberedCommands) {
+      const oldest = this.#seenCommands.keys().next().value;
+      if (oldest !== undefined) this.#seenCommands.delete(oldest);
+    }
+  }
+
+  #draw(delay: Delay): number {
+    return typeof delay === 'number' ? delay : this.#random.int(delay.min, delay.max);
+  }
+
+  #publishStatus(): void {
+    if (this.#status === 'online') this.#output.status(this.statusPayload());
+  }
+
+  #publishLock(lock: LockState): void {
+    if (this.#status === 'online') this.#output.lockState(toLockPayload(lock));
+  }
+}
+
+function toLockPayload(lock: LockState): LockStatePayload {
+  return { lockId: lock.lockId, status: lock.status, lastUpdated: new Date(lock.lastUpdated).toISOString() };
+}
+
+/** Volts to the centivolt, as a station's ADC would report them. */
+function round(volts: number): number {
+  return Math.round(volts * 100) / 100;
+}
