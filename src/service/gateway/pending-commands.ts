@@ -1,0 +1,73 @@
+/**
+ * Unlock commands waiting for their ack. Each wait ends exactly once: by its ack, by its timeout,
+ * or by `cancelAll`; its timer is cleared and its entry removed in every case, so no wait outlives
+ * its timeout and the map never grows with abandoned commands.
+ */
+import type { AckPayload } from '../../mqtt/topics.js';
+
+/** Timer functions, injectable so unit tests can run in fake time. */
+export interface CommandTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export type CommandResult = { kind: 'ack'; ack: AckPayload } | { kind: 'timeout' } | { kind: 'cancelled' };
+
+interface Pending {
+  token: string;
+  lockId: string;
+  timer: unknown;
+  settle(result: CommandResult): void;
+}
+
+export class PendingCommands {
+  readonly #pending = new Map<string, Pending>();
+  readonly #timers: CommandTimers;
+
+  constructor(timers?: CommandTimers) {
+    this.#timers = timers ?? {
+      setTimeout: (callback, ms) => setTimeout(callback, ms),
+      clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+    };
+  }
+
+  /** Number of commands still waiting. */
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  /** Starts waiting for the ack of `commandId`, sent to `lockId` of station `token`. */
+  wait(commandId: string, target: { token: string; lockId: string }, timeoutMs: number): Promise<CommandResult> {
+    return new Promise<CommandResult>((resolve) => {
+      const entry: Pending = {
+        token: target.token,
+        lockId: target.lockId,
+        timer: undefined,
+        settle: (result) => {
+          this.#timers.clearTimeout(entry.timer);
+          this.#pending.delete(commandId);
+          resolve(result);
+        },
+      };
+      entry.timer = this.#timers.setTimeout(() => entry.settle({ kind: 'timeout' }), timeoutMs);
+      this.#pending.set(commandId, entry);
+    });
+  }
+
+  /**
+   * Delivers an ack that arrived on station `token`'s ack topic. Returns false when nothing waits
+   * for it: a late ack, a repeated ack of a QoS 1 redelivery (DESIGN.md), or an ack naming
+   * another station's command or another lock, which must not settle someone else's wait.
+   */
+  settle(token: string, ack: AckPayload): boolean {
+    const entry = this.#pending.get(ack.commandId);
+    if (!entry || entry.token !== token || entry.lockId !== ack.lockId) return false;
+    entry.settle({ kind: 'ack', ack });
+    return true;
+  }
+
+  /** Ends every wait at once, for shutdown. */
+  cancelAll(): void {
+    for (const entry of [...this.#pending.values()]) entry.settle({ kind: 'cancelled' });
+  }
+}
