@@ -6,6 +6,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Aedes } from 'aedes';
 import { listen } from '../shared/listen.js';
+import { indexedMemoryPersistence } from './retained-index.js';
 import type { StreamAcceptor } from '../mqtt/transport.js';
 
 export interface EmbeddedBrokerOptions {
@@ -30,7 +31,7 @@ export interface StartedBroker extends StreamAcceptor {
 
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<StartedBroker> {
   const host = options.host ?? '127.0.0.1';
-  const aedes = await Aedes.createBroker();
+  const aedes = await Aedes.createBroker({ persistence: indexedMemoryPersistence() });
   const server = net.createServer({ noDelay: true }, (socket) => aedes.handle(socket));
   let bound: { port: number; fellBack: boolean };
   try {

@@ -40,6 +40,8 @@ export class StationClient {
   readonly #options: StationClientOptions;
   #client: MqttClient | undefined;
   #everConnected = false;
+  /** While set, publications are collected so `start()` can wait for their PUBACKs. */
+  #collecting: Promise<void>[] | undefined;
   #stopping = false;
 
   constructor(options: StationClientOptions) {
@@ -48,7 +50,19 @@ export class StationClient {
     this.topics = new StationTopics(config.behaviour.topics);
     const token = config.token;
     const publish = (topic: string, payload: string, retain: boolean): void => {
-      this.#client?.publish(topic, payload, { qos: CONTRACT_QOS, retain });
+      const client = this.#client;
+      if (!client) return;
+      const collecting = this.#collecting;
+      if (!collecting) {
+        client.publish(topic, payload, { qos: CONTRACT_QOS, retain });
+        return;
+      }
+      collecting.push(
+        new Promise((resolve) => {
+          // A failed publication is redelivered by mqtt.js after a reconnect; readiness need not wait for it.
+          client.publish(topic, payload, { qos: CONTRACT_QOS, retain }, () => resolve());
+        }),
+      );
     };
     this.model = new StationModel({
       config,
@@ -139,12 +153,15 @@ export class StationClient {
             fail(error);
             return;
           }
-          // Refresh the will so a later crash reports the battery as it was at reconnect.
           const wasConnected = this.#everConnected;
           this.#everConnected = true;
+          // Ready means the broker holds the retained status and every lock state, not just that we sent them.
+          const published: Promise<void>[] = [];
+          this.#collecting = published;
           this.model.connected();
+          this.#collecting = undefined;
           if (wasConnected) this.#options.onReconnect?.();
-          resolve();
+          void Promise.all(published).then(() => resolve());
         });
       });
     });

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { RetainedIndex } from '../../src/broker/retained-index.js';
+
+const topicsOf = (index: RetainedIndex, pattern: string) => [...index.match(pattern)].map((p) => p.topic).sort();
+
+describe('RetainedIndex', () => {
+  const index = new RetainedIndex();
+  for (const topic of ['a', 'a/b', 'a/b/c', 'a/x/c', 'b/b/c', '$SYS/x', 'stations/S-1/status', 'stations/S-1/locks/1/state']) {
+    index.store({ topic, payload: 'x' });
+  }
+
+  it('matches exact topics, + and # as MQTT 3.1.1 section 4.7 says', () => {
+    expect(topicsOf(index, 'a/b')).toEqual(['a/b']);
+    expect(topicsOf(index, 'a/+/c')).toEqual(['a/b/c', 'a/x/c']);
+    expect(topicsOf(index, '+/b/c')).toEqual(['a/b/c', 'b/b/c']);
+    expect(topicsOf(index, 'a/#')).toEqual(['a', 'a/b', 'a/b/c', 'a/x/c']);
+    expect(topicsOf(index, 'stations/+/locks/+/state')).toEqual(['stations/S-1/locks/1/state']);
+    expect(topicsOf(index, 'nothing/#')).toEqual([]);
+  });
+
+  it('keeps $ topics away from leading wildcards [MQTT-4.7.2-1]', () => {
+    expect(topicsOf(index, '#')).not.toContain('$SYS/x');
+    expect(topicsOf(index, '+/x')).toEqual([]);
+    expect(topicsOf(index, '$SYS/#')).toEqual(['$SYS/x']);
+  });
+
+  it('replaces on a new retained message and deletes on an empty payload', () => {
+    const own = new RetainedIndex();
+    own.store({ topic: 'k/1', payload: 'first' });
+    own.store({ topic: 'k/1', payload: 'second' });
+    expect([...own.match('k/1')].map((p) => p.payload)).toEqual(['second']);
+    expect(own.size).toBe(1);
+    own.store({ topic: 'k/1', payload: '' });
+    expect([...own.match('k/#')]).toEqual([]);
+    expect(own.size).toBe(0);
+  });
+});
