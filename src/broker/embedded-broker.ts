@@ -57,9 +57,26 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
     },
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await settle(sockets);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       await closed;
     },
   };
+}
+
+/**
+ * Lets messages already accepted reach their subscribers before aedes drops every connection: a
+ * station's last `offline` status is PUBACKed before aedes has written it to the subscribers'
+ * sockets. Waits until the sockets have had nothing left to write for a few turns of the event
+ * loop, at most a quarter of a second.
+ */
+async function settle(sockets: Set<net.Socket>): Promise<void> {
+  const deadline = Date.now() + 250;
+  let quietTurns = 0;
+  while (quietTurns < 5 && Date.now() < deadline) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const busy = [...sockets].some((socket) => socket.writableLength > 0);
+    quietTurns = busy ? 0 : quietTurns + 1;
+  }
 }

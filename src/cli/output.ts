@@ -18,6 +18,9 @@ export function notice(io: CliIo, message: string): void {
   io.stderr.write(`station-sim: ${message}\n`);
 }
 
+/** A command line that yargs rejected (unknown option, missing argument). */
+export class UsageError extends Error {}
+
 /** One line for an expected failure; the full error only for an unexpected one. */
 export function describeFailure(error: unknown): string {
   if (error instanceof FixtureError) {
@@ -25,6 +28,7 @@ export function describeFailure(error: unknown): string {
     return `invalid fixture (${count} problem${count === 1 ? '' : 's'}):\n${error.message}`;
   }
   if (error instanceof SimError) return error.message;
+  if (error instanceof UsageError) return error.message;
   if (error instanceof Error) return `unexpected error: ${error.stack ?? error.message}`;
   return `unexpected error: ${String(error)}`;
 }

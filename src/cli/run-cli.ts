@@ -8,10 +8,9 @@ import { upCommand } from './commands/up.js';
 import { brokerCommand } from './commands/broker.js';
 import { stationsCommand } from './commands/stations.js';
 import { fixtureCommand } from './commands/fixture.js';
-import { describeFailure, type CliIo } from './output.js';
+import { UsageError, describeFailure, type CliIo } from './output.js';
 
 export async function runCli(args: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  let usageError: string | undefined;
   const parser = yargs(args)
     .scriptName('station-sim')
     .command(upCommand(io))
@@ -25,17 +24,14 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .version()
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .fail((message, error) => {
-      if (error) throw error;
-      usageError = message;
+      // Throwing (rather than recording) keeps yargs from running the command after a usage error.
+      throw error ?? new UsageError(message);
     });
   try {
     await parser.parseAsync();
   } catch (error) {
-    io.stderr.write(`station-sim: ${describeFailure(error)}\n`);
-    return 1;
-  }
-  if (usageError !== undefined) {
-    io.stderr.write(`station-sim: ${usageError}\nRun station-sim --help for usage.\n`);
+    const hint = error instanceof UsageError ? '\nRun station-sim --help for usage.' : '';
+    io.stderr.write(`station-sim: ${describeFailure(error)}${hint}\n`);
     return 1;
   }
   return 0;

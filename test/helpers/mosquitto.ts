@@ -3,7 +3,7 @@
  * did not write. Where `mosquitto` is missing the suite says so loudly; under CI it is a failure.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitForPort } from './free-port.js';
@@ -28,18 +28,37 @@ export interface RunningMosquitto {
   stop(): Promise<void>;
 }
 
-export async function startMosquitto(options: { passwordFile?: string } = {}): Promise<RunningMosquitto> {
+/** `users` turns anonymous access off and lets only these name/password pairs in. */
+export async function startMosquitto(options: { users?: Record<string, string> } = {}): Promise<RunningMosquitto> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'mosquitto-'));
+  // Mosquitto started as root drops to the `mosquitto` user, which must be able to read these files.
+  await chmod(dir, 0o755);
   const config = join(dir, 'mosquitto.conf');
-  const lines = [`listener ${port} 127.0.0.1`, 'set_tcp_nodelay true', 'persistence false', 'log_dest none'];
-  if (options.passwordFile) lines.push('allow_anonymous false', `password_file ${options.passwordFile}`);
+  const lines = [`listener ${port} 127.0.0.1`, 'set_tcp_nodelay true', 'persistence false', 'log_dest stderr', 'log_type error'];
+  if (options.users) {
+    const passwordFile = join(dir, 'passwd');
+    await writeFile(passwordFile, '');
+    for (const [name, password] of Object.entries(options.users)) {
+      const made = spawnSync('mosquitto_passwd', ['-b', passwordFile, name, password]);
+      if (made.status !== 0) throw new Error(`mosquitto_passwd failed: ${made.stderr}`);
+    }
+    await chmod(passwordFile, 0o644); // mosquitto_passwd writes it 0600; Mosquitto reads it as its own user
+    lines.push('allow_anonymous false', `password_file ${passwordFile}`);
+  }
   else lines.push('allow_anonymous true');
   await writeFile(config, `${lines.join('\n')}\n`);
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    child = spawn(MOSQUITTO, ['-c', config], { stdio: 'ignore' });
-    await waitForPort(port);
+    const started = spawn(MOSQUITTO, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = started;
+    let errors = '';
+    started.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+    const exited = new Promise<never>((_, reject) =>
+      started.once('exit', (code) => reject(new Error(`mosquitto exited with ${code}: ${errors.trim()}`))),
+    );
+    exited.catch(() => undefined);
+    await Promise.race([waitForPort(port), exited]);
   };
   const kill = async (): Promise<void> => {
     const running = child;

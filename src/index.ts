@@ -1,0 +1,24 @@
+/**
+ * The library API of station-sim. `startSimulator` is what a test suite needs; the parts are
+ * exported too, for callers that assemble their own topology.
+ */
+export { startSimulator, type SimulatorOptions, type StartedSimulator } from './simulator/start-simulator.js';
+export { startEmbeddedBroker, type EmbeddedBrokerOptions, type StartedBroker } from './broker/embedded-broker.js';
+export { startFleet, type FleetOptions, type StartedFleet } from './fleet/start-fleet.js';
+export { StationClient, type StationClientOptions } from './mqtt/station-client.js';
+export { StationModel, type StationSnapshot, type RejectReason } from './station/station-model.js';
+export { ManualClock, systemClock, type Clock } from './station/clock.js';
+export { seededRandom, type Random } from './station/random.js';
+export { loadFixture, parseFixture, FixtureError, type FixtureProblem } from './fixture/load-fixture.js';
+export type { Fixture, FixtureFile, StationConfig, AccountSpec, LockStatus, StationStatus } from './fixture/fixture-schema.js';
+export {
+  DEFAULT_TOPICS,
+  StationTopics,
+  parsePayload,
+  encodePayload,
+  type StatusPayload,
+  type LockStatePayload,
+  type UnlockCommand,
+  type AckPayload,
+} from './mqtt/topics.js';
+export { SimError, ERRORS, type ErrorCode } from './errors.js';

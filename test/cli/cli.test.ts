@@ -1,0 +1,104 @@
+/**
+ * The real CLI in child processes, against real sockets: what a user types is what is tested.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
+import { loadFixture } from '../../src/fixture/load-fixture.js';
+import { CliProcess, runCliToEnd } from '../helpers/cli-process.js';
+import { MqttObserver } from '../helpers/mqtt-observer.js';
+import { mosquittoAvailable, startMosquitto } from '../helpers/mosquitto.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe('station-sim CLI', () => {
+  it('up: starts broker and fleet, prints one JSON ready line, and publishes offline for every station on SIGTERM', async () => {
+    const fixture = await loadFixture('fixtures/ci.json');
+    const cli = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--mqtt-port', '0', '--json']);
+    cleanups.push(async () => cli.child.exitCode === null && cli.signal('SIGKILL'));
+    const ready = await cli.readyJson();
+    expect(ready).toMatchObject({ event: 'ready', stations: 25, online: 24, seed: 7 });
+    expect(ready.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
+    const observer = await MqttObserver.connect(ready.mqttUrl, ['stations/+/status']);
+    cleanups.push(() => observer.close());
+    for (const station of fixture.stations) {
+      const seen = await observer.waitFor((m) => m.topic === `stations/${station.token}/status`, station.token);
+      expect(seen.json.status).toBe(station.initialStatus);
+    }
+    observer.clear();
+    expect(await cli.signal('SIGTERM')).toBe(0);
+    const offline = new Set(observer.messages.filter((m) => m.json.status === 'offline').map((m) => m.topic));
+    // The broker goes down with the process, so what matters is that every station said offline before it.
+    expect(offline.size).toBe(24);
+    expect(cli.stderr).toContain('SIGTERM received, shutting down');
+  });
+
+  it('stations: runs the fleet against an external broker; a killed process is marked offline by each last will', async () => {
+    const broker: StartedBroker = await startEmbeddedBroker({ port: 0 });
+    cleanups.push(() => broker.stop());
+    const cli = new CliProcess(['stations', '--broker', broker.url, '--fixture', 'fixtures/ci.json', '--json']);
+    cleanups.push(async () => cli.child.exitCode === null && cli.signal('SIGKILL'));
+    const ready = await cli.readyJson();
+    expect(ready).toMatchObject({ stations: 25, online: 24, mqttUrl: broker.url });
+    const observer = await MqttObserver.connect(broker.url, ['stations/CI-1/status']);
+    cleanups.push(() => observer.close());
+    await observer.waitFor((m) => m.json.status === 'online', 'CI-1 online');
+    await cli.signal('SIGKILL');
+    const will = await observer.waitFor((m) => m.json.status === 'offline', 'the last will of CI-1');
+    expect(will.json).toMatchObject({ stationId: 1, status: 'offline' });
+  });
+
+  it('stations: an unreachable broker is one clear line and exit code 1, with no credentials shown', async () => {
+    const result = await runCliToEnd(['stations', '--broker', 'mqtt://user:hunter2@127.0.0.1:1', '--fixture', 'fixtures/ci.json']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual(['station-sim: The MQTT broker at mqtt://***@127.0.0.1:1 cannot be reached (ECONNREFUSED)']);
+    expect(result.stderr).not.toContain('hunter2');
+  });
+
+  it.runIf(mosquittoAvailable())('stations: refused credentials are one clear line', async () => {
+    const mosquitto = await startMosquitto({ users: { station: 'right-password' } });
+    cleanups.push(() => mosquitto.stop());
+    const url = `mqtt://station:wrong-password@127.0.0.1:${mosquitto.port}`;
+    const result = await runCliToEnd(['stations', '--broker', url, '--fixture', 'fixtures/ci.json']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `station-sim: The MQTT broker at mqtt://***@127.0.0.1:${mosquitto.port} refused the connection: Not authorized`,
+    ]);
+    const good = new CliProcess(['stations', '--broker', `mqtt://station:right-password@127.0.0.1:${mosquitto.port}`, '--fixture', 'fixtures/ci.json', '--json']);
+    cleanups.push(async () => good.child.exitCode === null && good.signal('SIGKILL'));
+    expect((await good.readyJson()).online).toBe(24);
+  });
+
+  it('fixture validate: valid fixtures pass; invalid ones list every problem and exit 1', async () => {
+    const ok = await runCliToEnd(['fixture', 'validate', 'fixtures/demo.json']);
+    expect(ok).toMatchObject({ code: 0, stdout: 'fixtures/demo.json: valid (5 stations, 2 accounts)\n' });
+    const dir = await mkdtemp(join(tmpdir(), 'fixture-'));
+    const bad = join(dir, 'x.json');
+    await writeFile(bad, JSON.stringify({ stations: [{ token: 'A', stationId: 1, locks: [{ lockId: '1' }] }, { token: 'A', stationId: 2, locks: [{ lockId: 2 }] }] }));
+    const result = await runCliToEnd(['fixture', 'validate', bad]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`station-sim: invalid fixture (1 problem):\n${bad}: /stations/1/locks/0/lockId: must be a string\n`);
+  });
+
+  it('up refuses an invalid fixture before starting anything, and an explicit port that is taken', async () => {
+    const broker = await startEmbeddedBroker({ port: 0 });
+    cleanups.push(() => broker.stop());
+    const taken = await runCliToEnd(['up', '--fixture', 'fixtures/ci.json', '--mqtt-port', String(broker.port)]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toBe(`station-sim: MQTT port ${broker.port} on 127.0.0.1 is already in use\n`);
+    const missing = await runCliToEnd(['up', '--fixture', 'nope.json', '--mqtt-port', '0']);
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toContain('nope.json: /: file not found');
+  });
+
+  it('unknown commands and options are usage errors', async () => {
+    const result = await runCliToEnd(['up', '--frobnicate']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Unknown argument: frobnicate');
+  });
+});

@@ -1,0 +1,46 @@
+/** Runs the real `station-sim` CLI in a child process, as a user would. */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+export class CliProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, FORCE_COLOR: '0' },
+    });
+    this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
+    this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  /** The first stdout line, parsed as JSON (the `--json` ready line). */
+  async readyJson(timeoutMs = 20_000): Promise<Record<string, any>> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.stdout.includes('\n')) {
+      if (this.child.exitCode !== null) throw new Error(`the CLI exited with ${this.child.exitCode}: ${this.stderr}`);
+      if (Date.now() > deadline) throw new Error(`no ready line after ${timeoutMs} ms; stderr: ${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return JSON.parse(this.stdout.split('\n')[0]!) as Record<string, any>;
+  }
+
+  async signal(signal: NodeJS.Signals): Promise<number | null> {
+    this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+/** Runs the CLI to completion. */
+export async function runCliToEnd(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = new CliProcess(args);
+  const code = await cli.exited;
+  return { code, stdout: cli.stdout, stderr: cli.stderr };
+}
