@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { startSimulator } from '../../src/index.js';
+import { MqttObserver } from '../helpers/mqtt-observer.js';
+
+/** Handles that a stopped simulator could leave behind (timers are unref'd by design, so count them apart). */
+function openHandles(): string[] {
+  return process.getActiveResourcesInfo().filter((kind) => kind !== 'Timeout' && kind !== 'Immediate');
+}
+
+describe('startSimulator (library)', () => {
+  it('starts broker and fleet on free ports, and stop() leaves no handle open', async () => {
+    const before = openHandles();
+    const sim = await startSimulator({ fixture: 'fixtures/ci.json' });
+    expect(sim.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
+    expect(sim.mqttUrl).not.toBe('mqtt://127.0.0.1:1883');
+    expect(sim.fleet.stations.size).toBe(25);
+    expect(sim.fleet.onlineCount()).toBe(24);
+    const observer = await MqttObserver.connect(sim.mqttUrl, ['stations/CI-2/status']);
+    const status = await observer.waitFor(() => true, 'CI-2 status');
+    expect(status.json).toMatchObject({ stationId: 2, status: 'online' });
+    await observer.close();
+    await sim.stop();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(openHandles()).toEqual(before);
+  });
+
+  it('accepts fixture data in memory and a seed override', async () => {
+    const sim = await startSimulator({
+      fixture: { seed: 5, stations: [{ token: 'MEM-1', stationId: 9, locks: [{ lockId: 'x' }] }] },
+      seed: 99,
+    });
+    try {
+      expect(sim.seed).toBe(99);
+      expect(sim.fleet.get('MEM-1')?.model.snapshot()).toMatchObject({ stationId: 9, status: 'online', locks: [{ lockId: 'x', status: 'locked' }] });
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('rejects an invalid fixture before starting anything', async () => {
+    await expect(startSimulator({ fixture: { stations: [{ token: 'A', stationId: 0, locks: [] }] } })).rejects.toThrow(
+      /<fixture>: \/stations\/0\/stationId: must be >= 1\n<fixture>: \/stations\/0\/locks: must NOT have fewer than 1 items/,
+    );
+  });
+});
