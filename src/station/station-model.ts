@@ -6,6 +6,7 @@
  */
 import type { Clock, TimerHandle } from './clock.js';
 import type { Random } from './random.js';
+import { FaultSet, type Fault, type FaultKind, type FaultSpec } from './faults.js';
 import type { Delay, LockStatus, StationConfig, StationStatus } from '../fixture/fixture-schema.js';
 import type { AckPayload, LockStatePayload, StatusPayload } from '../mqtt/topics.js';
 
@@ -14,7 +15,12 @@ export interface StationOutput {
   status(payload: StatusPayload): void;
   lockState(payload: LockStatePayload): void;
   ack(payload: AckPayload): void;
+  /** A fault fired; for the event stream. @default ignored */
+  faultApplied?(event: { fault: FaultKind; lockId?: string; commandId?: string }): void;
 }
+
+/** Physical things that happen to a lock, whatever the firmware wants. */
+export type PhysicalAction = 'jam' | 'unjam' | 'forceOpen' | 'forceClose';
 
 export interface StationModelOptions {
   config: StationConfig;
@@ -35,9 +41,17 @@ interface LockState {
   lockId: string;
   status: LockStatus;
   lastUpdated: number;
-  /** The unlock delay or relock timer currently running, if any. */
+  /** The unlock delay or relock timer currently running, if any, and when it falls due. */
   timer: TimerHandle | undefined;
+  dueAt: number;
   phase: 'idle' | 'opening' | 'open';
+}
+
+/** A timer of the model, for snapshots. */
+export interface PendingTimer {
+  kind: 'unlock' | 'relock' | 'heartbeat';
+  lockId?: string;
+  dueAt: string;
 }
 
 /** A read-only view of the model, for snapshots and tests. */
@@ -48,6 +62,9 @@ export interface StationSnapshot {
   batteryVoltage: number;
   lastConnection: string;
   locks: { lockId: string; status: LockStatus; lastUpdated: string; pending: 'opening' | 'open' | null }[];
+  battery: StationConfig['behaviour']['battery'];
+  faults: Fault[];
+  timers: PendingTimer[];
 }
 
 const HOUR_MS = 3_600_000;
@@ -66,6 +83,10 @@ export class StationModel {
   #batteryAt: number;
   #lastConnection: number;
   #heartbeat: TimerHandle | undefined;
+  #heartbeatDue = 0;
+  readonly #faults = new FaultSet();
+  /** Outputs held back by a latency fault; cleared on stop. */
+  readonly #delayed = new Set<TimerHandle>();
 
   constructor(options: StationModelOptions) {
     this.config = options.config;
@@ -77,8 +98,13 @@ export class StationModel {
     this.#batteryVoltage = options.config.batteryVoltage;
     this.#batteryAt = now;
     this.#lastConnection = now;
-    for (const lock of options.config.locks) {
-      this.#locks.set(lock.lockId, { lockId: lock.lockId, status: lock.status, lastUpdated: now, timer: undefined, phase: 'idle' });
+    this.#initLocks(now);
+  }
+
+  #initLocks(now: number): void {
+    this.#locks.clear();
+    for (const lock of this.config.locks) {
+      this.#locks.set(lock.lockId, { lockId: lock.lockId, status: lock.status, lastUpdated: now, timer: undefined, dueAt: 0, phase: 'idle' });
     }
   }
 
@@ -129,22 +155,99 @@ export class StationModel {
   handleUnlock(lockId: string, commandId: string): void {
     const earlier = this.#seenCommands.get(commandId);
     if (earlier) {
-      this.#output.ack(earlier);
+      this.#send(lockId, () => this.#output.ack(earlier));
       return;
     }
-    const ack = this.#decide(lockId, commandId);
+    const random = this.#random;
+    const fired = (kind: FaultKind): boolean => {
+      const fault = this.#faults.take(kind, lockId, random);
+      if (fault) this.#output.faultApplied?.({ fault: kind, lockId, commandId });
+      return fault !== undefined;
+    };
+    // A dropped command leaves no trace, so a redelivery of it is treated as new.
+    if (fired('dropCommands')) return;
+    let ack = this.#decide(lockId, commandId);
+    const rejectFault = ack.accepted ? this.#faults.take('reject', lockId, random) : undefined;
+    if (rejectFault) {
+      this.#output.faultApplied?.({ fault: 'reject', lockId, commandId });
+      ack = { commandId, lockId, accepted: false, reason: rejectFault.reason ?? 'rejected' };
+    }
+    const neverOpen = ack.accepted && fired('ackNoOpen');
     this.#remember(commandId, ack);
-    this.#output.ack(ack);
-    if (ack.accepted) this.#execute(this.#locks.get(lockId)!);
+    const delay = this.#faults.take('delayAcks', lockId, random);
+    const respond = (): void => {
+      this.#send(lockId, () => this.#output.ack(ack));
+      if (ack.accepted && !neverOpen) this.#execute(this.#locks.get(lockId)!);
+    };
+    if (!delay) {
+      respond();
+      return;
+    }
+    this.#output.faultApplied?.({ fault: 'delayAcks', lockId, commandId });
+    this.#later(delay.delayMs ?? 0, respond);
+  }
+
+  /** Something physical happens to a lock. Returns false for an unknown lock. */
+  physical(lockId: string, action: PhysicalAction): boolean {
+    const lock = this.#locks.get(lockId);
+    if (!lock) return false;
+    this.#cancelLockTimer(lock);
+    switch (action) {
+      case 'jam':
+        this.#setLock(lock, 'jammed');
+        break;
+      case 'unjam':
+      case 'forceClose':
+        this.#setLock(lock, 'locked');
+        break;
+      case 'forceOpen':
+        // The door was pushed open: the latch reports unlocked and relocks as after any opening.
+        this.#setLock(lock, 'unlocked');
+        lock.phase = 'open';
+        this.#scheduleRelock(lock);
+        break;
+    }
+    return true;
+  }
+
+  /** Sets the battery voltage, as a charger or a drained cell would. */
+  setBattery(volts: number): void {
+    this.#drainOverTime();
+    this.#batteryVoltage = Math.max(0, volts);
+    this.#publishStatus();
+  }
+
+  addFault(spec: FaultSpec): Fault {
+    return this.#faults.add(spec);
+  }
+
+  removeFault(id: string): boolean {
+    return this.#faults.remove(id);
+  }
+
+  clearFaults(): void {
+    this.#faults.clear();
+  }
+
+  /** Back to the fixture's starting state: battery, locks, no faults, nothing pending. */
+  reset(): void {
+    const online = this.#status === 'online';
+    this.stop();
+    this.#faults.clear();
+    this.#seenCommands.clear();
+    const now = this.#clock.now();
+    this.#batteryVoltage = this.config.batteryVoltage;
+    this.#batteryAt = now;
+    this.#initLocks(now);
+    if (online) this.connected();
   }
 
   /** Stops every timer. The model can be dropped afterwards. */
   stop(): void {
     this.#stopHeartbeat();
-    for (const lock of this.#locks.values()) {
-      if (lock.timer) this.#clock.clearTimeout(lock.timer);
-      lock.timer = undefined;
-    }
+    for (const lock of this.#locks.values()) this.#cancelLockTimer(lock);
+    for (const handle of this.#delayed) this.#clock.clearTimeout(handle);
+    this.#delayed.clear();
   }
 
   snapshot(): StationSnapshot {
@@ -159,7 +262,21 @@ export class StationModel {
         ...toLockPayload(lock),
         pending: lock.phase === 'idle' ? null : lock.phase,
       })),
+      battery: { ...this.config.behaviour.battery },
+      faults: this.#faults.list(),
+      timers: this.#timers(),
     };
+  }
+
+  #timers(): PendingTimer[] {
+    const timers: PendingTimer[] = [];
+    for (const lock of this.#locks.values()) {
+      if (lock.timer) {
+        timers.push({ kind: lock.phase === 'opening' ? 'unlock' : 'relock', lockId: lock.lockId, dueAt: new Date(lock.dueAt).toISOString() });
+      }
+    }
+    if (this.#heartbeat) timers.push({ kind: 'heartbeat', dueAt: new Date(this.#heartbeatDue).toISOString() });
+    return timers;
   }
 
   #decide(lockId: string, commandId: string): AckPayload {
@@ -182,6 +299,8 @@ export class StationModel {
       return;
     }
     lock.phase = 'opening';
+    const delay = this.#draw(this.config.behaviour.unlockDelayMs);
+    lock.dueAt = this.#clock.now() + delay;
     lock.timer = this.#clock.setTimeout(() => {
       lock.timer = undefined;
       if (lock.status === 'jammed') {
@@ -191,16 +310,50 @@ export class StationModel {
       this.#setLock(lock, 'unlocked');
       lock.phase = 'open';
       this.#scheduleRelock(lock);
-    }, this.#draw(this.config.behaviour.unlockDelayMs));
+    }, delay);
   }
 
   #scheduleRelock(lock: LockState): void {
     if (lock.timer) this.#clock.clearTimeout(lock.timer);
+    const delay = this.#draw(this.config.behaviour.relockMs);
+    lock.dueAt = this.#clock.now() + delay;
     lock.timer = this.#clock.setTimeout(() => {
       lock.timer = undefined;
       lock.phase = 'idle';
       if (lock.status === 'unlocked') this.#setLock(lock, 'locked');
-    }, this.#draw(this.config.behaviour.relockMs));
+    }, delay);
+  }
+
+  #cancelLockTimer(lock: LockState): void {
+    if (lock.timer) this.#clock.clearTimeout(lock.timer);
+    lock.timer = undefined;
+    lock.phase = 'idle';
+  }
+
+  /** Runs `action` after `ms` of simulated time; cancelled by stop(). */
+  #later(ms: number, action: () => void): void {
+    const handle = this.#clock.setTimeout(() => {
+      this.#delayed.delete(handle);
+      action();
+    }, ms);
+    this.#delayed.add(handle);
+  }
+
+  /**
+   * Sends one output, through the output faults: `latency` holds it back, `duplicateState` sends
+   * it twice.
+   */
+  #send(lockId: string | undefined, emit: () => void, isState = false): void {
+    const random = this.#random;
+    const latency = this.#faults.take('latency', lockId, random);
+    const twice = isState && this.#faults.take('duplicateState', lockId, random) !== undefined;
+    const go = (): void => {
+      emit();
+      if (twice) emit();
+    };
+    if (twice) this.#output.faultApplied?.({ fault: 'duplicateState', ...(lockId ? { lockId } : {}) });
+    if (latency) this.#later(latency.delayMs ?? 0, go);
+    else go();
   }
 
   #setLock(lock: LockState, status: LockStatus): void {
@@ -213,6 +366,7 @@ export class StationModel {
     this.#stopHeartbeat();
     const interval = this.config.behaviour.heartbeatMs;
     if (interval <= 0) return;
+    this.#heartbeatDue = this.#clock.now() + interval;
     this.#heartbeat = this.#clock.setTimeout(() => {
       this.#heartbeat = undefined;
       if (this.#status !== 'online') return;
@@ -249,11 +403,15 @@ export class StationModel {
   }
 
   #publishStatus(): void {
-    if (this.#status === 'online') this.#output.status(this.statusPayload());
+    if (this.#status !== 'online') return;
+    const payload = this.statusPayload();
+    this.#send(undefined, () => this.#output.status(payload), true);
   }
 
   #publishLock(lock: LockState): void {
-    if (this.#status === 'online') this.#output.lockState(toLockPayload(lock));
+    if (this.#status !== 'online') return;
+    const payload = toLockPayload(lock);
+    this.#send(lock.lockId, () => this.#output.lockState(payload), true);
   }
 }
 
