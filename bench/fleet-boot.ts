@@ -50,7 +50,7 @@ async function once(): Promise<BootResult> {
   }, 50);
   const broker = await startEmbeddedBroker({ port: 0 });
   const started = performance.now();
-  const fleet = await startFleet({ stations: fixture.stations, transport: { kind: 'memory', broker }, seed: 1 });
+  const fleet = await startFleet({ stations: fixture.stations, transport: { kind: "memory", broker }, seed: 1 });
   const bootMs = performance.now() - started;
   if (fleet.onlineCount() !== stations) throw new Error(`only ${fleet.onlineCount()} of ${stations} stations online`);
   global.gc?.();

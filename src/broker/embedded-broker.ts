@@ -57,7 +57,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
     },
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      await settle(sockets);
+      await settle(aedes);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       await closed;
@@ -67,16 +67,24 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
 
 /**
  * Lets messages already accepted reach their subscribers before aedes drops every connection: a
- * station's last `offline` status is PUBACKed before aedes has written it to the subscribers'
- * sockets. Waits until the sockets have had nothing left to write for a few turns of the event
- * loop, at most a quarter of a second.
+ * station's last `offline` status is PUBACKed before aedes has delivered it to subscribers on other
+ * sockets, and under load that can take tens of milliseconds. Waits until the broker has been
+ * quiet (no publish delivered, no PUBACK received) for 50 ms, at most one second.
  */
-async function settle(sockets: Set<net.Socket>): Promise<void> {
-  const deadline = Date.now() + 250;
-  let quietTurns = 0;
-  while (quietTurns < 5 && Date.now() < deadline) {
-    await new Promise((resolve) => setImmediate(resolve));
-    const busy = [...sockets].some((socket) => socket.writableLength > 0);
-    quietTurns = busy ? 0 : quietTurns + 1;
+async function settle(aedes: Aedes): Promise<void> {
+  let lastActivity = Date.now();
+  const touch = (): void => {
+    lastActivity = Date.now();
+  };
+  aedes.on('publish', touch);
+  aedes.on('ack', touch);
+  const deadline = Date.now() + 1000;
+  try {
+    while (Date.now() - lastActivity < 50 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    aedes.off('publish', touch);
+    aedes.off('ack', touch);
   }
 }

@@ -4,6 +4,7 @@
  * connection failure stops what was started and rejects with one clear error.
  */
 import { StationClient } from '../mqtt/station-client.js';
+import { startFleetAgent } from './fleet-agent.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { systemClock, type Clock } from '../station/clock.js';
 import { seededRandom } from '../station/random.js';
@@ -26,6 +27,11 @@ export interface FleetOptions {
   onProgress?: (ready: number, total: number) => void;
   /** MQTT keepalive of each station, seconds. @default 30 */
   keepaliveSeconds?: number;
+  /**
+   * Answer the control plane over MQTT (docs/control-plane.md). Off for benchmarks of the bare fleet.
+   * @default true
+   */
+  control?: boolean;
 }
 
 export interface StartedFleet {
@@ -40,6 +46,7 @@ export interface StartedFleet {
 export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   const clock = options.clock ?? systemClock;
   const stations = new Map<string, StationClient>();
+  const agent = options.control === false ? undefined : await startFleetAgent({ transport: options.transport, stations });
   for (const config of options.stations) {
     stations.set(
       config.token,
@@ -48,6 +55,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
         transport: options.transport,
         clock,
         random: seededRandom(options.seed, config.stationId),
+        onFaultApplied: (event) => agent?.publishEvent(config.token, event),
         ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
       }),
     );
@@ -62,6 +70,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     },
     stop: async () => {
       await runBounded([...stations.values()], options.concurrency ?? 200, (station) => station.stop());
+      await agent?.stop();
     },
   };
   let ready = 0;

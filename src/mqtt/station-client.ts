@@ -5,7 +5,7 @@
  */
 import type { MqttClient, IClientOptions } from 'mqtt';
 import { StationModel } from '../station/station-model.js';
-import type { Clock } from '../station/clock.js';
+import type { Clock, TimerHandle } from '../station/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
@@ -31,6 +31,8 @@ export interface StationClientOptions {
   maxReconnectMs?: number;
   /** Called when the session comes up after having been lost. */
   onReconnect?: () => void;
+  /** Called when a fault fires, for the event stream. */
+  onFaultApplied?: (event: { fault: string; lockId?: string; commandId?: string }) => void;
 }
 
 /** A station that is connected (or deliberately offline) and can be stopped. */
@@ -43,6 +45,7 @@ export class StationClient {
   /** While set, publications are collected so `start()` can wait for their PUBACKs. */
   #collecting: Promise<void>[] | undefined;
   #stopping = false;
+  #rebootTimer: TimerHandle | undefined;
 
   constructor(options: StationClientOptions) {
     this.#options = options;
@@ -73,6 +76,7 @@ export class StationClient {
         lockState: (payload) =>
           publish(this.topics.topic('lockState', { token, lockId: payload.lockId }), encodePayload('lockState', payload), true),
         ack: (payload) => publish(this.topics.topic('acks', { token }), encodePayload('acks', payload), false),
+        faultApplied: (event) => options.onFaultApplied?.(event),
       },
     });
   }
@@ -173,6 +177,7 @@ export class StationClient {
    */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
     this.model.stop();
@@ -193,11 +198,48 @@ export class StationClient {
 
   /** Drops the connection without a DISCONNECT packet, as a crash or power cut would: the broker fires the last will. */
   async kill(): Promise<void> {
+    this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
     this.model.stop();
     this.model.disconnected();
     if (client) await client.endAsync(true);
+  }
+
+  /**
+   * Takes the station off the network: a real disconnect without DISCONNECT, so the last will
+   * fires. Lock timers keep running, as the hardware's do.
+   */
+  async goOffline(): Promise<void> {
+    this.#cancelReboot();
+    const client = this.#client;
+    this.#client = undefined;
+    this.model.disconnected();
+    if (client) await client.endAsync(true);
+  }
+
+  /** Drops the connection, stays down `downMs`, then reconnects. */
+  async reboot(downMs: number): Promise<void> {
+    await this.goOffline();
+    this.#rebootTimer = this.#options.clock.setTimeout(() => {
+      this.#rebootTimer = undefined;
+      // A failed reconnect after a reboot leaves the station offline; the fleet keeps running.
+      this.goOnline().catch(() => undefined);
+    }, downMs);
+  }
+
+  /** Back to the fixture's starting state, connection included. */
+  async reset(): Promise<void> {
+    this.#cancelReboot();
+    this.model.reset();
+    const wantOnline = this.#options.config.initialStatus === 'online';
+    if (wantOnline && !this.#client) await this.goOnline();
+    if (!wantOnline && this.#client) await this.goOffline();
+  }
+
+  #cancelReboot(): void {
+    if (this.#rebootTimer) this.#options.clock.clearTimeout(this.#rebootTimer);
+    this.#rebootTimer = undefined;
   }
 
   get stopping(): boolean {

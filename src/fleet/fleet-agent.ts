@@ -1,0 +1,114 @@
+/**
+ * The fleet's end of the control plane: one MQTT client per fleet process that receives control
+ * requests for the stations this process hosts, applies them, and answers. Because it goes through
+ * the broker, the control plane works the same whether the fleet runs in its own process, in
+ * another one, or split over several (docs/control-plane.md, "MQTT control topics").
+ */
+import { randomUUID } from 'node:crypto';
+import type { MqttClient } from 'mqtt';
+import { createMqttClient, type MqttTransport } from '../mqtt/transport.js';
+import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
+import { describeConnectError, type StationClient } from '../mqtt/station-client.js';
+import type { Fault } from '../station/faults.js';
+
+export interface FleetAgentOptions {
+  transport: MqttTransport;
+  stations: ReadonlyMap<string, StationClient>;
+}
+
+export interface StartedFleetAgent {
+  /** Publishes a simulator event (a fault fired) for the event stream. */
+  publishEvent(token: string, event: { fault: string; lockId?: string; commandId?: string }): void;
+  stop(): Promise<void>;
+}
+
+export async function startFleetAgent(options: FleetAgentOptions): Promise<StartedFleetAgent> {
+  const client: MqttClient = createMqttClient(options.transport, {
+    clientId: `station-sim-agent-${randomUUID()}`,
+    clean: true,
+    reconnectPeriod: 1000,
+  });
+  await new Promise<void>((resolve, reject) => {
+    client.once('connect', () => resolve());
+    client.once('error', (error) => {
+      client.end(true);
+      reject(describeConnectError(error, options.transport));
+    });
+  });
+  client.on('error', () => undefined); // mqtt.js reconnects; errors after start are not fatal here
+  const reply = (requestId: string, body: ControlReply | FleetReply): void => {
+    client.publish(SIM_TOPICS.reply(requestId), JSON.stringify(body), { qos: 1 });
+  };
+
+  client.on('message', (topic, payload) => {
+    if (topic === SIM_TOPICS.fleet) {
+      const request = parseSimMessage('fleet', payload);
+      if (!request) return;
+      void handleFleet(request.action, options.stations).then((stations) => reply(request.requestId, { requestId: request.requestId, stations }));
+      return;
+    }
+    const token = topic.slice(SIM_TOPICS.control('').length);
+    const station = options.stations.get(token);
+    const request = parseSimMessage('control', payload);
+    // Another process may host this station; only the one that has it answers.
+    if (!station || !request) return;
+    void handleControl(station, request).then(
+      (answer) => reply(request.requestId, answer),
+      (error: Error) => reply(request.requestId, { requestId: request.requestId, ok: false, status: 400, message: error.message }),
+    );
+  });
+  await client.subscribeAsync([SIM_TOPICS.controlFilter, SIM_TOPICS.fleet], { qos: 1 });
+
+  return {
+    publishEvent: (token, event) => {
+      client.publish(SIM_TOPICS.events(token), JSON.stringify(event), { qos: 0 });
+    },
+    stop: async () => {
+      await client.endAsync();
+    },
+  };
+}
+
+async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<string, StationClient>) {
+  if (action === 'reset') {
+    await Promise.all([...stations.values()].map((station) => station.reset()));
+  }
+  return [...stations.values()].map((station) => station.model.snapshot());
+}
+
+async function handleControl(station: StationClient, request: ControlRequest): Promise<ControlReply> {
+  const { requestId } = request;
+  const ok = (fault?: Fault): ControlReply => ({ requestId, ok: true, station: station.model.snapshot(), ...(fault ? { fault } : {}) });
+  switch (request.action) {
+    case 'connection':
+      if (request.online) await station.goOnline();
+      else await station.goOffline();
+      return ok();
+    case 'battery':
+      station.model.setBattery(request.voltage);
+      return ok();
+    case 'reboot':
+      await station.reboot(request.downMs);
+      return ok();
+    case 'physical':
+      if (!station.model.physical(request.lockId, request.physical)) {
+        return { requestId, ok: false, status: 404, message: 'Lock not found' };
+      }
+      return ok();
+    case 'addFault': {
+      const lockId = request.fault.lockId;
+      if (lockId !== undefined && !station.model.lockPayload(lockId)) {
+        return { requestId, ok: false, status: 404, message: 'Lock not found' };
+      }
+      return ok(station.model.addFault(request.fault));
+    }
+    case 'removeFault':
+      if (!station.model.removeFault(request.faultId)) return { requestId, ok: false, status: 404, message: 'Fault not found' };
+      return ok();
+    case 'clearFaults':
+      station.model.clearFaults();
+      return ok();
+    case 'snapshot':
+      return ok();
+  }
+}
