@@ -1,0 +1,125 @@
+/**
+ * The token handling of interface section 5, on the client side:
+ * - log in lazily, on the first call that needs a token (5.2);
+ * - refresh shortly before the access token's `exp` (5.4), read with jose's `decodeJwt`;
+ * - after a 401, refresh and let the caller retry once; if the refresh is refused, log in again (5.5);
+ * - one renewal at a time: concurrent callers that need a new token share the one in flight,
+ *   so a burst of requests costs one refresh, not one each (and, with rotating refresh tokens,
+ *   does not race itself into 401s).
+ * Tokens live only in this object's private fields and are never logged.
+ */
+import { decodeJwt } from 'jose';
+import { isApiError } from './api-error.js';
+import type { HttpTransport } from './http-transport.js';
+import type { TokenPair } from '../service/http/api-schemas.js';
+
+export interface TokenSessionOptions {
+  transport: HttpTransport;
+  email: string;
+  password: string;
+  clock: { now(): number };
+  refreshSkewSeconds: number;
+  log: (message: string) => void;
+}
+
+interface AccessToken {
+  value: string;
+  /** When to refresh, in ms since the epoch; Infinity when the token carries no usable `exp`. */
+  refreshAt: number;
+}
+
+export class TokenSession {
+  readonly #options: TokenSessionOptions;
+  #access: AccessToken | undefined;
+  #refreshToken: string | undefined;
+  #renewal: Promise<string> | undefined;
+
+  constructor(options: TokenSessionOptions) {
+    this.#options = options;
+  }
+
+  get loggedIn(): boolean {
+    return this.#access !== undefined;
+  }
+
+  /** A token to send now: the current one, or a fresh one when it is due for refresh or missing. */
+  async accessToken(): Promise<string> {
+    if (this.#renewal) return this.#renewal;
+    if (!this.#access) return this.renew('login');
+    if (this.#options.clock.now() >= this.#access.refreshAt) return this.renew('refresh');
+    return this.#access.value;
+  }
+
+  /**
+   * The token to retry with after `rejected` got a 401. When another caller has renewed since
+   * `rejected` was handed out, its token is used; otherwise this renews.
+   */
+  async afterRejected(rejected: string): Promise<string> {
+    if (this.#renewal) return this.#renewal;
+    if (this.#access && this.#access.value !== rejected) return this.#access.value;
+    return this.renew('refresh');
+  }
+
+  /** Starts a renewal, or joins the one in flight. `refresh` falls back to login on 401. */
+  renew(kind: 'login' | 'refresh'): Promise<string> {
+    if (!this.#renewal) {
+      const renewal = this.#renew(kind);
+      this.#renewal = renewal;
+      const clear = (): void => {
+        if (this.#renewal === renewal) this.#renewal = undefined;
+      };
+      renewal.then(clear, clear);
+    }
+    return this.#renewal;
+  }
+
+  /** Forgets the tokens and returns the refresh token, for revoking. Waits for a renewal in flight. */
+  async end(): Promise<string | undefined> {
+    await this.#renewal?.catch(() => undefined);
+    const refreshToken = this.#refreshToken;
+    this.#access = undefined;
+    this.#refreshToken = undefined;
+    return refreshToken;
+  }
+
+  async #renew(kind: 'login' | 'refresh'): Promise<string> {
+    const { transport, log } = this.#options;
+    if (kind === 'refresh' && this.#refreshToken !== undefined) {
+      try {
+        log('refreshing the access token');
+        return this.#store(await transport.send<TokenPair>({ method: 'POST', path: '/v1/auth/refresh', body: { refreshToken: this.#refreshToken } }));
+      } catch (error) {
+        if (!isApiError(error, 401)) throw error;
+        log('refresh token refused; logging in again');
+      }
+    }
+    log('logging in');
+    this.#access = undefined;
+    this.#refreshToken = undefined;
+    const { email, password } = this.#options;
+    return this.#store(await transport.send<TokenPair>({ method: 'POST', path: '/v1/auth/login', body: { email, password } }));
+  }
+
+  #store(pair: TokenPair): string {
+    this.#access = { value: pair.accessToken, refreshAt: this.#refreshAt(pair.accessToken) };
+    this.#refreshToken = pair.refreshToken;
+    return pair.accessToken;
+  }
+
+  /**
+   * `exp` minus the skew. The skew is capped at half the token's lifetime, so a short-lived token
+   * (tests use seconds) is not refreshed on every call.
+   */
+  #refreshAt(accessToken: string): number {
+    let claims: ReturnType<typeof decodeJwt>;
+    try {
+      claims = decodeJwt(accessToken);
+    } catch {
+      return Infinity;
+    }
+    if (typeof claims.exp !== 'number') return Infinity;
+    const expMs = claims.exp * 1000;
+    const lifetimeMs = typeof claims.iat === 'number' ? expMs - claims.iat * 1000 : Infinity;
+    return expMs - Math.min(this.#options.refreshSkewSeconds * 1000, lifetimeMs / 2);
+  }
+}

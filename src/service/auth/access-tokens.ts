@@ -1,0 +1,71 @@
+/**
+ * Access tokens: JWTs signed with HS256 through `jose` (interface section 5.1, 5.4). Verification
+ * pins the algorithm to HS256, so `alg: none` and every other algorithm fail, and checks the
+ * signature, issuer, audience and expiry against the injected clock.
+ */
+import { randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import type { ServiceClock } from '../service-clock.js';
+
+const ALGORITHM = 'HS256';
+const ISSUER = 'station-sim';
+const AUDIENCE = 'station-sim/v1';
+
+export interface AccessTokenOptions {
+  /** HMAC key; at least 32 bytes (RFC 7518, section 3.2). */
+  secret: Uint8Array;
+  /** Lifetime in seconds; becomes `exp - iat`. */
+  ttlSeconds: number;
+  clock: ServiceClock;
+}
+
+/** What a verified access token says. */
+export interface AccessClaims {
+  /** Account id. */
+  sub: string;
+  /** The account's revocation generation when the token was issued (see `SessionRevocations`). */
+  gen: number;
+}
+
+export class AccessTokens {
+  readonly #options: AccessTokenOptions;
+
+  constructor(options: AccessTokenOptions) {
+    this.#options = options;
+  }
+
+  /** Signs a token with `sub`, `iat`, `exp`, `jti`, `iss`, `aud` and the revocation generation `gen`. */
+  async issue(claims: AccessClaims): Promise<string> {
+    const issuedAt = Math.floor(this.#options.clock.now() / 1000);
+    return new SignJWT({ gen: claims.gen })
+      .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+      .setSubject(claims.sub)
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + this.#options.ttlSeconds)
+      .setJti(randomUUID())
+      .sign(this.#options.secret);
+  }
+
+  /**
+   * The claims of a valid token, or undefined for anything else: malformed, tampered, signed with
+   * another key or algorithm, unsigned, expired, or for another issuer or audience. The reason is
+   * not returned: every one of them is the same 401 "Token is invalid" (interface section 7).
+   */
+  async verify(token: string): Promise<AccessClaims | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, this.#options.secret, {
+        algorithms: [ALGORITHM],
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        currentDate: new Date(this.#options.clock.now()),
+        requiredClaims: ['sub', 'iat', 'exp', 'jti'],
+      });
+      if (typeof payload.sub !== 'string' || typeof payload.gen !== 'number') return undefined;
+      return { sub: payload.sub, gen: payload.gen };
+    } catch {
+      return undefined;
+    }
+  }
+}

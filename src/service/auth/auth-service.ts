@@ -1,0 +1,104 @@
+/**
+ * The authentication of interface section 5: login, refresh, revoke, revoke-all, and checking the
+ * bearer token of protected requests. Every failure is a `SimError` of the catalogue, so the HTTP
+ * layer only translates; no failure says which check failed.
+ */
+import type { AccountSpec } from '../../fixture/fixture-schema.js';
+import { SimError } from '../../errors.js';
+import type { TokenPair } from '../http/api-schemas.js';
+import type { ServiceClock } from '../service-clock.js';
+import { AccessTokens } from './access-tokens.js';
+import { AccountDirectory, type Account } from './account-directory.js';
+import { RefreshTokens } from './refresh-tokens.js';
+
+export type { Account } from './account-directory.js';
+
+export interface AuthServiceOptions {
+  accounts: readonly AccountSpec[];
+  /** HMAC key of access tokens (see `resolveJwtSecret`). */
+  secret: Uint8Array;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  clock: ServiceClock;
+}
+
+export class AuthService {
+  readonly #accounts: AccountDirectory;
+  readonly #access: AccessTokens;
+  readonly #refresh: RefreshTokens;
+  readonly #clock: ServiceClock;
+  /**
+   * Revoke-all (interface section 5.7) per account: a counter stamped into every token at issue
+   * (`gen`) and bumped by revoke-all, so every token issued before it fails, and a token issued
+   * right after it works even within the same second (a `revokedBefore` compared with the
+   * whole-second `iat` could not tell the two apart). `revokedAt` keeps the time, for inspection.
+   */
+  readonly #revocations = new Map<string, { gen: number; revokedAt: number }>();
+
+  private constructor(accounts: AccountDirectory, options: AuthServiceOptions) {
+    this.#accounts = accounts;
+    this.#clock = options.clock;
+    this.#access = new AccessTokens({ secret: options.secret, ttlSeconds: options.accessTokenTtlSeconds, clock: options.clock });
+    this.#refresh = new RefreshTokens({ ttlSeconds: options.refreshTokenTtlSeconds, clock: options.clock });
+  }
+
+  /** Hashes the fixture's passwords, then is ready. */
+  static async create(options: AuthServiceOptions): Promise<AuthService> {
+    return new AuthService(await AccountDirectory.create(options.accounts), options);
+  }
+
+  /** Interface section 5.2. Wrong email and wrong password are the same `INVALID_CREDENTIALS`. */
+  async login(email: string, password: string): Promise<TokenPair> {
+    const account = await this.#accounts.verify(email, password);
+    if (!account) throw new SimError('INVALID_CREDENTIALS');
+    return this.#issue(account.id);
+  }
+
+  /**
+   * Interface section 5.5: a new pair for a valid refresh token, which is used up (rotation).
+   * An unknown, used, revoked or expired token is `TOKEN_INVALID` (401).
+   */
+  async refresh(refreshToken: string): Promise<TokenPair> {
+    const grant = this.#refresh.consume(refreshToken);
+    if (!grant || grant.gen !== this.#generation(grant.accountId) || !this.#accounts.get(grant.accountId)) {
+      throw new SimError('TOKEN_INVALID');
+    }
+    return this.#issue(grant.accountId);
+  }
+
+  /** Interface section 5.6. Unknown tokens are ignored, so the answer reveals nothing about them. */
+  revoke(refreshToken: string): void {
+    this.#refresh.revoke(refreshToken);
+  }
+
+  /** Interface section 5.7: every access and refresh token of the account issued so far stops working. */
+  revokeAll(accountId: string): void {
+    this.#revocations.set(accountId, { gen: this.#generation(accountId) + 1, revokedAt: this.#clock.now() });
+    this.#refresh.revokeAccount(accountId);
+  }
+
+  /** When revoke-all last ran for the account, in ms since the epoch; undefined if never. */
+  revokedAt(accountId: string): number | undefined {
+    return this.#revocations.get(accountId)?.revokedAt;
+  }
+
+  /** The account of a valid access token; `TOKEN_INVALID` for a missing, bad, expired or revoked one. */
+  async authenticate(accessToken: string | undefined): Promise<Account> {
+    const claims = accessToken === undefined ? undefined : await this.#access.verify(accessToken);
+    const account = claims && claims.gen === this.#generation(claims.sub) ? this.#accounts.get(claims.sub) : undefined;
+    if (!account) throw new SimError('TOKEN_INVALID');
+    return account;
+  }
+
+  async #issue(accountId: string): Promise<TokenPair> {
+    const gen = this.#generation(accountId);
+    return {
+      accessToken: await this.#access.issue({ sub: accountId, gen }),
+      refreshToken: this.#refresh.issue({ accountId, gen }),
+    };
+  }
+
+  #generation(accountId: string): number {
+    return this.#revocations.get(accountId)?.gen ?? 0;
+  }
+}

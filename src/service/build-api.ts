@@ -1,0 +1,83 @@
+/**
+ * Builds the `/v1` API (spec/service-interface.md) as a fastify instance that is not listening yet,
+ * so tests can `inject()` requests and `startApi` can listen (STYLE.md: "keep factories apart from
+ * listening"). Stations are reached only through the injected `StationGateway`.
+ */
+import Fastify from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import { AuthService } from './auth/auth-service.js';
+import { resolveJwtSecret } from './auth/jwt-secret.js';
+import type { StationGateway } from './station-gateway.js';
+import { systemServiceClock, type ServiceClock } from './service-clock.js';
+import type { ApiInstance } from './http/api-instance.js';
+import { installJsonBodyParser } from './http/json-body-parser.js';
+import { frameworkErrorHandler, installErrorHandling } from './http/error-handling.js';
+import { loggerSettings, type ApiLoggerOption } from './http/request-logging.js';
+import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
+import { registerAuthRoutes } from './http/auth-routes.js';
+import { registerStationRoutes } from './http/station-routes.js';
+import { registerWebhookRoutes } from './http/webhook-routes.js';
+
+export type { ApiInstance } from './http/api-instance.js';
+export type { ApiLoggerOption } from './http/request-logging.js';
+
+/** Largest accepted request body. The biggest legitimate body, a login, is well under 2 KiB. */
+export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024;
+
+export interface BuildApiOptions {
+  /** Accounts (with their station lists) and token lifetimes. */
+  fixture: Fixture;
+  /** How the API reaches stations: `startMqttGateway(...)`, or a fake in tests. */
+  gateway: StationGateway;
+  /** Time of token issue and expiry. @default real time */
+  clock?: ServiceClock;
+  /**
+   * HMAC key of access tokens, at least 32 bytes.
+   * @default env.STATION_SIM_JWT_SECRET, else 32 random bytes per build
+   */
+  jwtSecret?: string;
+  /** Where `STATION_SIM_JWT_SECRET` is read from. @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Request logging (pino, JSON lines). Never logs headers, bodies or query strings. @default false */
+  logger?: ApiLoggerOption;
+  /** Access token lifetime (interface section 5.4). @default fixture.api.accessTokenTtlSeconds (3600) */
+  accessTokenTtlSeconds?: number;
+  /** Refresh token lifetime (interface section 5.4). @default fixture.api.refreshTokenTtlSeconds (2592000) */
+  refreshTokenTtlSeconds?: number;
+  /** Larger bodies get 413. @default 16384 */
+  bodyLimitBytes?: number;
+}
+
+export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
+  const clock = options.clock ?? systemServiceClock();
+  const auth = await AuthService.create({
+    accounts: options.fixture.accounts,
+    secret: resolveJwtSecret(options.jwtSecret, options.env ?? process.env),
+    accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? options.fixture.api.accessTokenTtlSeconds,
+    refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? options.fixture.api.refreshTokenTtlSeconds,
+    clock,
+  });
+
+  const app: ApiInstance = Fastify({
+    logger: loggerSettings(options.logger),
+    bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    // Station tokens may be 128 characters (fixture schema); fastify's default limit is 100.
+    routerOptions: { maxParamLength: 256 },
+    ajv: {
+      // Reject what the schema does not allow instead of quietly fixing it: no stripping of
+      // unknown fields (additionalProperties: false means 400) and no "123" for 123.
+      customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
+    },
+    frameworkErrors: frameworkErrorHandler,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installJsonBodyParser(app);
+  installErrorHandling(app);
+  await registerOpenApi(app);
+  registerAuthRoutes(app, auth);
+  registerStationRoutes(app, auth, options.gateway);
+  registerWebhookRoutes(app);
+  registerOpenApiRoute(app);
+  return app;
+}

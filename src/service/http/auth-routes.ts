@@ -1,0 +1,90 @@
+/**
+ * `/v1/auth/*` (interface sections 4 and 5). Bodies and answers where the interface is silent
+ * follow DESIGN.md ("Choices where the interface leaves gaps"); docs/api.md lists them.
+ */
+import type { FastifyReply } from 'fastify';
+import type { AuthService } from '../auth/auth-service.js';
+import type { ApiInstance } from './api-instance.js';
+import { CredentialsSchema, RefreshTokenBodySchema, SuccessSchema, TokenPairSchema } from './api-schemas.js';
+import { authenticate } from './bearer-token.js';
+import { BEARER_SECURITY, errorResponses } from './route-docs.js';
+
+/** Token responses must not be stored by caches on the way (RFC 6749, section 5.1). */
+function noStore(reply: FastifyReply): void {
+  void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
+  app.post(
+    '/v1/auth/login',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Log in with email and password',
+        description: 'Returns an access token (JWT with `exp`) and a refresh token. Wrong email or password: 401 "Invalid credentials".',
+        body: CredentialsSchema,
+        response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const pair = await auth.login(request.body.email, request.body.password);
+      noStore(reply);
+      return pair;
+    },
+  );
+
+  app.post(
+    '/v1/auth/refresh',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Exchange a refresh token for a new token pair',
+        description:
+          'The refresh token is used up: the answer carries a new one (rotation). An unknown, used, revoked or expired refresh token gives 401 "Token is invalid"; log in again.',
+        body: RefreshTokenBodySchema,
+        response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const pair = await auth.refresh(request.body.refreshToken);
+      noStore(reply);
+      return pair;
+    },
+  );
+
+  app.post(
+    '/v1/auth/revoke',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Invalidate a refresh token (logout)',
+        description: 'Always answers `{"success":true}`, also for a token that is unknown or already invalid, so the answer reveals nothing about it. Access tokens stay valid until they expire.',
+        body: RefreshTokenBodySchema,
+        response: { 200: SuccessSchema, ...errorResponses(400, 413, 415) },
+      },
+    },
+    async (request) => {
+      auth.revoke(request.body.refreshToken);
+      return { success: true as const };
+    },
+  );
+
+  app.post(
+    '/v1/auth/revoke-all',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Invalidate every session of the account',
+        description: 'Every access and refresh token of the account issued before this call gives 401 afterwards, including the access token of this request. No body.',
+        security: BEARER_SECURITY,
+        response: { 200: SuccessSchema, ...errorResponses(401, 413, 415) },
+      },
+    },
+    async (request) => {
+      const account = await authenticate(auth, request);
+      auth.revokeAll(account.id);
+      request.log.info({ account: account.id }, 'revoke-all');
+      return { success: true as const };
+    },
+  );
+}

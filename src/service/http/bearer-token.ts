@@ -1,0 +1,20 @@
+/**
+ * Reads `Authorization: Bearer <token>` (interface section 5.3; RFC 6750, section 2.1: the scheme is
+ * case-insensitive, the token is token68). Tokens are accepted only in this header, never in a
+ * query string or body, so they stay out of URLs and access logs (interface section 5.9).
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Account, AuthService } from '../auth/auth-service.js';
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/** The bearer token, or undefined when the header is missing or not a well-formed bearer credential. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined) return undefined;
+  return BEARER.exec(authorization)?.[1];
+}
+
+/** The account behind the request's bearer token; throws `TOKEN_INVALID` (401) otherwise. */
+export function authenticate(auth: AuthService, request: FastifyRequest): Promise<Account> {
+  return auth.authenticate(bearerToken(request.headers.authorization));
+}

@@ -1,0 +1,104 @@
+/**
+ * The one place where errors become HTTP responses (STYLE.md: "catch and translate errors at
+ * boundaries only"). Every error is `{ message }` (interface section 7) with a status and message
+ * from the catalogue in `src/errors.ts`; anything unexpected is a 500 whose body says nothing
+ * about the cause, which goes to the log instead.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ERRORS, SimError, type ErrorCode } from '../../errors.js';
+import type { ApiInstance } from './api-instance.js';
+
+/** A validation failure as fastify reports it (ajv's error objects). */
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** fastify's errors for bodies it could not read, by code. */
+const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'BAD_REQUEST', message: 'Request body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'BAD_REQUEST', message: 'Request body is empty' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'BAD_REQUEST', message: 'Content-Length does not match the body' },
+  FST_ERR_BAD_URL: { code: 'BAD_REQUEST', message: 'Malformed URL' },
+};
+
+/** RFC 6750, section 3: a 401 says which scheme to use and, for a bad token, why. */
+const CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  TOKEN_INVALID: 'Bearer realm="station-sim", error="invalid_token"',
+  INVALID_CREDENTIALS: 'Bearer realm="station-sim"',
+};
+
+export interface HttpError {
+  status: number;
+  message: string;
+  code: ErrorCode;
+}
+
+/** Translates anything thrown by a route, hook or fastify itself. */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof SimError) return { status: error.statusCode, message: error.message, code: error.code };
+  const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
+  if (Array.isArray(fastifyError.validation) && fastifyError.validation.length > 0) {
+    return { status: 400, message: describeValidation(fastifyError.validation[0]!, fastifyError.validationContext ?? 'body'), code: 'BAD_REQUEST' };
+  }
+  const known = fastifyError.code === undefined ? undefined : FASTIFY_CODES[fastifyError.code];
+  if (known) return { status: ERRORS[known.code].status, message: known.message ?? ERRORS[known.code].message, code: known.code };
+  // Any other client error fastify raises keeps its status, with a generic message: its own text
+  // may describe internals.
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return { status, message: ERRORS.BAD_REQUEST.message, code: 'BAD_REQUEST' };
+  return { status: 500, message: ERRORS.INTERNAL.message, code: 'INTERNAL' };
+}
+
+/**
+ * One sentence that names the field at fault. fastify stops at the first error (ajv `allErrors`
+ * off, so a hostile body cannot make validation expensive), so there is one issue to describe.
+ */
+export function describeValidation(issue: ValidationIssue, where: string): string {
+  const path = issue.instancePath.split('/').slice(1).join('.');
+  const field = (name: unknown): string => [path, String(name)].filter((part) => part !== '').join('.');
+  switch (issue.keyword) {
+    case 'required':
+      return `${field(issue.params.missingProperty)} is required`;
+    case 'additionalProperties':
+      return `${field(issue.params.additionalProperty)} is not an allowed field`;
+    case 'type': {
+      const type = String(issue.params.type);
+      if (path === '') return `Request ${where} must be a JSON ${type}`;
+      return `${path} must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+    }
+    default:
+      return `${path === '' ? `Request ${where}` : path} ${issue.message ?? 'is invalid'}`;
+  }
+}
+
+function send(reply: FastifyReply, error: HttpError): void {
+  const challenge = CHALLENGES[error.code];
+  if (challenge) void reply.header('www-authenticate', challenge);
+  void reply.code(error.status).type('application/json; charset=utf-8').send({ message: error.message });
+}
+
+export function installErrorHandling(app: ApiInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const translated = toHttpError(error);
+    // Only unexpected failures are logged with their error. 4xx are the client's business and are
+    // visible in the access log line with their status; their errors carry nothing worth keeping.
+    if (translated.status >= 500) request.log.error({ err: error }, 'request failed');
+    send(reply, translated);
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    send(reply, { status: 404, message: ERRORS.ROUTE_NOT_FOUND.message, code: 'ROUTE_NOT_FOUND' });
+  });
+}
+
+/**
+ * fastify's `frameworkErrors` option: errors raised before routing (a malformed URL, for one),
+ * which would otherwise get fastify's own body shape.
+ */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  send(reply, toHttpError(error));
+}

@@ -1,0 +1,27 @@
+/** Pieces shared by the route schemas: error responses and the bearer security requirement. */
+import { ErrorBodySchema } from './api-schemas.js';
+import { ERRORS } from '../../errors.js';
+
+/** Name of the OpenAPI security scheme of the bearer access token. */
+export const BEARER_SCHEME = 'bearerAuth';
+
+/** `security` of a route that needs `Authorization: Bearer <accessToken>` (interface section 5.3). */
+export const BEARER_SECURITY = [{ [BEARER_SCHEME]: [] }];
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request: the message names the field at fault.',
+  401: `"${ERRORS.TOKEN_INVALID.message}" or "${ERRORS.INVALID_CREDENTIALS.message}".`,
+  404: 'Not found.',
+  413: ERRORS.PAYLOAD_TOO_LARGE.message,
+  415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
+  501: 'Not available.',
+};
+
+/** Error responses for the given status codes, each with the `{ message }` body of interface section 7. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBodySchema> {
+  const responses: Record<number, typeof ErrorBodySchema> = {};
+  for (const status of statuses) {
+    responses[status] = { ...ErrorBodySchema, description: DESCRIPTIONS[status] ?? 'Error.' };
+  }
+  return responses;
+}

@@ -1,0 +1,62 @@
+/**
+ * `/v1/stations/*` (interface section 4). Access is checked before existence, and a station outside
+ * the account's list is the same 404 "Station not found" as a missing one, so the API does not
+ * reveal which station tokens exist (interface section 7).
+ */
+import { SimError } from '../../errors.js';
+import type { AuthService, Account } from '../auth/auth-service.js';
+import type { StationGateway } from '../station-gateway.js';
+import type { ApiInstance } from './api-instance.js';
+import { LockParamsSchema, StationParamsSchema, StationSchema, UnlockResultSchema, type Station, type UnlockResult } from './api-schemas.js';
+import { authenticate } from './bearer-token.js';
+import { BEARER_SECURITY, errorResponses } from './route-docs.js';
+
+export function registerStationRoutes(app: ApiInstance, auth: AuthService, gateway: StationGateway): void {
+  const stationOf = (account: Account, token: string): Station => {
+    const station = account.stations.has(token) ? gateway.getStation(token) : undefined;
+    if (!station) throw new SimError('STATION_NOT_FOUND');
+    return station;
+  };
+
+  app.get(
+    '/v1/stations/:station_token',
+    {
+      schema: {
+        tags: ['stations'],
+        summary: 'Read a station',
+        description: 'The station as it last published its state over MQTT. Check `status` is `online` before sending commands (interface section 3).',
+        security: BEARER_SECURITY,
+        params: StationParamsSchema,
+        response: { 200: StationSchema, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const account = await authenticate(auth, request);
+      return stationOf(account, request.params.station_token);
+    },
+  );
+
+  app.post(
+    '/v1/stations/:station_token/locks/:lock_id/unlock',
+    {
+      schema: {
+        tags: ['stations'],
+        summary: 'Unlock a lock',
+        description:
+          'Sends the unlock command over MQTT and waits for the station to acknowledge it. Accepted: `{"success":true}`. Offline station, rejected command or no acknowledgement in time: `{"success":false,"message":"…"}`. No request body.',
+        security: BEARER_SECURITY,
+        params: LockParamsSchema,
+        response: { 200: UnlockResultSchema, ...errorResponses(401, 404, 413, 415) },
+      },
+    },
+    async (request): Promise<UnlockResult> => {
+      const account = await authenticate(auth, request);
+      const { station_token: token, lock_id: lockId } = request.params;
+      const station = stationOf(account, token);
+      if (!station.locks.some((lock) => lock.lockId === lockId)) throw new SimError('LOCK_NOT_FOUND');
+      const outcome = await gateway.unlock(token, lockId);
+      request.log.info({ station: token, lock: lockId, outcome: outcome.success ? 'accepted' : outcome.failure }, 'unlock');
+      return outcome.success ? { success: true } : { success: false, message: outcome.message };
+    },
+  );
+}

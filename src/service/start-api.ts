@@ -1,0 +1,77 @@
+/**
+ * Starts the `/v1` API for real: connects the MQTT gateway, builds the app and listens. `stop()`
+ * undoes all of it and leaves no handle open (STYLE.md: `start()` returns something you can `stop()`).
+ */
+import { SimError } from '../errors.js';
+import { buildApi, type ApiInstance, type BuildApiOptions } from './build-api.js';
+import { startMqttGateway, type MqttGatewayOptions, type StartedMqttGateway } from './station-gateway.js';
+
+export interface StartApiOptions extends Omit<BuildApiOptions, 'gateway'> {
+  /** Broker the gateway connects to, `mqtt://[user:pass@]host:port`. */
+  mqttUrl: string;
+  /** TCP port; 0 picks a free one. @default 0 */
+  port?: number;
+  /** @default "127.0.0.1" */
+  host?: string;
+  /** @default fixture.api.commandTimeoutMs */
+  commandTimeoutMs?: number;
+  /** Gateway settings beyond the broker address and command timeout. */
+  gateway?: Omit<MqttGatewayOptions, 'mqttUrl' | 'fixture' | 'commandTimeoutMs'>;
+}
+
+export interface StartedApi {
+  /** Base address of the API, e.g. `http://127.0.0.1:8080` (paths start with `/v1/`). */
+  readonly url: string;
+  readonly port: number;
+  readonly gateway: StartedMqttGateway;
+  readonly app: ApiInstance;
+  stop(): Promise<void>;
+}
+
+export async function startApi(options: StartApiOptions): Promise<StartedApi> {
+  const { mqttUrl, port: requestedPort, host = '127.0.0.1', commandTimeoutMs, gateway: gatewayOptions, ...buildOptions } = options;
+  // The app is built first so the gateway can log through the app's logger. Nothing calls the
+  // gateway before the server listens, which happens only once the gateway is up.
+  let gateway: StartedMqttGateway | undefined;
+  const app = await buildApi({
+    ...buildOptions,
+    gateway: {
+      getStation: (token) => gateway!.getStation(token),
+      unlock: (token, lockId) => gateway!.unlock(token, lockId),
+    },
+  });
+  try {
+    gateway = await startMqttGateway({
+      logger: app.log.child({ component: 'mqtt-gateway' }),
+      ...gatewayOptions,
+      mqttUrl,
+      fixture: options.fixture,
+      ...(commandTimeoutMs === undefined ? {} : { commandTimeoutMs }),
+    });
+    await app.listen({ port: requestedPort ?? 0, host });
+  } catch (error) {
+    await app.close();
+    await gateway?.stop();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new SimError('PORT_IN_USE', `HTTP port ${requestedPort} on ${host} is already in use`, { cause: error });
+    }
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (requestedPort ?? 0);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const started = gateway;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    gateway: started,
+    app,
+    stop: async () => {
+      // Closing the server waits for requests in flight; stopping the gateway at the same time
+      // ends any unlock still waiting for its ack, so stop() does not wait out a command timeout.
+      const closing = app.close();
+      await started.stop();
+      await closing;
+    },
+  };
+}

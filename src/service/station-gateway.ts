@@ -1,0 +1,324 @@
+/**
+ * How the `/v1` API reaches stations: only over MQTT, like the real service (DESIGN.md rule 1).
+ * The gateway keeps one MQTT session, builds its picture of every station from the retained status
+ * and lock-state messages the stations publish, and sends unlock commands on the command topic,
+ * waiting for the matching ack. The HTTP layer sees only the `StationGateway` interface, so tests
+ * can stand in a fake and the API never learns how stations are reached.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { MqttClient } from 'mqtt';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import { CONTRACT_QOS, encodePayload, parsePayload } from '../mqtt/topics.js';
+import { createMqttClient, redactUrl, type MqttTransport } from '../mqtt/transport.js';
+import { connectError } from './gateway/connect-error.js';
+import { SimError } from '../errors.js';
+import type { Station } from './http/api-schemas.js';
+import { TopicRouter, type RoutedTopic } from './gateway/topic-router.js';
+import { StationStateCache } from './gateway/station-state-cache.js';
+import { PendingCommands, type CommandTimers } from './gateway/pending-commands.js';
+import { UNLOCK_ACCEPTED, rejectedOutcome, unlockFailed, type UnlockOutcome } from './gateway/unlock-outcome.js';
+import { systemServiceClock, type ServiceClock } from './service-clock.js';
+import { silentLogger, type ServiceLogger } from './service-logger.js';
+
+export type { UnlockOutcome, UnlockFailure } from './gateway/unlock-outcome.js';
+export { UNLOCK_FAILURES } from './gateway/unlock-outcome.js';
+
+/** What the HTTP layer needs from the stations. */
+export interface StationGateway {
+  /** The Station object (interface section 2) of a fixture station; undefined for an unknown token. */
+  getStation(token: string): Station | undefined;
+  /**
+   * Sends an unlock command and waits for the station's answer. Throws `SimError`
+   * `STATION_NOT_FOUND` / `LOCK_NOT_FOUND` for a station or lock that does not exist; every other
+   * result, including failures, is an `UnlockOutcome`.
+   */
+  unlock(token: string, lockId: string): Promise<UnlockOutcome>;
+}
+
+export interface MqttGatewayOptions {
+  /** Broker address, `mqtt://[user:pass@]host:port`. Credentials never appear in logs. */
+  mqttUrl: string;
+  /**
+   * How to reach the broker instead of dialling `mqttUrl`, e.g. an in-memory stream into an
+   * embedded broker in the same process. `mqttUrl` still names the broker in logs.
+   * @default TCP to `mqttUrl`, with TCP_NODELAY on every socket, including after each reconnect
+   */
+  transport?: MqttTransport;
+  /** Which stations exist, their locks and their topic templates. */
+  fixture: Fixture;
+  /**
+   * How long an unlock waits for the station's ack before it answers
+   * "Station did not acknowledge the command in time".
+   * @default fixture.api.commandTimeoutMs
+   */
+  commandTimeoutMs?: number;
+  /**
+   * MQTT client id. Two API processes on one broker need different ids, hence the random part.
+   * @default "station-sim-api-<8 random hex digits>"
+   */
+  clientId?: string;
+  /** @default a logger that drops everything */
+  logger?: ServiceLogger;
+  /** Source of `sentAt` in commands. @default real time */
+  clock?: ServiceClock;
+  /** Timers of the ack waits. @default the global setTimeout/clearTimeout */
+  timers?: CommandTimers;
+  /** Delay between reconnect attempts after the session is lost. @default 1000 */
+  reconnectMs?: number;
+  /** MQTT keepalive in seconds. @default 30 */
+  keepaliveSeconds?: number;
+  /**
+   * At start, how long to wait for the retained state to arrive before declaring the gateway
+   * ready (see `#sync`). Best effort: start never fails because of it.
+   * @default 2000
+   */
+  syncTimeoutMs?: number;
+}
+
+/** A connected gateway; `stop()` ends every pending wait and closes the MQTT session. */
+export interface StartedMqttGateway extends StationGateway {
+  /** The broker URL without credentials. */
+  readonly mqttUrl: string;
+  readonly clientId: string;
+  /** True while the session is up and subscribed. */
+  readonly connected: boolean;
+  /** Unlock commands still waiting for an ack. */
+  readonly pendingCommands: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Connects to the broker, subscribes to the status, lock-state and ack topics of every template
+ * set in the fixture, and resolves once the retained state has (very likely) arrived. Rejects with
+ * `BROKER_UNREACHABLE` or `BROKER_REFUSED` when the first connection fails; after the first
+ * success, mqtt.js reconnects on its own and stations show offline while the broker is away.
+ */
+export async function startMqttGateway(options: MqttGatewayOptions): Promise<StartedMqttGateway> {
+  const gateway = new MqttStationGateway(options);
+  await gateway.start();
+  return gateway;
+}
+
+class MqttStationGateway implements StartedMqttGateway {
+  readonly mqttUrl: string;
+  readonly clientId: string;
+  readonly #options: MqttGatewayOptions;
+  readonly #router: TopicRouter;
+  readonly #cache = new StationStateCache();
+  readonly #pending: PendingCommands;
+  readonly #logger: ServiceLogger;
+  readonly #clock: ServiceClock;
+  readonly #commandTimeoutMs: number;
+  readonly #syncTopic: string;
+  #client: MqttClient | undefined;
+  /** Session up and subscriptions acknowledged. */
+  #ready = false;
+  #stopped = false;
+  readonly #syncWaiters = new Map<string, () => void>();
+
+  constructor(options: MqttGatewayOptions) {
+    this.#options = options;
+    this.mqttUrl = redactUrl(options.mqttUrl);
+    this.clientId = options.clientId ?? `station-sim-api-${randomBytes(4).toString('hex')}`;
+    this.#router = new TopicRouter(options.fixture.stations);
+    this.#pending = new PendingCommands(options.timers);
+    this.#logger = options.logger ?? silentLogger();
+    this.#clock = options.clock ?? systemServiceClock();
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
+    // A topic only this session uses; it carries nothing but the start-up sync marker.
+    this.#syncTopic = `station-sim/service/${this.clientId}/sync`;
+  }
+
+  get connected(): boolean {
+    return this.#ready;
+  }
+
+  get pendingCommands(): number {
+    return this.#pending.size;
+  }
+
+  getStation(token: string): Station | undefined {
+    const config = this.#router.station(token);
+    return config ? this.#cache.view(config, this.#ready) : undefined;
+  }
+
+  async unlock(token: string, lockId: string): Promise<UnlockOutcome> {
+    const station = this.getStation(token);
+    if (!station) throw new SimError('STATION_NOT_FOUND');
+    if (!station.locks.some((lock) => lock.lockId === lockId)) throw new SimError('LOCK_NOT_FOUND');
+    if (this.#stopped) return unlockFailed('SERVICE_STOPPING');
+    // Interface section 3: commands go only to an online station. Not publishing at all also keeps
+    // a command from sitting in a queue and opening the lock long after the caller gave up.
+    const client = this.#client;
+    if (!client || station.status !== 'online') return unlockFailed('STATION_OFFLINE');
+
+    const commandId = randomUUID();
+    const topics = this.#router.topicsOf(token)!;
+    const answer = this.#pending.wait(commandId, { token, lockId }, this.#commandTimeoutMs);
+    const command = encodePayload('unlock', { commandId, sentAt: new Date(this.#clock.now()).toISOString() });
+    client.publish(topics.topic('unlock', { token, lockId }), command, { qos: CONTRACT_QOS, retain: false }, (error) => {
+      // Not settled here: the station may have received the command before the failure, and its
+      // ack (or the timeout) is the only honest answer.
+      if (error) this.#logger.warn(`unlock ${commandId} for ${token}/${lockId}: publish failed (${error.message})`);
+    });
+    this.#logger.debug(`unlock ${commandId} sent to ${token}/${lockId}`);
+
+    const result = await answer;
+    switch (result.kind) {
+      case 'ack':
+        this.#logger.debug(`unlock ${commandId} ${result.ack.accepted ? 'accepted' : `rejected (${result.ack.reason})`}`);
+        return result.ack.accepted ? UNLOCK_ACCEPTED : rejectedOutcome(result.ack.reason);
+      case 'timeout':
+        this.#logger.info(`unlock ${commandId} for ${token}/${lockId}: no ack within ${this.#commandTimeoutMs} ms`);
+        return unlockFailed('ACK_TIMEOUT');
+      case 'cancelled':
+        return unlockFailed('SERVICE_STOPPING');
+    }
+  }
+
+  async start(): Promise<void> {
+    const options = this.#options;
+    const client = createMqttClient(options.transport ?? { kind: 'tcp', url: options.mqttUrl }, {
+      clientId: this.clientId,
+      clean: true,
+      keepalive: options.keepaliveSeconds ?? 30,
+      reconnectPeriod: options.reconnectMs ?? 1000,
+      connectTimeout: 10_000,
+      // Subscriptions are renewed in the 'connect' handler, where their SUBACK can be awaited.
+      resubscribe: false,
+    });
+    this.#client = client;
+    client.on('message', (topic, payload) => this.#onMessage(topic, payload));
+
+    await new Promise<void>((resolve, reject) => {
+      let started = false;
+      const failStart = (error: Error): void => {
+        if (started) return;
+        started = true;
+        this.#client = undefined;
+        client.end(true);
+        reject(connectError(error, this.mqttUrl));
+      };
+      client.on('error', (error) => {
+        if (!started) failStart(error);
+        else this.#logger.warn(`MQTT ${this.mqttUrl}: ${error.message}`);
+      });
+      client.on('close', () => {
+        if (!started) {
+          failStart(new Error('connection closed'));
+          return;
+        }
+        if (this.#ready && !this.#stopped) this.#logger.warn(`MQTT ${this.mqttUrl}: connection lost; stations show offline until it is back`);
+        this.#ready = false;
+        // mqtt.js replays unacknowledged QoS 1 publishes after a reconnect, clean session or not.
+        // An unlock replayed later would open a lock after its caller was told the command failed,
+        // so whatever the broker has not acknowledged is dropped with the connection.
+        for (const messageId of Object.keys(client.outgoing)) client.removeOutgoingMessage(Number(messageId));
+      });
+      client.on('connect', () => {
+        this.#subscribe(client).then(
+          async () => {
+            this.#ready = true;
+            if (started) {
+              this.#logger.info(`MQTT ${this.mqttUrl}: reconnected`);
+              return;
+            }
+            await this.#sync(client);
+            if (started) return; // the first connection failed while syncing; already rejected
+            started = true;
+            this.#logger.info(`MQTT ${this.mqttUrl}: connected as ${this.clientId}`);
+            resolve();
+          },
+          (error: Error) => {
+            if (!started) failStart(error);
+            else this.#logger.error(`MQTT ${this.mqttUrl}: ${error.message}`);
+          },
+        );
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#ready = false;
+    this.#pending.cancelAll();
+    for (const done of this.#syncWaiters.values()) done();
+    const client = this.#client;
+    this.#client = undefined;
+    if (client) await client.endAsync(!client.connected);
+  }
+
+  async #subscribe(client: MqttClient): Promise<void> {
+    const filters = [...this.#router.filters(), this.#syncTopic];
+    const granted = await client.subscribeAsync(filters, { qos: CONTRACT_QOS });
+    const refused = granted.filter((grant) => grant.qos === 128).map((grant) => grant.topic);
+    if (refused.length > 0) {
+      throw new SimError('BROKER_REFUSED', `The MQTT broker refused the subscription to ${refused.join(', ')}`);
+    }
+  }
+
+  /**
+   * The broker sends retained messages in answer to the subscription, but nothing says when the
+   * last one has arrived. A marker published after the SUBACK and echoed back travels behind them
+   * on the same session, so once it is back the retained state is (in practice) in the cache, and a
+   * client calling right after start sees `online` stations rather than a transient `offline`.
+   */
+  async #sync(client: MqttClient): Promise<void> {
+    const marker = randomUUID();
+    const echoed = new Promise<void>((resolve) => this.#syncWaiters.set(marker, resolve));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#options.syncTimeoutMs ?? 2000);
+    });
+    client.publish(this.#syncTopic, marker, { qos: CONTRACT_QOS, retain: false });
+    await Promise.race([echoed, timeout]);
+    clearTimeout(timer);
+    this.#syncWaiters.delete(marker);
+  }
+
+  #onMessage(topic: string, payload: Buffer): void {
+    if (topic === this.#syncTopic) {
+      this.#syncWaiters.get(payload.toString())?.();
+      return;
+    }
+    for (const route of this.#router.route(topic)) this.#apply(route, payload);
+  }
+
+  /**
+   * A malformed message is dropped, never thrown: anything on the broker can publish on these
+   * topics. A zero-length payload on a retained topic is the MQTT way to clear it (MQTT 3.1.1,
+   * section 3.3.1.3), so the station's record is forgotten.
+   */
+  #apply(route: RoutedTopic, payload: Buffer): void {
+    switch (route.kind) {
+      case 'status': {
+        if (payload.length === 0) {
+          this.#cache.applyStatus(route.token, undefined);
+          return;
+        }
+        const status = parsePayload('status', payload);
+        if (status) this.#cache.applyStatus(route.token, status);
+        else this.#logger.debug(`ignored malformed status of ${route.token}`);
+        return;
+      }
+      case 'lockState': {
+        if (route.lockId === undefined) return;
+        if (payload.length === 0) {
+          this.#cache.applyLockState(route.token, route.lockId, undefined);
+          return;
+        }
+        const state = parsePayload('lockState', payload);
+        // The topic addresses the lock; a payload naming another lock is inconsistent, so ignored.
+        if (state && state.lockId === route.lockId) this.#cache.applyLockState(route.token, route.lockId, state);
+        else this.#logger.debug(`ignored malformed lock state of ${route.token}/${route.lockId}`);
+        return;
+      }
+      case 'acks': {
+        const ack = parsePayload('acks', payload);
+        if (ack && !this.#pending.settle(route.token, ack)) this.#logger.debug(`ignored ack ${ack.commandId} of ${route.token}: nothing waits for it`);
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * The MQTT gateway against a real aedes broker on a free port and in-test fake stations.
+ */
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import net from 'node:net';
+import { startMqttGateway, type StartedMqttGateway } from '../../../src/service/station-gateway.js';
+import { NEVER_REPORTED } from '../../../src/service/gateway/station-state-cache.js';
+import { SimError } from '../../../src/errors.js';
+import { parseFixture } from '../../../src/fixture/load-fixture.js';
+import { startTestBroker, type TestBroker } from '../support/test-broker.js';
+import { startFakeStation, type FakeStation } from '../support/fake-station.js';
+import { testFixture } from '../support/test-fixture.js';
+import { waitFor } from '../support/wait-for.js';
+
+let broker: TestBroker;
+let gateway: StartedMqttGateway | undefined;
+let stations: FakeStation[];
+
+beforeEach(async () => {
+  broker = await startTestBroker();
+  stations = [];
+  gateway = undefined;
+});
+
+afterEach(async () => {
+  await gateway?.stop();
+  for (const station of stations) await station.stop();
+  await broker.stop();
+});
+
+async function station(options: Omit<Parameters<typeof startFakeStation>[0], 'url'>): Promise<FakeStation> {
+  const started = await startFakeStation({ url: broker.url, ...options });
+  stations.push(started);
+  return started;
+}
+
+async function start(commandTimeoutMs = 1000): Promise<StartedMqttGateway> {
+  gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), commandTimeoutMs });
+  return gateway;
+}
+
+describe('station state from retained messages', () => {
+  test('a station that published before the gateway started is online at once', async () => {
+    await station({ token: 'S-1', stationId: 1, batteryVoltage: 12.3, locks: { '1': 'locked', '2': 'unlocked' } });
+    const gw = await start();
+    const view = gw.getStation('S-1');
+    expect(view).toMatchObject({ stationId: 1, status: 'online', batteryVoltage: 12.3 });
+    expect(view?.locks.map((lock) => [lock.lockId, lock.status])).toEqual([
+      ['1', 'locked'],
+      ['2', 'unlocked'],
+    ]);
+    expect(Date.parse(view!.lastConnection)).toBeGreaterThan(0);
+  });
+
+  test('a fixture station that never published is offline with the fixture lock ids', async () => {
+    const gw = await start();
+    expect(gw.getStation('S-SILENT')).toEqual({
+      stationId: 4,
+      batteryVoltage: 12.6,
+      lastConnection: NEVER_REPORTED,
+      status: 'offline',
+      locks: [{ lockId: '1', status: 'locked', lastUpdated: NEVER_REPORTED }],
+    });
+  });
+
+  test('an unknown token is undefined', async () => {
+    const gw = await start();
+    expect(gw.getStation('NOPE')).toBeUndefined();
+  });
+
+  test('later messages update the cache; malformed ones are ignored', async () => {
+    const gw = await start();
+    const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked', '2': 'locked' } });
+    await waitFor(() => gw.getStation('S-1')?.status === 'online');
+    await fake.client.publishAsync('stations/S-1/status', 'not json', { qos: 1, retain: true });
+    await fake.client.publishAsync('stations/S-1/locks/1/state', JSON.stringify({ lockId: '2', status: 'unlocked', lastUpdated: 'x' }), { qos: 1 });
+    await fake.publishLock('2', 'jammed');
+    await waitFor(() => gw.getStation('S-1')?.locks[1]?.status === 'jammed');
+    expect(gw.getStation('S-1')?.status).toBe('online');
+    expect(gw.getStation('S-1')?.locks[0]?.status).toBe('locked');
+    await fake.publishStatus('offline');
+    await waitFor(() => gw.getStation('S-1')?.status === 'offline');
+  });
+
+  test('a lock the station publishes beyond the fixture is shown after the fixture locks', async () => {
+    const gw = await start();
+    const fake = await station({ token: 'S-1', stationId: 1, locks: { '9': 'locked' } });
+    await waitFor(() => gw.getStation('S-1')?.locks.length === 3);
+    expect(gw.getStation('S-1')?.locks.map((lock) => lock.lockId)).toEqual(['1', '2', '9']);
+    await fake.stop();
+  });
+
+  test('a cleared retained status makes the station unknown (offline) again', async () => {
+    const gw = await start();
+    const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' } });
+    await waitFor(() => gw.getStation('S-1')?.status === 'online');
+    await fake.client.publishAsync('stations/S-1/status', '', { qos: 1, retain: true });
+    await waitFor(() => gw.getStation('S-1')?.status === 'offline');
+    expect(gw.getStation('S-1')?.lastConnection).toBe(NEVER_REPORTED);
+  });
+
+  test('custom topic templates from the fixture are followed', async () => {
+    const topics = { prefix: 'acme', status: '{prefix}/dev/{token}/hello', lockState: '{prefix}/dev/{token}/l/{lockId}', unlock: '{prefix}/dev/{token}/l/{lockId}/open', acks: '{prefix}/dev/{token}/ack' };
+    const fixture = parseFixture({
+      accounts: [],
+      stations: [{ token: 'C-1', stationId: 9, locks: [{ lockId: 'x' }], behaviour: { topics } }],
+    });
+    await station({ token: 'C-1', stationId: 9, locks: { x: 'locked' }, topics });
+    gateway = await startMqttGateway({ mqttUrl: broker.url, fixture, commandTimeoutMs: 1000 });
+    expect(gateway.getStation('C-1')?.status).toBe('online');
+    expect(await gateway.unlock('C-1', 'x')).toEqual({ success: true });
+  });
+});
+
+describe('unlock', () => {
+  test('publishes a command with a fresh id and resolves on the accepted ack', async () => {
+    const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked', '2': 'locked' } });
+    const gw = await start();
+    expect(await gw.unlock('S-1', '1')).toEqual({ success: true });
+    expect(await gw.unlock('S-1', '1')).toEqual({ success: true });
+    expect(fake.commands).toHaveLength(2);
+    expect(fake.commands[0]!.commandId).not.toBe(fake.commands[1]!.commandId);
+    expect(fake.commands[0]!.commandId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isNaN(Date.parse(fake.commands[0]!.sentAt!))).toBe(false);
+    await waitFor(() => gw.getStation('S-1')?.locks[0]?.status === 'unlocked', 2000, 'unlocked');
+    await waitFor(() => gw.getStation('S-1')?.locks[0]?.status === 'locked', 2000, 'relocked');
+    expect(gw.pendingCommands).toBe(0);
+  });
+
+  test('a rejected ack gives success false with the reason', async () => {
+    await station({ token: 'S-JAM', stationId: 2, locks: { '1': 'jammed' }, mode: 'reject', rejectReason: 'jammed' });
+    await station({ token: 'S-LOWBAT', stationId: 5, locks: { '1': 'locked' }, mode: 'reject', rejectReason: 'low_battery' });
+    const gw = await start();
+    expect(await gw.unlock('S-JAM', '1')).toMatchObject({ success: false, message: 'Lock is jammed' });
+    expect(await gw.unlock('S-LOWBAT', '1')).toMatchObject({ success: false, message: 'Battery too low' });
+  });
+
+  test('an offline station gets no command', async () => {
+    const fake = await station({ token: 'S-OFF', stationId: 3, locks: { '1': 'locked' }, online: false });
+    await fake.publishStatus('offline');
+    const gw = await start();
+    expect(await gw.unlock('S-OFF', '1')).toEqual({ success: false, failure: 'STATION_OFFLINE', message: 'Station is offline' });
+    expect(await gw.unlock('S-SILENT', '1')).toMatchObject({ success: false, message: 'Station is offline' });
+    expect(fake.commands).toHaveLength(0);
+  });
+
+  test('a station that never acks times out, and the wait is cleaned up', async () => {
+    const fake = await station({ token: 'S-SILENT', stationId: 4, locks: { '1': 'locked' }, mode: 'silent' });
+    const gw = await start(150);
+    const started = Date.now();
+    expect(await gw.unlock('S-SILENT', '1')).toEqual({
+      success: false,
+      failure: 'ACK_TIMEOUT',
+      message: 'Station did not acknowledge the command in time',
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(fake.commands).toHaveLength(1);
+    expect(gw.pendingCommands).toBe(0);
+  });
+
+  test('acks for another command, lock or station settle nothing', async () => {
+    const silent = await station({ token: 'S-SILENT', stationId: 4, locks: { '1': 'locked' }, mode: 'silent' });
+    const other = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' }, mode: 'silent' });
+    const gw = await start(300);
+    const result = gw.unlock('S-SILENT', '1');
+    await waitFor(() => silent.commands[0]);
+    const { commandId } = silent.commands[0]!;
+    await other.publishAck(JSON.stringify({ commandId, lockId: '1', accepted: true }));
+    await silent.publishAck(JSON.stringify({ commandId, lockId: '2', accepted: true }));
+    await silent.publishAck(JSON.stringify({ commandId: 'other', lockId: '1', accepted: true }));
+    await silent.publishAck('garbage');
+    expect(await result).toMatchObject({ success: false, failure: 'ACK_TIMEOUT' });
+  });
+
+  test('concurrent unlocks each get their own answer', async () => {
+    const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked', '2': 'locked' } });
+    await station({ token: 'S-JAM', stationId: 2, locks: { '1': 'jammed' }, mode: 'reject' });
+    const gw = await start();
+    const results = await Promise.all([
+      ...Array.from({ length: 10 }, (_, i) => gw.unlock('S-1', i % 2 === 0 ? '1' : '2')),
+      gw.unlock('S-JAM', '1'),
+    ]);
+    expect(results.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => ({ success: true })));
+    expect(results[10]).toMatchObject({ success: false, message: 'Lock is jammed' });
+    expect(new Set(fake.commands.map((command) => command.commandId)).size).toBe(10);
+    expect(gw.pendingCommands).toBe(0);
+  });
+
+  test('unknown station or lock throws the catalogue error', async () => {
+    const gw = await start();
+    await expect(gw.unlock('NOPE', '1')).rejects.toMatchObject({ code: 'STATION_NOT_FOUND' });
+    await expect(gw.unlock('S-1', '9')).rejects.toMatchObject({ code: 'LOCK_NOT_FOUND' });
+  });
+
+  test('stop ends a pending wait at once', async () => {
+    await station({ token: 'S-SILENT', stationId: 4, locks: { '1': 'locked' }, mode: 'silent' });
+    const gw = await start(60_000);
+    const result = gw.unlock('S-SILENT', '1');
+    await waitFor(() => gw.pendingCommands === 1);
+    await gw.stop();
+    expect(await result).toMatchObject({ success: false, failure: 'SERVICE_STOPPING' });
+    expect(gw.pendingCommands).toBe(0);
+    expect(await gw.unlock('S-SILENT', '1')).toMatchObject({ failure: 'SERVICE_STOPPING' });
+  });
+});
+
+describe('connection', () => {
+  test('TCP_NODELAY is set on every socket, also after a reconnect; stations show offline meanwhile', async () => {
+    await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' } });
+    // The transport dials through `net.connect`; record the sockets it opens from here on.
+    const sockets: net.Socket[] = [];
+    const connect = net.connect.bind(net);
+    const spy = vi.spyOn(net, 'connect').mockImplementation(((...args: Parameters<typeof net.connect>) => {
+      const socket = connect(...args);
+      sockets.push(socket);
+      return socket;
+    }) as typeof net.connect);
+    try {
+      gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), reconnectMs: 20 });
+      const gw = gateway;
+      expect(sockets).toHaveLength(1);
+      broker.dropClients();
+      await waitFor(() => !gw.connected);
+      expect(gw.getStation('S-1')?.status).toBe('offline');
+      expect(await gw.unlock('S-1', '1')).toMatchObject({ failure: 'STATION_OFFLINE' });
+      await waitFor(() => gw.connected, 3000, 'reconnect');
+      expect(sockets.length).toBeGreaterThanOrEqual(2);
+      for (const socket of sockets) expect(noDelayOf(socket)).toBe(true);
+      // The fake station's session was dropped too; its retained state is still on the broker.
+      await waitFor(() => gw.getStation('S-1')?.status === 'online');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('a command the broker never acknowledged is not replayed after a reconnect', async () => {
+    const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' } });
+    // The broker swallows the first unlock publish: no PUBACK, no delivery.
+    let swallow = true;
+    broker.aedes.authorizePublish = (_client, packet, callback) => {
+      if (swallow && packet.topic.endsWith('/unlock')) {
+        swallow = false;
+        return;
+      }
+      callback(null);
+    };
+    gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), commandTimeoutMs: 150, reconnectMs: 20 });
+    const gw = gateway;
+    expect(await gw.unlock('S-1', '1')).toMatchObject({ failure: 'ACK_TIMEOUT' });
+    // Only the gateway's connection drops; the station stays subscribed.
+    broker.dropClientsWithIdPrefix('station-sim-api-');
+    await waitFor(() => !gw.connected);
+    await waitFor(() => gw.connected, 3000, 'reconnect');
+    // A replay would now pass the broker and reach the station; give it time to show up.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fake.commands).toHaveLength(0);
+  });
+
+  test('an unreachable broker fails the start with BROKER_UNREACHABLE', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const error = await startMqttGateway({ mqttUrl: `mqtt://user:secret@127.0.0.1:${port}`, fixture: testFixture() }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SimError);
+    expect(error).toMatchObject({ code: 'BROKER_UNREACHABLE' });
+    expect((error as Error).message).not.toContain('secret');
+  });
+
+  test('a broker that refuses the credentials fails the start with BROKER_REFUSED', async () => {
+    broker.aedes.authenticate = (_client, _user, _password, done) => done(Object.assign(new Error('nope'), { returnCode: 4 }), false);
+    await expect(startMqttGateway({ mqttUrl: broker.url, fixture: testFixture() })).rejects.toMatchObject({ code: 'BROKER_REFUSED' });
+  });
+});
+
+/** Node keeps the socket's noDelay wish under a private symbol and applies it on connect. */
+function noDelayOf(socket: net.Socket): boolean {
+  const symbol = Object.getOwnPropertySymbols(socket).find((s) => s.description === 'kSetNoDelay');
+  return symbol !== undefined && (socket as unknown as Record<symbol, boolean>)[symbol] === true;
+}

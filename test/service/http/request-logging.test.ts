@@ -1,0 +1,95 @@
+/**
+ * Issue: "Tokens, refresh tokens and passwords never appear in logs, URLs or error messages."
+ * A full session runs against the real stack with the most verbose logger, and the captured log
+ * is searched for every secret that was issued or sent.
+ */
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { startApi, type StartedApi } from '../../../src/service/start-api.js';
+import type { TokenPair } from '../../../src/service/http/api-schemas.js';
+import { startTestBroker, type TestBroker } from '../support/test-broker.js';
+import { startFakeStation, type FakeStation } from '../support/fake-station.js';
+import { ALICE, testFixture } from '../support/test-fixture.js';
+import { LogCapture } from '../support/log-capture.js';
+
+let broker: TestBroker;
+let station: FakeStation;
+let api: StartedApi;
+const log = new LogCapture();
+const MQTT_PASSWORD = 'mqtt-password-123';
+const secrets: string[] = [MQTT_PASSWORD];
+
+beforeEach(async () => {
+  broker = await startTestBroker();
+  station = await startFakeStation({ url: broker.url, token: 'S-1', stationId: 1, locks: { '1': 'locked', '2': 'locked' } });
+  // Broker credentials are secrets too (aedes accepts any without an authenticate hook).
+  const mqttUrl = broker.url.replace('mqtt://', `mqtt://svc:${MQTT_PASSWORD}@`);
+  api = await startApi({ fixture: testFixture(), mqttUrl, logger: { level: 'trace', stream: log } });
+});
+
+afterEach(async () => {
+  await api.stop();
+  await station.stop();
+  await broker.stop();
+});
+
+async function call(method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
+  return fetch(`${api.url}${path}`, {
+    method,
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...options.headers,
+    },
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+}
+
+test('a whole session leaves no token or password in the log', async () => {
+  secrets.push(ALICE.password, 'wrong-password-attempt');
+  expect((await call('POST', '/v1/auth/login', { body: { ...ALICE, password: 'wrong-password-attempt' } })).status).toBe(401);
+  const first = (await (await call('POST', '/v1/auth/login', { body: ALICE })).json()) as TokenPair;
+  secrets.push(first.accessToken, first.refreshToken);
+  const second = (await (await call('POST', '/v1/auth/refresh', { body: { refreshToken: first.refreshToken } })).json()) as TokenPair;
+  secrets.push(second.accessToken, second.refreshToken);
+  expect((await call('POST', '/v1/auth/refresh', { body: { refreshToken: first.refreshToken } })).status).toBe(401);
+
+  expect((await call('GET', '/v1/stations/S-1', { token: second.accessToken, headers: { cookie: `session=${second.refreshToken}` } })).status).toBe(200);
+  // A client that wrongly puts a token in the query string must not get it logged either.
+  expect((await call('GET', `/v1/stations/S-1?access_token=${second.accessToken}`, { token: second.accessToken })).status).toBe(200);
+  expect(await (await call('POST', '/v1/stations/S-1/locks/1/unlock', { token: second.accessToken })).json()).toEqual({ success: true });
+  expect((await call('GET', '/v1/stations/S-1', { token: 'Bearer-garbage.' + first.accessToken })).status).toBe(401);
+  expect((await call('POST', '/v1/auth/revoke', { body: { refreshToken: second.refreshToken } })).status).toBe(200);
+  const third = (await (await call('POST', '/v1/auth/login', { body: ALICE })).json()) as TokenPair;
+  secrets.push(third.accessToken, third.refreshToken);
+  expect((await call('POST', '/v1/auth/revoke-all', { token: third.accessToken })).status).toBe(200);
+  expect((await call('GET', '/v1/stations/S-1', { token: third.accessToken })).status).toBe(401);
+
+  const text = log.text;
+  // The log is really on and says something useful...
+  expect(log.lines.length).toBeGreaterThan(20);
+  expect(text).toContain('/v1/stations/S-1/locks/1/unlock');
+  expect(text).toContain('"statusCode":401');
+  expect(text).toContain('"component":"mqtt-gateway"');
+  expect(text).toMatch(/unlock [0-9a-f-]{36} sent to S-1\/1/);
+  // ...and none of the secrets, whole or as a JWT part (header.payload is not secret alone, the signature is).
+  for (const secret of secrets) {
+    expect(text).not.toContain(secret);
+    if (secret.split('.').length === 3) expect(text).not.toContain(secret.split('.')[2]);
+  }
+  expect(text).not.toMatch(/authorization/i);
+  expect(text).not.toContain('access_token=');
+});
+
+test('a 500 is logged with its cause, which stays out of the response', async () => {
+  // Break the gateway after start: the route's call into it throws.
+  const gateway = api.gateway as unknown as { getStation: () => never };
+  gateway.getStation = () => {
+    throw new Error('internal detail 1234');
+  };
+  const { accessToken } = (await (await call('POST', '/v1/auth/login', { body: ALICE })).json()) as TokenPair;
+  const response = await call('GET', '/v1/stations/S-1', { token: accessToken });
+  expect(response.status).toBe(500);
+  expect(await response.text()).toBe('{"message":"Internal server error"}');
+  expect(log.text).toContain('internal detail 1234');
+  expect(log.text).not.toContain(accessToken);
+});
