@@ -21,6 +21,10 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Request body must be application/json' },
   NOT_IMPLEMENTED: { status: 501, message: 'Not implemented' },
+  // `/sim/v1` control plane (docs/control-plane.md)
+  CONTROL_TOKEN_INVALID: { status: 401, message: 'Control token is invalid' },
+  FAULT_NOT_FOUND: { status: 404, message: 'Fault not found' },
+  STATION_NO_RESPONSE: { status: 504, message: 'Station did not respond' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -54,7 +54,7 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
     if (!station || !request) return;
     void handleControl(station, request).then(
       (answer) => reply(request.requestId, answer),
-      (error: Error) => reply(request.requestId, { requestId: request.requestId, ok: false, status: 400, message: error.message }),
+      (error: Error) => reply(request.requestId, { requestId: request.requestId, ok: false, code: 'BAD_REQUEST', message: error.message }),
     );
   });
   await client.subscribeAsync([SIM_TOPICS.controlFilter, SIM_TOPICS.fleet], { qos: 1 });
@@ -92,18 +92,18 @@ async function handleControl(station: StationClient, request: ControlRequest): P
       return ok();
     case 'physical':
       if (!station.model.physical(request.lockId, request.physical)) {
-        return { requestId, ok: false, status: 404, message: 'Lock not found' };
+        return { requestId, ok: false, code: 'LOCK_NOT_FOUND', message: 'Lock not found' };
       }
       return ok();
     case 'addFault': {
       const lockId = request.fault.lockId;
       if (lockId !== undefined && !station.model.lockPayload(lockId)) {
-        return { requestId, ok: false, status: 404, message: 'Lock not found' };
+        return { requestId, ok: false, code: 'LOCK_NOT_FOUND', message: 'Lock not found' };
       }
       return ok(station.model.addFault(request.fault));
     }
     case 'removeFault':
-      if (!station.model.removeFault(request.faultId)) return { requestId, ok: false, status: 404, message: 'Fault not found' };
+      if (!station.model.removeFault(request.faultId)) return { requestId, ok: false, code: 'FAULT_NOT_FOUND', message: 'Fault not found' };
       return ok();
     case 'clearFaults':
       station.model.clearFaults();

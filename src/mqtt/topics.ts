@@ -210,7 +210,7 @@ export type SimEvent = Static<typeof SimEventSchema>;
 /** The answer to a control request. */
 export type ControlReply =
   | { requestId: string; ok: true; station: StationSnapshot; fault?: Fault }
-  | { requestId: string; ok: false; status: 404 | 400; message: string };
+  | { requestId: string; ok: false; code: 'LOCK_NOT_FOUND' | 'FAULT_NOT_FOUND' | 'BAD_REQUEST'; message: string };
 /** One fleet process's answer to a fleet request. */
 export interface FleetReply {
   requestId: string;

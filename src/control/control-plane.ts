@@ -1,0 +1,180 @@
+/**
+ * The `/sim/v1` control plane and its WebSocket event stream (docs/control-plane.md), as routes on
+ * the API's fastify instance. Every action goes to the fleet over MQTT through the
+ * `ControlChannel`, so it reaches stations in any process.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import websocket from '@fastify/websocket';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { WebSocket } from 'ws';
+import type { ApiInstance } from '../service/build-api.js';
+import { SimError } from '../errors.js';
+import { FaultSpecSchema } from '../station/faults.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import type { ControlChannel, ControlAction } from './control-channel.js';
+import type { EventHub, SimStreamEvent } from './event-hub.js';
+
+export interface ControlPlaneOptions {
+  channel: ControlChannel;
+  hub: EventHub;
+  fixture: Fixture;
+  /** When set, every `/sim/v1` request must carry `Authorization: Bearer <controlToken>`. */
+  controlToken?: string;
+  /**
+   * A WebSocket client with more than this many bytes waiting is closed with 1013 instead of
+   * being buffered without bound.
+   * @default 1048576
+   */
+  maxBufferedBytes?: number;
+  /** Reports whether the broker connection of the simulator is up. @default always up */
+  brokerUp?: () => boolean;
+}
+
+const TokenParams = Type.Object({ token: Type.String() }, { additionalProperties: false });
+const LockParams = Type.Object({ token: Type.String(), lockId: Type.String() }, { additionalProperties: false });
+const FaultParams = Type.Object({ token: Type.String(), id: Type.String() }, { additionalProperties: false });
+const strict = { additionalProperties: false } as const;
+
+export async function registerControlPlane(app: ApiInstance, options: ControlPlaneOptions): Promise<void> {
+  const { channel, hub, fixture } = options;
+  const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
+  const expected = options.controlToken === undefined ? undefined : digest(options.controlToken);
+
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+
+  // Every request of the API is summarised for the event stream: method, route pattern, status,
+  // time. The route pattern (`/v1/stations/:station_token`) carries no token of any kind.
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown route';
+    if (route.startsWith('/sim/v1')) return;
+    hub.emit({ type: 'api.request', method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) });
+  });
+
+  await app.register(
+    async (instance) => {
+      const plane = instance.withTypeProvider<TypeBoxTypeProvider>();
+      plane.addHook('onRequest', async (request: FastifyRequest) => {
+        if (!expected) return;
+        const header = request.headers.authorization ?? '';
+        const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+        // Compare digests so the comparison takes the same time whatever the length given.
+        if (!timingSafeEqual(digest(given), expected)) throw new SimError('CONTROL_TOKEN_INVALID');
+      });
+
+      plane.get('/health', async (_request, reply: FastifyReply) => {
+        let online = 0;
+        let offline = 0;
+        for (const station of fixture.stations) {
+          const status = hub.statuses.get(station.token);
+          if (status === 'online') online += 1;
+          else if (status === 'offline') offline += 1;
+        }
+        const settled = fixture.stations.every((station) => hub.statuses.get(station.token) === station.initialStatus);
+        const ready = (options.brokerUp?.() ?? true) && settled;
+        return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
+      });
+
+      plane.get('/stations', async () => ({ stations: await channel.fleet('query') }));
+
+      plane.get('/stations/:token', { schema: { params: TokenParams } }, async (request) => {
+        return (await channel.control(request.params.token, { action: 'snapshot' })).station;
+      });
+
+      const act = async (token: string, action: ControlAction, label: string) => {
+        const reply = await channel.control(token, action);
+        hub.emit({ type: 'control', token, action: label });
+        return reply;
+      };
+
+      plane.post(
+        '/stations/:token/connection',
+        { schema: { params: TokenParams, body: Type.Object({ online: Type.Boolean() }, strict) } },
+        async (request) => (await act(request.params.token, { action: 'connection', online: request.body.online }, request.body.online ? 'online' : 'offline')).station,
+      );
+
+      plane.post(
+        '/stations/:token/battery',
+        { schema: { params: TokenParams, body: Type.Object({ voltage: Type.Number({ minimum: 0, maximum: 100 }) }, strict) } },
+        async (request) => (await act(request.params.token, { action: 'battery', voltage: request.body.voltage }, `battery ${request.body.voltage} V`)).station,
+      );
+
+      plane.post(
+        '/stations/:token/reboot',
+        { schema: { params: TokenParams, body: Type.Optional(Type.Object({ downMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })) }, strict)) } },
+        async (request) => {
+          const downMs = request.body?.downMs ?? 2000;
+          return (await act(request.params.token, { action: 'reboot', downMs }, `reboot (${downMs} ms down)`)).station;
+        },
+      );
+
+      plane.post(
+        '/stations/:token/locks/:lockId/physical',
+        {
+          schema: {
+            params: LockParams,
+            body: Type.Object({ action: Type.Union([Type.Literal('jam'), Type.Literal('unjam'), Type.Literal('forceOpen'), Type.Literal('forceClose')]) }, strict),
+          },
+        },
+        async (request) => {
+          const { token, lockId } = request.params;
+          return (await act(token, { action: 'physical', lockId, physical: request.body.action }, `${request.body.action} lock ${lockId}`)).station;
+        },
+      );
+
+      plane.post('/stations/:token/faults', { schema: { params: TokenParams, body: FaultSpecSchema } }, async (request, reply) => {
+        const answer = await act(request.params.token, { action: 'addFault', fault: request.body }, `fault ${request.body.kind}`);
+        return reply.code(201).send(answer.fault);
+      });
+
+      plane.delete('/stations/:token/faults', { schema: { params: TokenParams } }, async (request) => {
+        return (await act(request.params.token, { action: 'clearFaults' }, 'clear faults')).station;
+      });
+
+      plane.delete('/stations/:token/faults/:id', { schema: { params: FaultParams } }, async (request) => {
+        return (await act(request.params.token, { action: 'removeFault', faultId: request.params.id }, `clear fault ${request.params.id}`)).station;
+      });
+
+      plane.post('/reset', async () => {
+        const stations = await channel.fleet('reset');
+        hub.emit({ type: 'control', action: 'reset' });
+        return { reset: stations.length };
+      });
+
+      plane.get('/events', { websocket: true }, (socket: WebSocket) => {
+        let seq = 0;
+        let closed = false;
+        const send = (event: Record<string, unknown>): void => {
+          if (closed) return;
+          if (socket.bufferedAmount > maxBuffered) {
+            closed = true;
+            // 1013 "try again later": the client is too slow; dropping it beats unbounded memory.
+            socket.close(1013, 'client too slow');
+            return;
+          }
+          seq += 1;
+          socket.send(JSON.stringify({ seq, ...event }));
+        };
+        // Events that happen while the snapshot is gathered are held and sent after it, in order.
+        const held: SimStreamEvent[] = [];
+        let snapshotSent = false;
+        const unsubscribe = hub.subscribe((event) => (snapshotSent ? send(event) : held.push(event)));
+        socket.on('close', () => {
+          closed = true;
+          unsubscribe();
+        });
+        void channel.fleet('query').then((stations) => {
+          send({ type: 'snapshot', time: new Date().toISOString(), stations });
+          snapshotSent = true;
+          for (const event of held.splice(0)) send(event);
+        });
+      });
+    },
+    { prefix: '/sim/v1' },
+  );
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

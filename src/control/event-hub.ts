@@ -1,0 +1,159 @@
+/**
+ * Turns what crosses the broker into the events of the event stream (docs/control-plane.md): station
+ * status, lock state, commands sent, acked, rejected or timed out, faults applied; plus control
+ * actions and API request summaries reported in-process. It also keeps the last status of every
+ * station, which is what `/sim/v1/health` reads.
+ */
+import type { Fixture, StationStatus } from '../fixture/fixture-schema.js';
+import { StationTopics, parsePayload, parseSimMessage } from '../mqtt/topics.js';
+import type { Clock } from '../station/clock.js';
+
+/** One event of the stream, without the per-connection `seq`. */
+export type SimStreamEvent = { time: string } & (
+  | { type: 'station.status'; token: string; status: StationStatus; batteryVoltage: number; lastConnection: string }
+  | { type: 'lock.state'; token: string; lockId: string; status: string; lastUpdated: string }
+  | { type: 'command.sent'; token: string; lockId: string; commandId: string }
+  | { type: 'command.acked'; token: string; lockId: string; commandId: string; ms: number }
+  | { type: 'command.rejected'; token: string; lockId: string; commandId: string; reason: string; ms: number }
+  | { type: 'command.timeout'; token: string; lockId: string; commandId: string; ms: number }
+  | { type: 'fault.applied'; token: string; fault: string; lockId?: string; commandId?: string }
+  | { type: 'control'; token?: string; action: string }
+  | { type: 'api.request'; method: string; route: string; status: number; ms: number }
+);
+
+/** Distributes the union over its members, so `Omit` keeps each member's own fields. */
+type WithoutTime<T> = T extends unknown ? Omit<T, 'time'> : never;
+export type SimStreamEventInput = WithoutTime<SimStreamEvent>;
+
+type Listener = (event: SimStreamEvent) => void;
+
+export interface EventHubOptions {
+  fixture: Fixture;
+  clock: Clock;
+  /**
+   * After how long an unlock command without an ack is reported as `command.timeout`.
+   * @default fixture.api.commandTimeoutMs
+   */
+  commandTimeoutMs?: number;
+  /** Commands tracked at once; the oldest are forgotten past it, so memory stays bounded. @default 10000 */
+  maxTrackedCommands?: number;
+}
+
+interface TrackedCommand {
+  token: string;
+  lockId: string;
+  sentAt: number;
+  timer: ReturnType<Clock['setTimeout']>;
+}
+
+export class EventHub {
+  readonly #listeners = new Set<Listener>();
+  readonly #clock: Clock;
+  /** One entry per distinct set of topic templates in the fixture. */
+  readonly #routes: StationTopics[];
+  readonly #statuses = new Map<string, StationStatus>();
+  readonly #commands = new Map<string, TrackedCommand>();
+  readonly #timeoutMs: number;
+  readonly #maxTracked: number;
+
+  constructor(options: EventHubOptions) {
+    this.#clock = options.clock;
+    this.#timeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
+    this.#maxTracked = options.maxTrackedCommands ?? 10_000;
+    // Distinct template sets: most fleets share one, so routing a message is a handful of regex tests.
+    const seen = new Map<string, StationTopics>();
+    for (const station of options.fixture.stations) {
+      const key = JSON.stringify(station.behaviour.topics);
+      if (!seen.has(key)) seen.set(key, new StationTopics(station.behaviour.topics));
+    }
+    this.#routes = [...seen.values()];
+  }
+
+  subscribe(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Last reported status of each station that has reported one. */
+  get statuses(): ReadonlyMap<string, StationStatus> {
+    return this.#statuses;
+  }
+
+  emit(event: SimStreamEventInput): void {
+    const full = { ...event, time: new Date(this.#clock.now()).toISOString() } as SimStreamEvent;
+    for (const listener of this.#listeners) listener(full);
+  }
+
+  /** Feeds one MQTT message in. */
+  handleMessage(topic: string, payload: Buffer): void {
+    if (topic.startsWith('station-sim/events/')) {
+      const event = parseSimMessage('event', payload);
+      if (event) this.emit({ type: 'fault.applied', token: topic.slice('station-sim/events/'.length), ...event });
+      return;
+    }
+    for (const topics of this.#routes) {
+      const status = topics.match('status', topic);
+      if (status) {
+        const body = parsePayload('status', payload);
+        if (!body) return;
+        this.#statuses.set(status.token, body.status);
+        this.emit({ type: 'station.status', token: status.token, status: body.status, batteryVoltage: body.batteryVoltage, lastConnection: body.lastConnection });
+        return;
+      }
+      const lock = topics.match('lockState', topic);
+      if (lock?.lockId !== undefined) {
+        const body = parsePayload('lockState', payload);
+        if (body) this.emit({ type: 'lock.state', token: lock.token, lockId: lock.lockId, status: body.status, lastUpdated: body.lastUpdated });
+        return;
+      }
+      const unlock = topics.match('unlock', topic);
+      if (unlock?.lockId !== undefined) {
+        const body = parsePayload('unlock', payload);
+        if (body) this.#sent(unlock.token, unlock.lockId, body.commandId);
+        return;
+      }
+      const ack = topics.match('acks', topic);
+      if (ack) {
+        const body = parsePayload('acks', payload);
+        if (body) this.#acked(ack.token, body);
+        return;
+      }
+    }
+  }
+
+  /** Stops the command timers. */
+  stop(): void {
+    for (const command of this.#commands.values()) this.#clock.clearTimeout(command.timer);
+    this.#commands.clear();
+    this.#listeners.clear();
+  }
+
+  #sent(token: string, lockId: string, commandId: string): void {
+    this.emit({ type: 'command.sent', token, lockId, commandId });
+    // A redelivered command keeps its first send time.
+    if (this.#commands.has(commandId)) return;
+    const sentAt = this.#clock.now();
+    const timer = this.#clock.setTimeout(() => {
+      this.#commands.delete(commandId);
+      this.emit({ type: 'command.timeout', token, lockId, commandId, ms: this.#clock.now() - sentAt });
+    }, this.#timeoutMs);
+    this.#commands.set(commandId, { token, lockId, sentAt, timer });
+    if (this.#commands.size > this.#maxTracked) {
+      const [oldestId, oldest] = this.#commands.entries().next().value as [string, TrackedCommand];
+      this.#clock.clearTimeout(oldest.timer);
+      this.#commands.delete(oldestId);
+    }
+  }
+
+  #acked(token: string, ack: { commandId: string; lockId: string; accepted: boolean; reason?: string }): void {
+    const command = this.#commands.get(ack.commandId);
+    // A second ack of the same command (redelivery) is still reported, timed from the first send.
+    const ms = command ? this.#clock.now() - command.sentAt : 0;
+    if (command) {
+      this.#clock.clearTimeout(command.timer);
+      this.#commands.delete(ack.commandId);
+    }
+    if (ack.accepted) this.emit({ type: 'command.acked', token, lockId: ack.lockId, commandId: ack.commandId, ms });
+    else this.emit({ type: 'command.rejected', token, lockId: ack.lockId, commandId: ack.commandId, reason: ack.reason ?? 'rejected', ms });
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The control plane's moving parts, started together: the MQTT channel to the fleet, the event
+ * hub fed by it, and the scenario timeline. `register(app)` adds the `/sim/v1` routes to an HTTP
+ * server; `stop()` ends them all.
+ */
+import type { Fixture } from '../fixture/fixture-schema.js';
+import type { MqttTransport } from '../mqtt/transport.js';
+import type { Clock } from '../station/clock.js';
+import type { ApiInstance } from '../service/build-api.js';
+import { ControlChannel } from './control-channel.js';
+import { EventHub } from './event-hub.js';
+import { registerControlPlane } from './control-plane.js';
+import { startScenario, type StartedScenario } from './scenario-runner.js';
+
+export interface ControlOptions {
+  transport: MqttTransport;
+  fixture: Fixture;
+  clock: Clock;
+  /** Required bearer token of `/sim/v1`. @default none: open (bind to loopback) */
+  controlToken?: string;
+  /** Called when a scenario step fails. */
+  onScenarioError?: (message: string) => void;
+}
+
+export interface StartedControl {
+  readonly channel: ControlChannel;
+  readonly hub: EventHub;
+  register(app: ApiInstance): Promise<void>;
+  /** Starts the fixture's scenario timeline (call once the fleet is up). */
+  startScenario(): void;
+  stop(): Promise<void>;
+}
+
+export async function startControl(options: ControlOptions): Promise<StartedControl> {
+  const hub = new EventHub({ fixture: options.fixture, clock: options.clock });
+  const channel = await ControlChannel.start({ transport: options.transport, fixture: options.fixture });
+  channel.onMessage((topic, payload) => hub.handleMessage(topic, payload));
+  let scenario: StartedScenario | undefined;
+  return {
+    channel,
+    hub,
+    register: (app) =>
+      registerControlPlane(app, {
+        channel,
+        hub,
+        fixture: options.fixture,
+        ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
+      }),
+    startScenario: () => {
+      if (scenario || options.fixture.scenario.length === 0) return;
+      scenario = startScenario({
+        steps: options.fixture.scenario,
+        channel,
+        hub,
+        clock: options.clock,
+        onError: (step, error) => options.onScenarioError?.(`scenario step "${step.do}" failed: ${error.message}`),
+      });
+    },
+    stop: async () => {
+      scenario?.stop();
+      hub.stop();
+      await channel.stop();
+    },
+  };
+}
