@@ -17,19 +17,25 @@ export interface StartApiOptions extends Omit<BuildApiOptions, 'gateway'> {
   commandTimeoutMs?: number;
   /** Gateway settings beyond the broker address and command timeout. */
   gateway?: Omit<MqttGatewayOptions, 'mqttUrl' | 'fixture' | 'commandTimeoutMs'>;
+  /** Adds routes to the app before it listens (the simulator adds the `/sim/v1` control plane). */
+  beforeListen?: (app: ApiInstance) => Promise<void>;
+  /** When the port is taken, take a free one instead of failing (the CLI's default port). @default false */
+  fallbackToFreePort?: boolean;
 }
 
 export interface StartedApi {
   /** Base address of the API, e.g. `http://127.0.0.1:8080` (paths start with `/v1/`). */
   readonly url: string;
   readonly port: number;
+  /** True when the requested port was taken and a free one was chosen instead. */
+  readonly fellBack: boolean;
   readonly gateway: StartedMqttGateway;
   readonly app: ApiInstance;
   stop(): Promise<void>;
 }
 
 export async function startApi(options: StartApiOptions): Promise<StartedApi> {
-  const { mqttUrl, port: requestedPort, host = '127.0.0.1', commandTimeoutMs, gateway: gatewayOptions, ...buildOptions } = options;
+  const { mqttUrl, port: requestedPort, host = '127.0.0.1', commandTimeoutMs, gateway: gatewayOptions, beforeListen, fallbackToFreePort, ...buildOptions } = options;
   // The app is built first so the gateway can log through the app's logger. Nothing calls the
   // gateway before the server listens, which happens only once the gateway is up.
   let gateway: StartedMqttGateway | undefined;
@@ -48,7 +54,8 @@ export async function startApi(options: StartApiOptions): Promise<StartedApi> {
       fixture: options.fixture,
       ...(commandTimeoutMs === undefined ? {} : { commandTimeoutMs }),
     });
-    await app.listen({ port: requestedPort ?? 0, host });
+    await beforeListen?.(app);
+    await listenWithFallback(app, requestedPort ?? 0, host, fallbackToFreePort ?? false);
   } catch (error) {
     await app.close();
     await gateway?.stop();
@@ -59,11 +66,13 @@ export async function startApi(options: StartApiOptions): Promise<StartedApi> {
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (requestedPort ?? 0);
+  const fellBack = requestedPort !== undefined && requestedPort !== 0 && port !== requestedPort;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const started = gateway;
   return {
     url: `http://${urlHost}:${port}`,
     port,
+    fellBack,
     gateway: started,
     app,
     stop: async () => {
@@ -74,4 +83,13 @@ export async function startApi(options: StartApiOptions): Promise<StartedApi> {
       await closing;
     },
   };
+}
+
+async function listenWithFallback(app: ApiInstance, port: number, host: string, fallback: boolean): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    if (!fallback || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    await app.listen({ port: 0, host });
+  }
 }

@@ -10,8 +10,35 @@ import type { Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../mqtt/transport.js';
 import { systemClock, type Clock } from '../station/clock.js';
+import { startApi, type StartedApi } from '../service/start-api.js';
+import type { ApiLoggerOption } from '../service/build-api.js';
+import { startControl, type StartedControl } from '../control/start-control.js';
 
-export interface SimulatorOptions {
+/** What the HTTP side (the `/v1` API and the `/sim/v1` control plane) can be told. */
+export interface HttpOptions {
+  /** Port of the HTTP server (API and control plane); 0 picks a free one. @default 0 */
+  httpPort?: number;
+  /** Interface the servers bind to. @default "127.0.0.1" */
+  host?: string;
+  /** When a requested port is taken, use a free one instead of failing. @default false */
+  fallbackToFreePort?: boolean;
+  /** Bearer token required by `/sim/v1`. @default none */
+  controlToken?: string;
+  /** Overrides the fixture's access token lifetime. */
+  accessTokenTtlSeconds?: number;
+  /** Overrides the fixture's refresh token lifetime. */
+  refreshTokenTtlSeconds?: number;
+  /** Overrides the fixture's command timeout. */
+  commandTimeoutMs?: number;
+  /** API request logging (JSON lines; tokens, passwords and bodies never included). @default false */
+  logger?: ApiLoggerOption;
+  /** Told about things worth a line, such as a scenario step that failed. */
+  onNotice?: (message: string) => void;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+export interface SimulatorOptions extends HttpOptions {
   /** A fixture file path, fixture data, or a fixture already loaded. @default the bundled demo fixture */
   fixture?: string | Fixture | object;
   /** Overrides the fixture's seed. */
@@ -20,16 +47,23 @@ export interface SimulatorOptions {
   broker?: string;
   /** Port of the embedded broker; 0 picks a free one. @default 0 */
   mqttPort?: number;
-  /** Port of the HTTP API; 0 picks a free one. @default 0 */
-  httpPort?: number;
-  /** Interface the servers bind to. @default "127.0.0.1" */
-  host?: string;
-  /** When a requested port is taken, use a free one instead of failing. @default false */
-  fallbackToFreePort?: boolean;
-  /** @default systemClock */
-  clock?: Clock;
+  /**
+   * Serve the `/v1` API and the `/sim/v1` control plane. Off for a fleet-only process.
+   * @default true
+   */
+  http?: boolean;
   /** Called as stations come up. */
   onProgress?: (ready: number, total: number) => void;
+}
+
+/** The HTTP side, running: the API server with the control plane on it. */
+export interface StartedHttp {
+  /** Base URL of the `/v1` API. */
+  readonly apiUrl: string;
+  /** Base URL of the control plane, `{apiUrl}/sim/v1`. */
+  readonly controlUrl: string;
+  readonly api: StartedApi;
+  readonly control: StartedControl;
 }
 
 /** A running simulator; `stop()` shuts every part down and leaves no handle open. */
@@ -41,6 +75,18 @@ export interface StartedSimulator {
   readonly fleet: StartedFleet;
   /** The embedded broker, when there is one. */
   readonly broker: StartedBroker | undefined;
+  /** The API and control plane, unless started with `http: false`. */
+  readonly http: StartedHttp | undefined;
+  /** Shorthands for `http.apiUrl` and `http.controlUrl`. */
+  readonly apiUrl: string | undefined;
+  readonly controlUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** An API process without a fleet (`station-sim api`): stations run elsewhere on the same broker. */
+export interface StartedApiProcess extends StartedHttp {
+  readonly fixture: Fixture;
+  readonly mqttUrl: string;
   stop(): Promise<void>;
 }
 
@@ -57,27 +103,78 @@ function isLoaded(value: object): value is Fixture {
   return 'source' in value && 'api' in value && Array.isArray((value as Fixture).stations);
 }
 
+/** Runs cleanups in reverse order of registration. */
+class Cleanups {
+  readonly #steps: (() => Promise<void>)[] = [];
+
+  add(step: () => Promise<void>): void {
+    this.#steps.push(step);
+  }
+
+  readonly run = async (): Promise<void> => {
+    for (const step of this.#steps.splice(0).reverse()) await step();
+  };
+}
+
+/** The embedded broker, or the external one given. */
+async function connectBroker(
+  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'fallbackToFreePort'>,
+  cleanups: Cleanups,
+): Promise<{ transport: MqttTransport; mqttUrl: string; broker: StartedBroker | undefined }> {
+  if (options.broker) return { transport: { kind: 'tcp', url: options.broker }, mqttUrl: redactUrl(options.broker), broker: undefined };
+  const broker = await startEmbeddedBroker({
+    port: options.mqttPort ?? 0,
+    host: options.host ?? '127.0.0.1',
+    fallbackToFreePort: options.fallbackToFreePort ?? false,
+  });
+  cleanups.add(() => broker.stop());
+  return { transport: { kind: 'memory', broker }, mqttUrl: broker.url, broker };
+}
+
+/** The control plane's channel and event hub; started before the fleet so they see it come up. */
+async function startControlFor(fixture: Fixture, transport: MqttTransport, options: HttpOptions, cleanups: Cleanups): Promise<StartedControl> {
+  const control = await startControl({
+    transport,
+    fixture,
+    clock: options.clock ?? systemClock,
+    ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
+    ...(options.onNotice ? { onScenarioError: options.onNotice } : {}),
+  });
+  cleanups.add(() => control.stop());
+  return control;
+}
+
+/** The API server with the control plane on it, listening; starts the scenario timeline. */
+async function serveHttp(
+  fixture: Fixture,
+  transport: MqttTransport,
+  mqttUrl: string,
+  control: StartedControl,
+  options: HttpOptions,
+  cleanups: Cleanups,
+): Promise<StartedHttp> {
+  const api = await startApi({
+    fixture,
+    mqttUrl,
+    port: options.httpPort ?? 0,
+    host: options.host ?? '127.0.0.1',
+    fallbackToFreePort: options.fallbackToFreePort ?? false,
+    gateway: { transport },
+    beforeListen: (app) => control.register(app),
+    ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'commandTimeoutMs', 'logger']),
+  });
+  cleanups.add(() => api.stop());
+  control.startScenario();
+  return { api, control, apiUrl: api.url, controlUrl: `${api.url}/sim/v1` };
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<StartedSimulator> {
   const fixture = await resolveFixture(options.fixture);
   const seed = options.seed ?? fixture.seed;
-  const host = options.host ?? '127.0.0.1';
-  const cleanups: (() => Promise<void>)[] = [];
-  const stopAll = async (): Promise<void> => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  };
+  const cleanups = new Cleanups();
   try {
-    let broker: StartedBroker | undefined;
-    let transport: MqttTransport;
-    let mqttUrl: string;
-    if (options.broker) {
-      transport = { kind: 'tcp', url: options.broker };
-      mqttUrl = redactUrl(options.broker);
-    } else {
-      broker = await startEmbeddedBroker({ port: options.mqttPort ?? 0, host, fallbackToFreePort: options.fallbackToFreePort ?? false });
-      cleanups.push(() => broker!.stop());
-      transport = { kind: 'memory', broker };
-      mqttUrl = broker.url;
-    }
+    const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
+    const control = options.http === false ? undefined : await startControlFor(fixture, transport, options, cleanups);
     const fleet = await startFleet({
       stations: fixture.stations,
       transport,
@@ -85,10 +182,33 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       clock: options.clock ?? systemClock,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
-    cleanups.push(() => fleet.stop());
-    return { fixture, seed, mqttUrl, fleet, broker, stop: stopAll };
+    cleanups.add(() => fleet.stop());
+    const http = control ? await serveHttp(fixture, transport, mqttUrl, control, options, cleanups) : undefined;
+    return { fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
   } catch (error) {
-    await stopAll();
+    await cleanups.run();
     throw error;
   }
+}
+
+/** The `/v1` API and the control plane against an external broker, with no fleet of its own. */
+export async function startApiProcess(options: HttpOptions & { fixture?: SimulatorOptions['fixture']; broker: string }): Promise<StartedApiProcess> {
+  const fixture = await resolveFixture(options.fixture);
+  const cleanups = new Cleanups();
+  try {
+    const { transport, mqttUrl } = await connectBroker({ broker: options.broker }, cleanups);
+    const control = await startControlFor(fixture, transport, options, cleanups);
+    const http = await serveHttp(fixture, transport, mqttUrl, control, options, cleanups);
+    return { ...http, fixture, mqttUrl, stop: cleanups.run };
+  } catch (error) {
+    await cleanups.run();
+    throw error;
+  }
+}
+
+/** The options of `keys` that are set, leaving unset ones out (for exact optional properties). */
+function pick<T extends object, K extends keyof T>(source: T, keys: K[]): Partial<Pick<T, K>> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
+  return picked;
 }
