@@ -1,5 +1,6 @@
 /** Options shared by several commands, declared once. */
 import type { Argv } from 'yargs';
+import { UsageError } from './output.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -43,6 +44,57 @@ export function withBroker<T>(yargs: Argv<T>, required: boolean) {
 export function checkPort(name: string, value: number | undefined): void {
   if (value === undefined) return;
   if (!Number.isInteger(value) || value < 0 || value > 65535) {
-    throw new Error(`--${name} must be a whole number from 0 to 65535`);
+    throw new UsageError(`--${name} must be a whole number from 0 to 65535`);
   }
+}
+
+export function withHttp<T>(yargs: Argv<T>) {
+  return yargs
+    .option('http-port', {
+      type: 'number',
+      describe: `Port of the HTTP server (/v1 API and /sim/v1 control plane); 0 picks a free one (default ${DEFAULT_HTTP_PORT}, or a free port if that is taken)`,
+    })
+    .option('control-token', {
+      type: 'string',
+      describe: 'Require "Authorization: Bearer <token>" on /sim/v1 (or set STATION_SIM_CONTROL_TOKEN, which keeps it out of the process list)',
+    })
+    .option('access-ttl', { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" })
+    .option('refresh-ttl', { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" })
+    .option('command-timeout', { type: 'number', describe: "How long an unlock waits for the station's ack, ms (default: the fixture's, 5000)" })
+    .option('log', { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr (tokens and bodies are never logged)' });
+}
+
+/** The HTTP options of a parsed command line, checked at the edge. */
+export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env) {
+  const httpPort = argv['http-port'] as number | undefined;
+  checkPort('http-port', httpPort);
+  for (const name of ['access-ttl', 'refresh-ttl', 'command-timeout']) {
+    const value = argv[name] as number | undefined;
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new UsageError(`--${name} must be a whole number of at least 1`);
+  }
+  const controlToken = (argv['control-token'] as string | undefined) ?? env.STATION_SIM_CONTROL_TOKEN;
+  const set = <V>(key: string, value: V | undefined) => (value === undefined ? {} : { [key]: value });
+  return {
+    httpPort: httpPort ?? DEFAULT_HTTP_PORT,
+    fallbackToFreePort: httpPort === undefined,
+    ...set('controlToken', controlToken === '' ? undefined : controlToken),
+    ...set('accessTokenTtlSeconds', argv['access-ttl'] as number | undefined),
+    ...set('refreshTokenTtlSeconds', argv['refresh-ttl'] as number | undefined),
+    ...set('commandTimeoutMs', argv['command-timeout'] as number | undefined),
+    ...(argv.log ? { logger: { stream: process.stderr } } : {}),
+  } as {
+    httpPort: number;
+    fallbackToFreePort: boolean;
+    controlToken?: string;
+    accessTokenTtlSeconds?: number;
+    refreshTokenTtlSeconds?: number;
+    commandTimeoutMs?: number;
+    logger?: { stream: NodeJS.WritableStream };
+  };
+}
+
+/** How the control plane is protected, for the start-up line. */
+export function controlAccess(host: string, controlToken: string | undefined): string {
+  const where = host === '127.0.0.1' || host === '::1' || host === 'localhost' ? 'loopback only' : `bound to ${host}`;
+  return `control plane ${where}, ${controlToken ? 'token required' : 'no token (open to anyone who can reach it)'}`;
 }

@@ -8,6 +8,7 @@ import { upCommand } from './commands/up.js';
 import { brokerCommand } from './commands/broker.js';
 import { stationsCommand } from './commands/stations.js';
 import { fixtureCommand } from './commands/fixture.js';
+import { apiCommand } from './commands/api.js';
 import { UsageError, describeFailure, type CliIo } from './output.js';
 
 export async function runCli(args: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
@@ -16,6 +17,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .command(upCommand(io))
     .command(brokerCommand(io))
     .command(stationsCommand(io))
+    .command(apiCommand(io))
     .command(fixtureCommand(io))
     .demandCommand(1, 'name a command (see --help)')
     .strict()

@@ -20,7 +20,7 @@ export interface HttpOptions {
   httpPort?: number;
   /** Interface the servers bind to. @default "127.0.0.1" */
   host?: string;
-  /** When a requested port is taken, use a free one instead of failing. @default false */
+  /** When the requested HTTP port is taken, use a free one instead of failing. @default false */
   fallbackToFreePort?: boolean;
   /** Bearer token required by `/sim/v1`. @default none */
   controlToken?: string;
@@ -47,6 +47,8 @@ export interface SimulatorOptions extends HttpOptions {
   broker?: string;
   /** Port of the embedded broker; 0 picks a free one. @default 0 */
   mqttPort?: number;
+  /** When the requested MQTT port is taken, use a free one instead of failing. @default false */
+  mqttFallbackToFreePort?: boolean;
   /**
    * Serve the `/v1` API and the `/sim/v1` control plane. Off for a fleet-only process.
    * @default true
@@ -118,14 +120,14 @@ class Cleanups {
 
 /** The embedded broker, or the external one given. */
 async function connectBroker(
-  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'fallbackToFreePort'>,
+  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort'>,
   cleanups: Cleanups,
 ): Promise<{ transport: MqttTransport; mqttUrl: string; broker: StartedBroker | undefined }> {
   if (options.broker) return { transport: { kind: 'tcp', url: options.broker }, mqttUrl: redactUrl(options.broker), broker: undefined };
   const broker = await startEmbeddedBroker({
     port: options.mqttPort ?? 0,
     host: options.host ?? '127.0.0.1',
-    fallbackToFreePort: options.fallbackToFreePort ?? false,
+    fallbackToFreePort: options.mqttFallbackToFreePort ?? false,
   });
   cleanups.add(() => broker.stop());
   return { transport: { kind: 'memory', broker }, mqttUrl: broker.url, broker };

@@ -19,11 +19,15 @@ afterEach(async () => {
 describe('station-sim CLI', () => {
   it('up: starts broker and fleet, prints one JSON ready line, and publishes offline for every station on SIGTERM', async () => {
     const fixture = await loadFixture('fixtures/ci.json');
-    const cli = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--mqtt-port', '0', '--json']);
+    const cli = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--mqtt-port', '0', '--http-port', '0', '--json']);
     cleanups.push(async () => cli.child.exitCode === null && cli.signal('SIGKILL'));
     const ready = await cli.readyJson();
     expect(ready).toMatchObject({ event: 'ready', stations: 25, online: 24, seed: 7 });
     expect(ready.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
+    expect(ready.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(ready.controlUrl).toBe(`${ready.apiUrl}/sim/v1`);
+    expect(cli.stderr).toContain('control plane loopback only, no token');
+    expect((await fetch(`${ready.controlUrl}/health`)).status).toBe(200);
     const observer = await MqttObserver.connect(ready.mqttUrl, ['stations/+/status']);
     cleanups.push(() => observer.close());
     for (const station of fixture.stations) {
@@ -88,10 +92,10 @@ describe('station-sim CLI', () => {
   it('up refuses an invalid fixture before starting anything, and an explicit port that is taken', async () => {
     const broker = await startEmbeddedBroker({ port: 0 });
     cleanups.push(() => broker.stop());
-    const taken = await runCliToEnd(['up', '--fixture', 'fixtures/ci.json', '--mqtt-port', String(broker.port)]);
+    const taken = await runCliToEnd(['up', '--fixture', 'fixtures/ci.json', '--mqtt-port', String(broker.port), '--http-port', '0']);
     expect(taken.code).toBe(1);
     expect(taken.stderr).toBe(`station-sim: MQTT port ${broker.port} on 127.0.0.1 is already in use\n`);
-    const missing = await runCliToEnd(['up', '--fixture', 'nope.json', '--mqtt-port', '0']);
+    const missing = await runCliToEnd(['up', '--fixture', 'nope.json', '--mqtt-port', '0', '--http-port', '0']);
     expect(missing).toMatchObject({ code: 1, stdout: '' });
     expect(missing.stderr).toContain('nope.json: /: file not found');
   });

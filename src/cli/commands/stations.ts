@@ -15,6 +15,7 @@ export function stationsCommand(io: CliIo): CommandModule {
         fixture: argv.fixture as string | undefined,
         seed: argv.seed as number | undefined,
         broker: argv.broker as string,
+        http: false,
       });
       const summary = fleetSummary(sim.fleet);
       printReady(io, argv.json as boolean, `station-sim stations: ${summary.text} on ${sim.mqttUrl} · seed ${sim.seed} · Ctrl-C to stop`, {

@@ -1,0 +1,155 @@
+/**
+ * The control plane end to end: real HTTP, real WebSocket, real MQTT between the control plane and
+ * the fleet, and the /v1 API seeing the result.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import { createClient } from '../../src/client/index.js';
+import { EventSocket } from '../helpers/event-socket.js';
+
+let sim: StartedSimulator;
+let control: string;
+let api: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({ fixture: 'fixtures/ci.json', commandTimeoutMs: 400 });
+  control = sim.controlUrl!;
+  api = sim.apiUrl!;
+});
+afterAll(async () => {
+  await sim.stop();
+});
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${control}${path}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+const client = () => createClient({ baseUrl: api, email: 'ci@example.com', password: 'ci-password' });
+
+describe('/sim/v1 control plane', () => {
+  it('reports health once every station has come up', async () => {
+    expect(await call('GET', '/health')).toEqual({ status: 200, json: { ready: true, stations: { total: 25, online: 24, offline: 1 } } });
+  });
+
+  it('lists the full simulated state of every station and of one', async () => {
+    const all = await call('GET', '/stations');
+    expect(all.status).toBe(200);
+    expect(all.json.stations).toHaveLength(25);
+    const one = await call('GET', '/stations/CI-JAMMED');
+    expect(one.json).toMatchObject({
+      token: 'CI-JAMMED',
+      stationId: 3,
+      locks: [{ lockId: '1', status: 'jammed', pending: null }],
+      battery: { cutoffV: 11.5 },
+      faults: [],
+    });
+    expect(one.json.timers).toEqual([{ kind: 'heartbeat', dueAt: expect.any(String) }]);
+  });
+
+  it('takes a station offline with a real disconnect (the API sees it) and back online', async () => {
+    const off = await call('POST', '/stations/CI-2/connection', { online: false });
+    expect(off).toMatchObject({ status: 200, json: { token: 'CI-2', status: 'offline' } });
+    const user = client();
+    await expect.poll(async () => (await user.getStation('CI-2')).status).toBe('offline');
+    expect(await user.unlock('CI-2', '1')).toEqual({ success: false, message: 'Station is offline' });
+    expect((await call('POST', '/stations/CI-2/connection', { online: true })).json.status).toBe('online');
+    await expect.poll(async () => (await user.getStation('CI-2')).status).toBe('online');
+    expect(await user.unlock('CI-2', '1')).toEqual({ success: true });
+  });
+
+  it('jams, unjams, forces open and closed; sets the battery', async () => {
+    const user = client();
+    await call('POST', '/stations/CI-1/locks/2/physical', { action: 'jam' });
+    await expect.poll(async () => (await user.getStation('CI-1')).locks.find((l) => l.lockId === '2')?.status).toBe('jammed');
+    expect((await user.unlock('CI-1', '2')).success).toBe(false);
+    await call('POST', '/stations/CI-1/locks/2/physical', { action: 'unjam' });
+    const opened = await call('POST', '/stations/CI-1/locks/2/physical', { action: 'forceOpen' });
+    expect(opened.json.locks[1]).toMatchObject({ lockId: '2', status: 'unlocked', pending: 'open' });
+    await call('POST', '/stations/CI-1/locks/2/physical', { action: 'forceClose' });
+    const battery = await call('POST', '/stations/CI-1/battery', { voltage: 11.1 });
+    expect(battery.json.batteryVoltage).toBe(11.1);
+    await expect.poll(async () => (await user.getStation('CI-1')).batteryVoltage).toBe(11.1);
+    expect(await user.unlock('CI-1', '1')).toMatchObject({ success: false });
+    await call('POST', '/stations/CI-1/battery', { voltage: 12.6 });
+  });
+
+  it('injects faults: a dropped command times out, a rejection carries its reason, then they clear', async () => {
+    const user = client();
+    const dropped = await call('POST', '/stations/CI-FLEET-01/faults', { kind: 'dropCommands', count: 1 });
+    expect(dropped).toMatchObject({ status: 201, json: { kind: 'dropCommands', count: 1, id: expect.any(String) } });
+    expect(await user.unlock('CI-FLEET-01', '1')).toEqual({ success: false, message: 'Station did not acknowledge the command in time' });
+    expect(await user.unlock('CI-FLEET-01', '1')).toEqual({ success: true });
+    const reject = await call('POST', '/stations/CI-FLEET-01/faults', { kind: 'reject', reason: 'maintenance', lockId: '2' });
+    expect((await user.unlock('CI-FLEET-01', '2')).success).toBe(false);
+    expect((await call('GET', '/stations/CI-FLEET-01')).json.faults).toEqual([{ id: reject.json.id, kind: 'reject', reason: 'maintenance', lockId: '2' }]);
+    expect((await call('DELETE', `/stations/CI-FLEET-01/faults/${reject.json.id}`)).json.faults).toEqual([]);
+    expect(await call('DELETE', '/stations/CI-FLEET-01/faults/f999')).toEqual({ status: 404, json: { message: 'Fault not found' } });
+  });
+
+  it('answers bad requests with 400 and unknown stations or locks with 404', async () => {
+    expect(await call('POST', '/stations/NOPE/connection', { online: false })).toEqual({ status: 404, json: { message: 'Station not found' } });
+    expect(await call('POST', '/stations/CI-1/locks/9/physical', { action: 'jam' })).toEqual({ status: 404, json: { message: 'Lock not found' } });
+    const bad = await call('POST', '/stations/CI-1/faults', { kind: 'explode' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toMatch(/kind/);
+    expect((await call('POST', '/stations/CI-1/battery', { voltage: 12, volts: 3 })).json).toEqual({ message: 'volts is not an allowed field' });
+  });
+
+  it('streams a snapshot, then the unlock chain and API summaries without tokens', async () => {
+    const stream = await EventSocket.open(`${control}/events`);
+    const snapshot = await stream.waitFor((e) => e.type === 'snapshot', 'the snapshot');
+    expect(snapshot.seq).toBe(1);
+    expect(snapshot.stations).toHaveLength(25);
+    const user = client();
+    await user.unlock('CI-FLEET-02', '1');
+    const sent = await stream.waitFor((e) => e.type === 'command.sent' && e.token === 'CI-FLEET-02', 'command.sent');
+    const acked = await stream.waitFor((e) => e.type === 'command.acked' && e.commandId === sent.commandId, 'command.acked');
+    const unlocked = await stream.waitFor((e) => e.type === 'lock.state' && e.token === 'CI-FLEET-02' && e.status === 'unlocked', 'unlocked');
+    const locked = await stream.waitFor((e) => e.type === 'lock.state' && e.token === 'CI-FLEET-02' && e.status === 'locked', 'locked');
+    expect(acked.ms).toBeGreaterThanOrEqual(0);
+    expect([sent.seq, acked.seq, unlocked.seq, locked.seq]).toEqual([...[sent.seq, acked.seq, unlocked.seq, locked.seq]].sort((a, b) => a - b));
+    const seqs = stream.events.map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    const request = await stream.waitFor((e) => e.type === 'api.request' && e.route === '/v1/stations/:station_token/locks/:lock_id/unlock', 'api.request');
+    expect(request).toMatchObject({ method: 'POST', status: 200 });
+    const login = await stream.waitFor((e) => e.type === 'api.request' && e.route === '/v1/auth/login', 'login summary');
+    expect(JSON.stringify(login)).not.toMatch(/password|eyJ/);
+    stream.close();
+  });
+
+  it('resets every station to the fixture state', async () => {
+    await call('POST', '/stations/CI-OFFLINE/connection', { online: true });
+    await call('POST', '/stations/CI-1/faults', { kind: 'latency', delayMs: 10 });
+    await call('POST', '/stations/CI-1/locks/1/physical', { action: 'jam' });
+    expect(await call('POST', '/reset')).toEqual({ status: 200, json: { reset: 25 } });
+    const station = (await call('GET', '/stations/CI-1')).json;
+    expect(station).toMatchObject({ faults: [], locks: [{ status: 'locked' }, { status: 'locked' }] });
+    expect((await call('GET', '/stations/CI-OFFLINE')).json.status).toBe('offline');
+    await expect.poll(async () => (await call('GET', '/health')).json.ready).toBe(true);
+  });
+});
+
+describe('/sim/v1 with a control token', () => {
+  it('refuses requests and WebSocket upgrades without the token, and says nothing of it', async () => {
+    const guarded = await startSimulator({ fixture: { stations: [{ token: 'G', stationId: 1, locks: [{ lockId: '1' }] }] }, controlToken: 'sesame-0123456789' });
+    try {
+      const denied = await fetch(`${guarded.controlUrl}/health`);
+      expect(denied.status).toBe(401);
+      expect(await denied.json()).toEqual({ message: 'Control token is invalid' });
+      const wrong = await fetch(`${guarded.controlUrl}/health`, { headers: { authorization: 'Bearer sesame' } });
+      expect(wrong.status).toBe(401);
+      const allowed = await fetch(`${guarded.controlUrl}/health`, { headers: { authorization: 'Bearer sesame-0123456789' } });
+      expect(allowed.status).toBe(200);
+      await expect(EventSocket.open(`${guarded.controlUrl}/events`)).rejects.toThrow('HTTP 401');
+      const stream = await EventSocket.open(`${guarded.controlUrl}/events`, { authorization: 'Bearer sesame-0123456789' });
+      expect((await stream.waitFor((e) => e.type === 'snapshot', 'snapshot')).stations).toHaveLength(1);
+      stream.close();
+    } finally {
+      await guarded.stop();
+    }
+  });
+});
