@@ -23,6 +23,11 @@ export interface ControlChannelOptions {
    * @default 5000
    */
   timeoutMs?: number;
+  /**
+   * Every message on the contract topics and simulator events. Given up front because the
+   * retained state arrives right after the subscription is acknowledged.
+   */
+  onMessage: MessageListener;
 }
 
 type MessageListener = (topic: string, payload: Buffer) => void;
@@ -32,12 +37,13 @@ export class ControlChannel {
   readonly #fixture: Fixture;
   readonly #timeoutMs: number;
   readonly #pending = new Map<string, (reply: ControlReply | FleetReply) => void>();
-  readonly #listeners = new Set<MessageListener>();
+  readonly #onMessage: MessageListener;
 
   private constructor(client: MqttClient, options: ControlChannelOptions) {
     this.#client = client;
     this.#fixture = options.fixture;
     this.#timeoutMs = options.timeoutMs ?? 5000;
+    this.#onMessage = options.onMessage;
     const replyPrefix = SIM_TOPICS.reply('');
     client.on('message', (topic, payload) => {
       if (topic.startsWith(replyPrefix)) {
@@ -50,7 +56,7 @@ export class ControlChannel {
         }
         return;
       }
-      for (const listener of this.#listeners) listener(topic, payload);
+      this.#onMessage(topic, payload);
     });
   }
 
@@ -76,12 +82,6 @@ export class ControlChannel {
     }
     await client.subscribeAsync([...filters], { qos: 1 });
     return channel;
-  }
-
-  /** Every message on the contract topics and simulator events. */
-  onMessage(listener: MessageListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
   }
 
   /** Sends one control action to the station's process and returns its answer. */
@@ -131,7 +131,6 @@ export class ControlChannel {
   }
 
   async stop(): Promise<void> {
-    this.#listeners.clear();
     await this.#client.endAsync();
   }
 }

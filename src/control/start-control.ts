@@ -33,8 +33,11 @@ export interface StartedControl {
 
 export async function startControl(options: ControlOptions): Promise<StartedControl> {
   const hub = new EventHub({ fixture: options.fixture, clock: options.clock });
-  const channel = await ControlChannel.start({ transport: options.transport, fixture: options.fixture });
-  channel.onMessage((topic, payload) => hub.handleMessage(topic, payload));
+  const channel = await ControlChannel.start({
+    transport: options.transport,
+    fixture: options.fixture,
+    onMessage: (topic, payload) => hub.handleMessage(topic, payload),
+  });
   let scenario: StartedScenario | undefined;
   return {
     channel,
