@@ -98,3 +98,22 @@ export function controlAccess(host: string, controlToken: string | undefined): s
   const where = host === '127.0.0.1' || host === '::1' || host === 'localhost' ? 'loopback only' : `bound to ${host}`;
   return `control plane ${where}, ${controlToken ? 'token required' : 'no token (open to anyone who can reach it)'}`;
 }
+
+export function withTime<T>(yargs: Argv<T>) {
+  return yargs
+    .option('time-scale', { type: 'number', describe: 'Run station behaviour, scenario timelines and token lifetimes this many times faster' })
+    .option('clock', {
+      choices: ['system', 'manual'] as const,
+      default: 'system' as const,
+      describe: 'manual: simulated time stands still until POST /sim/v1/clock/advance moves it',
+    });
+}
+
+/** The time options of a parsed command line, checked at the edge. */
+export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 'manual'; timeScale?: number } {
+  const timeScale = argv['time-scale'] as number | undefined;
+  const clock = argv.clock as 'system' | 'manual';
+  if (timeScale !== undefined && !(timeScale > 0 && Number.isFinite(timeScale))) throw new UsageError('--time-scale must be a positive number');
+  if (timeScale !== undefined && clock === 'manual') throw new UsageError('--time-scale and --clock manual do not go together');
+  return timeScale === undefined ? { clock } : { clock, timeScale };
+}

@@ -9,15 +9,20 @@ import { brokerCommand } from './commands/broker.js';
 import { stationsCommand } from './commands/stations.js';
 import { fixtureCommand } from './commands/fixture.js';
 import { apiCommand } from './commands/api.js';
+import { runCommand, type CommandResult } from './commands/run.js';
 import { UsageError, describeFailure, type CliIo } from './output.js';
 
 export async function runCli(args: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  const result: CommandResult = { code: 0 };
   const parser = yargs(args)
+    // Everything after `--` belongs to the command `run` wraps, not to us.
+    .parserConfiguration({ 'populate--': true })
     .scriptName('station-sim')
     .command(upCommand(io))
     .command(brokerCommand(io))
     .command(stationsCommand(io))
     .command(apiCommand(io))
+    .command(runCommand(io, result))
     .command(fixtureCommand(io))
     .demandCommand(1, 'name a command (see --help)')
     .strict()
@@ -36,5 +41,5 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     io.stderr.write(`station-sim: ${describeFailure(error)}${hint}\n`);
     return 1;
   }
-  return 0;
+  return result.code;
 }

@@ -30,6 +30,15 @@ export interface ControlPlaneOptions {
   maxBufferedBytes?: number;
   /** Reports whether the broker connection of the simulator is up. @default always up */
   brokerUp?: () => boolean;
+  /** Simulated time; `advance` exists on a manual clock. @default none: the clock routes answer 409 */
+  clock?: AdvanceableClock;
+}
+
+/** A clock that `POST /sim/v1/clock/advance` can move. */
+export interface AdvanceableClock {
+  readonly manual: boolean;
+  now(): number;
+  advance(ms: number): Promise<void>;
 }
 
 const TokenParams = Type.Object({ token: Type.String() }, { additionalProperties: false });
@@ -49,7 +58,14 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown route';
     if (route.startsWith('/sim/v1')) return;
-    hub.emit({ type: 'api.request', method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) });
+    hub.emit({
+      type: 'api.request',
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+      ...(request.commandId ? { commandId: request.commandId } : {}),
+    });
   });
 
   await app.register(
@@ -135,6 +151,23 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
       plane.delete('/stations/:token/faults/:id', { schema: { params: FaultParams } }, async (request) => {
         return (await act(request.params.token, { action: 'removeFault', faultId: request.params.id }, `clear fault ${request.params.id}`)).station;
       });
+
+      plane.get('/clock', async () => {
+        const clock = options.clock;
+        return { now: new Date(clock ? clock.now() : Date.now()).toISOString(), manual: clock?.manual ?? false };
+      });
+
+      plane.post(
+        '/clock/advance',
+        { schema: { body: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 31_536_000_000 }) }, strict) } },
+        async (request) => {
+          const clock = options.clock;
+          if (!clock?.manual) throw new SimError('CLOCK_NOT_MANUAL');
+          await clock.advance(request.body.ms);
+          hub.emit({ type: 'control', action: `clock advanced ${request.body.ms} ms` });
+          return { now: new Date(clock.now()).toISOString(), manual: true };
+        },
+      );
 
       plane.post('/reset', async () => {
         const stations = await channel.fleet('reset');

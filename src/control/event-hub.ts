@@ -18,7 +18,7 @@ export type SimStreamEvent = { time: string } & (
   | { type: 'command.timeout'; token: string; lockId: string; commandId: string; ms: number }
   | { type: 'fault.applied'; token: string; fault: string; lockId?: string; commandId?: string }
   | { type: 'control'; token?: string; action: string }
-  | { type: 'api.request'; method: string; route: string; status: number; ms: number }
+  | { type: 'api.request'; method: string; route: string; status: number; ms: number; commandId?: string }
 );
 
 /** Distributes the union over its members, so `Omit` keeps each member's own fields. */

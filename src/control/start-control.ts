@@ -9,13 +9,13 @@ import type { Clock } from '../station/clock.js';
 import type { ApiInstance } from '../service/build-api.js';
 import { ControlChannel } from './control-channel.js';
 import { EventHub } from './event-hub.js';
-import { registerControlPlane } from './control-plane.js';
+import { registerControlPlane, type AdvanceableClock } from './control-plane.js';
 import { startScenario, type StartedScenario } from './scenario-runner.js';
 
 export interface ControlOptions {
   transport: MqttTransport;
   fixture: Fixture;
-  clock: Clock;
+  clock: Clock & Partial<AdvanceableClock>;
   /** Required bearer token of `/sim/v1`. @default none: open (bind to loopback) */
   controlToken?: string;
   /** Called when a scenario step fails. */
@@ -48,6 +48,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         hub,
         fixture: options.fixture,
         ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
+        ...(isAdvanceable(options.clock) ? { clock: options.clock } : {}),
       }),
     startScenario: () => {
       if (scenario || options.fixture.scenario.length === 0) return;
@@ -65,4 +66,8 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
       await channel.stop();
     },
   };
+}
+
+function isAdvanceable(clock: Clock & Partial<AdvanceableClock>): clock is Clock & AdvanceableClock {
+  return typeof clock.advance === 'function' && typeof clock.manual === 'boolean';
 }

@@ -20,6 +20,13 @@ import { registerStationRoutes } from './http/station-routes.js';
 import { registerWebhookRoutes } from './http/webhook-routes.js';
 
 export type { ApiInstance } from './http/api-instance.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the unlock route once its command is published. */
+    commandId?: string;
+  }
+}
 export type { ApiLoggerOption } from './http/request-logging.js';
 
 /** Largest accepted request body. The biggest legitimate body, a login, is well under 2 KiB. */
@@ -72,6 +79,8 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // The command id of an unlock, for request summaries (the event stream and transcripts).
+  app.decorateRequest('commandId', undefined);
   installJsonBodyParser(app);
   installErrorHandling(app);
   await registerOpenApi(app);

@@ -167,12 +167,12 @@ class MqttStationGateway implements StartedMqttGateway {
     switch (result.kind) {
       case 'ack':
         this.#logger.debug(`unlock ${commandId} ${result.ack.accepted ? 'accepted' : `rejected (${result.ack.reason})`}`);
-        return result.ack.accepted ? UNLOCK_ACCEPTED : rejectedOutcome(result.ack.reason);
+        return { ...(result.ack.accepted ? UNLOCK_ACCEPTED : rejectedOutcome(result.ack.reason)), commandId };
       case 'timeout':
         this.#logger.info(`unlock ${commandId} for ${token}/${lockId}: no ack within ${this.#commandTimeoutMs} ms`);
-        return unlockFailed('ACK_TIMEOUT');
+        return { ...unlockFailed('ACK_TIMEOUT'), commandId };
       case 'cancelled':
-        return unlockFailed('SERVICE_STOPPING');
+        return { ...unlockFailed('SERVICE_STOPPING'), commandId };
     }
   }
 

@@ -9,7 +9,8 @@ import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../mqtt/transport.js';
-import { systemClock, type Clock } from '../station/clock.js';
+import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
+import { SimError } from '../errors.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
 import { startControl, type StartedControl } from '../control/start-control.js';
@@ -34,8 +35,14 @@ export interface HttpOptions {
   logger?: ApiLoggerOption;
   /** Told about things worth a line, such as a scenario step that failed. */
   onNotice?: (message: string) => void;
-  /** @default systemClock */
-  clock?: Clock;
+  /**
+   * Simulated time: `"system"` (real time), `"manual"` (frozen until `clock.advance(ms)` or
+   * `POST /sim/v1/clock/advance`), or any `Clock`.
+   * @default "system"
+   */
+  clock?: 'system' | 'manual' | Clock;
+  /** Runs simulated time this many times faster than real time (with the system clock). @default 1 */
+  timeScale?: number;
 }
 
 export interface SimulatorOptions extends HttpOptions {
@@ -70,6 +77,8 @@ export interface StartedHttp {
 
 /** A running simulator; `stop()` shuts every part down and leaves no handle open. */
 export interface StartedSimulator {
+  /** Simulated time; `advance` works when started with `clock: "manual"`. */
+  readonly clock: SimulatorClock;
   readonly fixture: Fixture;
   readonly seed: number;
   /** Where MQTT clients connect (credentials, if any, removed). */
@@ -83,6 +92,36 @@ export interface StartedSimulator {
   readonly apiUrl: string | undefined;
   readonly controlUrl: string | undefined;
   stop(): Promise<void>;
+}
+
+/** The simulator's time source, as tests see it. */
+export interface SimulatorClock extends Clock {
+  readonly manual: boolean;
+  /**
+   * Moves a manual clock forward, firing every timer due on the way, then lets the resulting MQTT
+   * traffic flow. Rejects with `CLOCK_NOT_MANUAL` on any other clock.
+   */
+  advance(ms: number): Promise<void>;
+}
+
+/** Builds the clock asked for. */
+export function makeClock(option: HttpOptions['clock'], timeScale = 1): SimulatorClock {
+  const inner: Clock | ManualClock =
+    option === 'manual' ? new ManualClock(Date.now()) : option === undefined || option === 'system' ? (timeScale === 1 ? systemClock : scaledClock(timeScale)) : option;
+  const manual = inner instanceof ManualClock;
+  return {
+    manual,
+    now: () => inner.now(),
+    setTimeout: (callback, ms) => inner.setTimeout(callback, ms),
+    clearTimeout: (handle) => inner.clearTimeout(handle),
+    advance: async (ms) => {
+      if (!(inner instanceof ManualClock)) throw new SimError('CLOCK_NOT_MANUAL');
+      if (!(ms >= 0)) throw new SimError('BAD_REQUEST', 'ms must be a number of at least 0');
+      inner.advance(ms);
+      // Timers that fired published over MQTT; give those messages a few turns to arrive.
+      for (let turn = 0; turn < 10; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
 }
 
 /** An API process without a fleet (`station-sim api`): stations run elsewhere on the same broker. */
@@ -134,11 +173,17 @@ async function connectBroker(
 }
 
 /** The control plane's channel and event hub; started before the fleet so they see it come up. */
-async function startControlFor(fixture: Fixture, transport: MqttTransport, options: HttpOptions, cleanups: Cleanups): Promise<StartedControl> {
+async function startControlFor(
+  fixture: Fixture,
+  transport: MqttTransport,
+  clock: SimulatorClock,
+  options: HttpOptions,
+  cleanups: Cleanups,
+): Promise<StartedControl> {
   const control = await startControl({
     transport,
     fixture,
-    clock: options.clock ?? systemClock,
+    clock,
     ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
     ...(options.onNotice ? { onScenarioError: options.onNotice } : {}),
   });
@@ -151,17 +196,20 @@ async function serveHttp(
   fixture: Fixture,
   transport: MqttTransport,
   mqttUrl: string,
+  clock: SimulatorClock,
   control: StartedControl,
   options: HttpOptions,
   cleanups: Cleanups,
 ): Promise<StartedHttp> {
   const api = await startApi({
     fixture,
+    // Token lifetimes follow simulated time, so a manual clock can expire them instantly.
+    clock,
     mqttUrl,
     port: options.httpPort ?? 0,
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.fallbackToFreePort ?? false,
-    gateway: { transport },
+    gateway: { transport, clock },
     beforeListen: (app) => control.register(app),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'commandTimeoutMs', 'logger']),
   });
@@ -173,20 +221,21 @@ async function serveHttp(
 export async function startSimulator(options: SimulatorOptions = {}): Promise<StartedSimulator> {
   const fixture = await resolveFixture(options.fixture);
   const seed = options.seed ?? fixture.seed;
+  const clock = makeClock(options.clock, options.timeScale);
   const cleanups = new Cleanups();
   try {
     const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
-    const control = options.http === false ? undefined : await startControlFor(fixture, transport, options, cleanups);
+    const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups);
     const fleet = await startFleet({
       stations: fixture.stations,
       transport,
       seed,
-      clock: options.clock ?? systemClock,
+      clock,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     cleanups.add(() => fleet.stop());
-    const http = control ? await serveHttp(fixture, transport, mqttUrl, control, options, cleanups) : undefined;
-    return { fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
+    const http = control ? await serveHttp(fixture, transport, mqttUrl, clock, control, options, cleanups) : undefined;
+    return { clock, fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();
     throw error;
@@ -199,8 +248,9 @@ export async function startApiProcess(options: HttpOptions & { fixture?: Simulat
   const cleanups = new Cleanups();
   try {
     const { transport, mqttUrl } = await connectBroker({ broker: options.broker }, cleanups);
-    const control = await startControlFor(fixture, transport, options, cleanups);
-    const http = await serveHttp(fixture, transport, mqttUrl, control, options, cleanups);
+    const clock = makeClock(options.clock, options.timeScale);
+    const control = await startControlFor(fixture, transport, clock, options, cleanups);
+    const http = await serveHttp(fixture, transport, mqttUrl, clock, control, options, cleanups);
     return { ...http, fixture, mqttUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();

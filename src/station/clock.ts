@@ -72,3 +72,16 @@ export class ManualClock implements Clock {
     this.#now = target;
   }
 }
+
+/**
+ * Real time running `factor` times faster (`--time-scale`): delays, relocks, heartbeats, battery
+ * drain, scenario steps and token lifetimes all shrink by the factor.
+ */
+export function scaledClock(factor: number, start = Date.now()): Clock {
+  if (!(factor > 0) || !Number.isFinite(factor)) throw new RangeError('time scale must be a positive number');
+  return {
+    now: () => start + (Date.now() - start) * factor,
+    setTimeout: (callback, ms) => systemClock.setTimeout(callback, ms / factor),
+    clearTimeout: (handle) => systemClock.clearTimeout(handle),
+  };
+}

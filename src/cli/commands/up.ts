@@ -15,6 +15,8 @@ import {
   withJson,
   withMqttPort,
   withSeed,
+  withTime,
+  timeOptions,
 } from '../options.js';
 import { fleetSummary } from './stations.js';
 
@@ -22,7 +24,7 @@ export function upCommand(io: CliIo): CommandModule {
   return {
     command: 'up',
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
-    builder: (yargs) => withHttp(withBroker(withMqttPort(withHost(withJson(withSeed(withFixture(yargs))))), false)),
+    builder: (yargs) => withTime(withHttp(withBroker(withMqttPort(withHost(withJson(withSeed(withFixture(yargs))))), false))),
     handler: async (argv) => {
       const mqttPort = argv['mqtt-port'] as number | undefined;
       checkPort('mqtt-port', mqttPort);
@@ -30,6 +32,7 @@ export function upCommand(io: CliIo): CommandModule {
       const host = argv.host as string;
       const sim = await startSimulator({
         ...http,
+        ...timeOptions(argv),
         fixture: argv.fixture as string | undefined,
         seed: argv.seed as number | undefined,
         broker: argv.broker as string | undefined,

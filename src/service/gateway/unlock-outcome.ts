@@ -23,7 +23,11 @@ export const UNLOCK_FAILURES = {
 
 export type UnlockFailure = keyof typeof UNLOCK_FAILURES;
 
-export type UnlockOutcome = { success: true } | { success: false; failure: UnlockFailure; message: string };
+/**
+ * `commandId` is set once a command was published, so a transcript can link the HTTP request to
+ * the MQTT command, its ack and the state changes that follow.
+ */
+export type UnlockOutcome = ({ success: true } | { success: false; failure: UnlockFailure; message: string }) & { commandId?: string };
 
 export const UNLOCK_ACCEPTED: UnlockOutcome = Object.freeze({ success: true });
 

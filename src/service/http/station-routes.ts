@@ -55,6 +55,7 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
       const station = stationOf(account, token);
       if (!station.locks.some((lock) => lock.lockId === lockId)) throw new SimError('LOCK_NOT_FOUND');
       const outcome = await gateway.unlock(token, lockId);
+      if (outcome.commandId) request.commandId = outcome.commandId;
       request.log.info({ station: token, lock: lockId, outcome: outcome.success ? 'accepted' : outcome.failure }, 'unlock');
       return outcome.success ? { success: true } : { success: false, message: outcome.message };
     },

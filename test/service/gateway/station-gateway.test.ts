@@ -108,7 +108,7 @@ describe('station state from retained messages', () => {
     await station({ token: 'C-1', stationId: 9, locks: { x: 'locked' }, topics });
     gateway = await startMqttGateway({ mqttUrl: broker.url, fixture, commandTimeoutMs: 1000 });
     expect(gateway.getStation('C-1')?.status).toBe('online');
-    expect(await gateway.unlock('C-1', 'x')).toEqual({ success: true });
+    expect(await gateway.unlock('C-1', 'x')).toEqual({ success: true, commandId: expect.any(String) });
   });
 });
 
@@ -116,8 +116,12 @@ describe('unlock', () => {
   test('publishes a command with a fresh id and resolves on the accepted ack', async () => {
     const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked', '2': 'locked' } });
     const gw = await start();
-    expect(await gw.unlock('S-1', '1')).toEqual({ success: true });
-    expect(await gw.unlock('S-1', '1')).toEqual({ success: true });
+    const first = await gw.unlock('S-1', '1');
+    const second = await gw.unlock('S-1', '1');
+    expect([first, second]).toEqual([
+      { success: true, commandId: fake.commands[0]!.commandId },
+      { success: true, commandId: fake.commands[1]!.commandId },
+    ]);
     expect(fake.commands).toHaveLength(2);
     expect(fake.commands[0]!.commandId).not.toBe(fake.commands[1]!.commandId);
     expect(fake.commands[0]!.commandId).toMatch(/^[0-9a-f-]{36}$/);
@@ -152,6 +156,7 @@ describe('unlock', () => {
       success: false,
       failure: 'ACK_TIMEOUT',
       message: 'Station did not acknowledge the command in time',
+      commandId: expect.any(String),
     });
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     expect(fake.commands).toHaveLength(1);
@@ -180,9 +185,11 @@ describe('unlock', () => {
       ...Array.from({ length: 10 }, (_, i) => gw.unlock('S-1', i % 2 === 0 ? '1' : '2')),
       gw.unlock('S-JAM', '1'),
     ]);
-    expect(results.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => ({ success: true })));
+    expect(results.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => ({ success: true, commandId: expect.any(String) })));
     expect(results[10]).toMatchObject({ success: false, message: 'Lock is jammed' });
     expect(new Set(fake.commands.map((command) => command.commandId)).size).toBe(10);
+    // Each answer carries the id of its own command, never another's.
+    expect(new Set(results.slice(0, 10).map((result) => result.commandId))).toEqual(new Set(fake.commands.map((command) => command.commandId)));
     expect(gw.pendingCommands).toBe(0);
   });
 
