@@ -101,6 +101,7 @@ export function controlAccess(host: string, controlToken: string | undefined): s
 
 export function withTime<T>(yargs: Argv<T>) {
   return yargs
+    .option('record', { type: 'string', describe: 'Write a transcript of every MQTT message and API request (JSON lines) to this file' })
     .option('time-scale', { type: 'number', describe: 'Run station behaviour, scenario timelines and token lifetimes this many times faster' })
     .option('clock', {
       choices: ['system', 'manual'] as const,
@@ -110,10 +111,11 @@ export function withTime<T>(yargs: Argv<T>) {
 }
 
 /** The time options of a parsed command line, checked at the edge. */
-export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 'manual'; timeScale?: number } {
+export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 'manual'; timeScale?: number; record?: string } {
   const timeScale = argv['time-scale'] as number | undefined;
+  const record = argv.record as string | undefined;
   const clock = argv.clock as 'system' | 'manual';
   if (timeScale !== undefined && !(timeScale > 0 && Number.isFinite(timeScale))) throw new UsageError('--time-scale must be a positive number');
   if (timeScale !== undefined && clock === 'manual') throw new UsageError('--time-scale and --clock manual do not go together');
-  return timeScale === undefined ? { clock } : { clock, timeScale };
+  return { clock, ...(timeScale === undefined ? {} : { timeScale }), ...(record === undefined ? {} : { record }) };
 }

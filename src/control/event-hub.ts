@@ -26,6 +26,15 @@ type WithoutTime<T> = T extends unknown ? Omit<T, 'time'> : never;
 export type SimStreamEventInput = WithoutTime<SimStreamEvent>;
 
 type Listener = (event: SimStreamEvent) => void;
+/** A raw MQTT message of the contract, classified. */
+export interface ContractMessage {
+  topic: string;
+  payload: string;
+  kind: 'status' | 'lockState' | 'unlock' | 'acks' | 'simEvent';
+  token: string;
+  lockId?: string;
+}
+type MessageListener = (message: ContractMessage) => void;
 
 export interface EventHubOptions {
   fixture: Fixture;
@@ -48,6 +57,7 @@ interface TrackedCommand {
 
 export class EventHub {
   readonly #listeners = new Set<Listener>();
+  readonly #messageListeners = new Set<MessageListener>();
   readonly #clock: Clock;
   /** One entry per distinct set of topic templates in the fixture. */
   readonly #routes: StationTopics[];
@@ -74,6 +84,12 @@ export class EventHub {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Every contract message as it crosses the broker (for transcripts). */
+  onContractMessage(listener: MessageListener): () => void {
+    this.#messageListeners.add(listener);
+    return () => this.#messageListeners.delete(listener);
+  }
+
   /** Last reported status of each station that has reported one. */
   get statuses(): ReadonlyMap<string, StationStatus> {
     return this.#statuses;
@@ -86,6 +102,10 @@ export class EventHub {
 
   /** Feeds one MQTT message in. */
   handleMessage(topic: string, payload: Buffer): void {
+    if (this.#messageListeners.size > 0) {
+      const message = this.#classify(topic, payload);
+      if (message) for (const listener of this.#messageListeners) listener(message);
+    }
     if (topic.startsWith('station-sim/events/')) {
       const event = parseSimMessage('event', payload);
       if (event) this.emit({ type: 'fault.applied', token: topic.slice('station-sim/events/'.length), ...event });
@@ -119,6 +139,18 @@ export class EventHub {
         return;
       }
     }
+  }
+
+  #classify(topic: string, payload: Buffer): ContractMessage | undefined {
+    const text = payload.toString();
+    if (topic.startsWith('station-sim/events/')) return { topic, payload: text, kind: 'simEvent', token: topic.slice('station-sim/events/'.length) };
+    for (const topics of this.#routes) {
+      for (const kind of ['status', 'lockState', 'unlock', 'acks'] as const) {
+        const address = topics.match(kind, topic);
+        if (address) return { topic, payload: text, kind, ...address };
+      }
+    }
+    return undefined;
   }
 
   /** Stops the command timers. */

@@ -11,6 +11,7 @@ import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../mqtt/transport.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
 import { SimError } from '../errors.js';
+import { startTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
 import { startControl, type StartedControl } from '../control/start-control.js';
@@ -63,6 +64,8 @@ export interface SimulatorOptions extends HttpOptions {
   http?: boolean;
   /** Called as stations come up. */
   onProgress?: (ready: number, total: number) => void;
+  /** Write a transcript of every MQTT message and API request to this JSON-lines file. */
+  record?: string;
 }
 
 /** The HTTP side, running: the API server with the control plane on it. */
@@ -226,6 +229,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   try {
     const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups);
+    if (options.record !== undefined) {
+      if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
+      const transcript = await startTranscript({ path: options.record, hub: control.hub, clock });
+      cleanups.add(() => transcript.stop());
+    }
     const fleet = await startFleet({
       stations: fixture.stations,
       transport,

@@ -1,0 +1,67 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCliToEnd } from '../helpers/cli-process.js';
+
+const node = process.execPath;
+
+describe('station-sim run', () => {
+  it('runs the command with the addresses in its environment and exits with its code', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'run-'));
+    const out = join(dir, 'env.json');
+    const ready = join(dir, 'ready.json');
+    const script = `
+      const fs = require('node:fs');
+      const env = { api: process.env.STATION_SIM_API_URL, mqtt: process.env.STATION_SIM_MQTT_URL, control: process.env.STATION_SIM_CONTROL_URL };
+      fetch(env.control + '/health').then((r) => r.json()).then((health) => {
+        fs.writeFileSync(${JSON.stringify(out)}, JSON.stringify({ env, health }));
+        process.exit(7);
+      });`;
+    const result = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--ready-file', ready, '--', node, '-e', script]);
+    expect(result.code).toBe(7);
+    const seen = JSON.parse(await readFile(out, 'utf8'));
+    expect(seen.env.api).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(seen.env.mqtt).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
+    expect(seen.env.control).toBe(`${seen.env.api}/sim/v1`);
+    expect(seen.health).toMatchObject({ ready: true, stations: { total: 25 } });
+    expect(JSON.parse(await readFile(ready, 'utf8'))).toMatchObject({ apiUrl: seen.env.api, mqttUrl: seen.env.mqtt, seed: 7 });
+  });
+
+  it('never runs the command when the simulator cannot start', async () => {
+    const result = await runCliToEnd(['run', '--fixture', 'missing.json', '--', node, '-e', 'console.log("RAN")']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toContain('RAN');
+    expect(result.stderr).toContain('missing.json: /: file not found');
+  });
+});
+
+describe('transcripts', () => {
+  it('records an unlock chain with its command id and shows it, with no token or password', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'transcript-'));
+    const file = join(dir, 't.jsonl');
+    const script = `
+      const api = process.env.STATION_SIM_API_URL;
+      (async () => {
+        const login = await (await fetch(api + '/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ci@example.com', password: 'ci-password' }) })).json();
+        const auth = { authorization: 'Bearer ' + login.accessToken };
+        await fetch(api + '/v1/stations/CI-1/locks/2/unlock', { method: 'POST', headers: auth });
+        await new Promise((r) => setTimeout(r, 400));
+        console.log(login.accessToken.length > 20 ? 'token-ok' : 'no-token');
+      })();`;
+    const run = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--record', file, '--', node, '-e', script]);
+    expect(run.code).toBe(0);
+    const text = await readFile(file, 'utf8');
+    expect(text).not.toMatch(/eyJ|ci-password|Bearer/);
+    const request = text.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((e) => e.kind === 'api' && e.route.endsWith('/unlock'));
+    expect(request).toMatchObject({ method: 'POST', status: 200, commandId: expect.any(String) });
+    const shown = await runCliToEnd(['transcript', 'show', file, '--command', request.commandId]);
+    expect(shown.code).toBe(0);
+    const lines = shown.stdout.trim().split('\n');
+    expect(lines.map((line) => line.replace(/^\s*\+\d+\.\d+s\s+/, '').split('  ')[0])).toEqual(['MQTT', 'MQTT', 'API', 'MQTT', 'MQTT']);
+    expect(lines[0]).toContain('→ CI-1/2  stations/CI-1/locks/2/unlock');
+    expect(lines[1]).toContain('stations/CI-1/acks');
+    expect(lines[3]).toContain('"status":"unlocked"');
+    expect(lines[4]).toContain('"status":"locked"');
+  });
+});
