@@ -6,8 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import type { Fixture } from '../fixture/fixture-schema.js';
-import { createMqttClient, type MqttTransport } from '../mqtt/transport.js';
-import { describeConnectError } from '../mqtt/station-client.js';
+import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
 import { SIM_TOPICS, StationTopics, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
 import type { StationSnapshot } from '../station/station-model.js';
 import { SimError } from '../errors.js';
@@ -66,13 +65,7 @@ export class ControlChannel {
       clean: true,
       reconnectPeriod: 1000,
     });
-    await new Promise<void>((resolve, reject) => {
-      client.once('connect', () => resolve());
-      client.once('error', (error) => {
-        client.end(true);
-        reject(describeConnectError(error, options.transport));
-      });
-    });
+    await firstConnect(client, options.transport);
     client.on('error', () => undefined); // mqtt.js reconnects on its own after the first connection
     const channel = new ControlChannel(client, options);
     const filters = new Set<string>([SIM_TOPICS.reply('+'), SIM_TOPICS.eventsFilter]);

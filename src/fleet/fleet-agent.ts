@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
-import { createMqttClient, type MqttTransport } from '../mqtt/transport.js';
+import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
 import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
-import { describeConnectError, type StationClient } from '../mqtt/station-client.js';
+import type { StationClient } from '../mqtt/station-client.js';
 import type { Fault } from '../station/faults.js';
 
 export interface FleetAgentOptions {
@@ -28,13 +28,7 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
     clean: true,
     reconnectPeriod: 1000,
   });
-  await new Promise<void>((resolve, reject) => {
-    client.once('connect', () => resolve());
-    client.once('error', (error) => {
-      client.end(true);
-      reject(describeConnectError(error, options.transport));
-    });
-  });
+  await firstConnect(client, options.transport);
   client.on('error', () => undefined); // mqtt.js reconnects; errors after start are not fatal here
   const reply = (requestId: string, body: ControlReply | FleetReply): void => {
     client.publish(SIM_TOPICS.reply(requestId), JSON.stringify(body), { qos: 1 });

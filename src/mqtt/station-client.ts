@@ -9,8 +9,7 @@ import type { Clock, TimerHandle } from '../station/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
-import { createMqttClient, redactUrl, type MqttTransport } from './transport.js';
-import { SimError } from '../errors.js';
+import { brokerLabel, connectError, createMqttClient, firstConnect, type MqttTransport } from './transport.js';
 
 export interface StationClientOptions {
   config: StationConfig;
@@ -147,7 +146,7 @@ export class StationClient {
         client.removeAllListeners('connect');
         client.end(true);
         this.#client = undefined;
-        reject(describeConnectError(error, this.#options.transport));
+        reject(connectError(error, brokerLabel(this.#options.transport)));
       };
       client.on('error', fail);
       client.on('connect', () => {
@@ -255,13 +254,7 @@ export class StationClient {
       reconnectPeriod: 0,
       connectTimeout: 10_000,
     });
-    await new Promise<void>((resolve, reject) => {
-      client.once('error', (error) => {
-        client.end(true);
-        reject(describeConnectError(error, this.#options.transport));
-      });
-      client.once('connect', () => resolve());
-    });
+    await firstConnect(client, this.#options.transport);
     const token = config.token;
     await client.publishAsync(this.topics.topic('status', { token }), encodePayload('status', this.model.statusPayload('offline')), {
       qos: CONTRACT_QOS,
@@ -276,18 +269,4 @@ export class StationClient {
     }
     await client.endAsync();
   }
-}
-
-/** Turns socket and CONNACK errors into one clear line. */
-export function describeConnectError(error: Error & { code?: string | number }, transport: MqttTransport): SimError {
-  if (error instanceof SimError) return error;
-  const where = transport.kind === 'tcp' ? ` at ${redactUrl(transport.url)}` : '';
-  const code = error.code;
-  if (code === 4 || code === 5 || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
-    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${error.message.replace(/^Connection refused: /i, '')}`, {
-      cause: error,
-    });
-  }
-  const reason = typeof code === 'string' ? code : error.message;
-  return new SimError('BROKER_UNREACHABLE', `The MQTT broker${where} cannot be reached (${reason})`, { cause: error });
 }

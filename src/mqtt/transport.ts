@@ -65,3 +65,44 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
   if (address.password !== undefined) base.password = address.password;
   return new MqttClient(() => net.connect({ host: address.host, port: address.port, noDelay: true }), base);
 }
+
+/** The broker as messages name it: its URL without credentials, or nothing for the in-process broker. */
+export function brokerLabel(transport: MqttTransport): string | undefined {
+  return transport.kind === 'tcp' ? redactUrl(transport.url) : undefined;
+}
+
+/**
+ * Turns a socket error or a refused CONNACK into one catalogue error that names the broker
+ * (without credentials). CONNACK return codes 4 and 5 are "bad user name or password" and "not
+ * authorized" (MQTT 3.1.1, section 3.2.2.3).
+ */
+export function connectError(error: Error & { code?: string | number }, brokerUrl?: string): SimError {
+  if (error instanceof SimError) return error;
+  const where = brokerUrl === undefined ? '' : ` at ${brokerUrl}`;
+  if (error.code === 4 || error.code === 5 || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
+    const reason = error.message.replace(/^Connection refused: /i, '');
+    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${reason}`, { cause: error });
+  }
+  const reason = typeof error.code === 'string' ? error.code : error.message;
+  return new SimError('BROKER_UNREACHABLE', `The MQTT broker${where} cannot be reached (${reason})`, { cause: error });
+}
+
+/**
+ * Resolves on the client's first CONNACK; on a failure first, ends the client and rejects with
+ * `connectError`. Errors after that are the caller's to handle (mqtt.js reconnects by itself).
+ */
+export function firstConnect(client: MqttClient, transport: MqttTransport): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => {
+      client.off('connect', onConnect);
+      client.end(true);
+      reject(connectError(error, brokerLabel(transport)));
+    };
+    const onConnect = (): void => {
+      client.off('error', onError);
+      resolve();
+    };
+    client.once('error', onError);
+    client.once('connect', onConnect);
+  });
+}
