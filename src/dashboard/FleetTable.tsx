@@ -1,0 +1,146 @@
+/**
+ * The fleet as a table. Only the rows in view are rendered (the caller passes that window), so a
+ * fleet of 10,000 stations costs as much to draw as one of ten.
+ */
+import { memo } from 'react';
+import { Box, Text } from 'ink';
+import {
+  BATTERY_COLOURS,
+  LOCK_COLOURS,
+  batteryGauge,
+  fit,
+  formatAge,
+  formatVolts,
+  lockLook,
+  type IconSet,
+} from './format.js';
+import type { SimStation } from './sim-types.js';
+
+export interface TableColumns {
+  token: number;
+  /** Cells left for the lock icons. */
+  locks: number;
+}
+
+const ID_WIDTH = 6;
+const STATUS_WIDTH = 7;
+const BAR_CELLS = 5;
+const VOLTS_WIDTH = 6;
+const AGE_WIDTH = 8;
+
+/** Widths for a terminal `width` cells wide, given the longest token of the fleet. */
+export function tableColumns(width: number, maxTokenLength: number): TableColumns {
+  const token = Math.min(16, Math.max(5, maxTokenLength));
+  // marker 2, then the columns and the single spaces between them, two before the locks.
+  const used = 2 + token + 1 + ID_WIDTH + 1 + STATUS_WIDTH + 1 + BAR_CELLS + 1 + VOLTS_WIDTH + 1 + AGE_WIDTH + 2;
+  return { token, locks: Math.max(0, width - used) };
+}
+
+export interface FleetTableProps {
+  /** The stations in view, top to bottom; `undefined` for a token whose state is not known yet. */
+  rows: readonly (SimStation | undefined)[];
+  tokens: readonly string[];
+  selectedRow: number;
+  columns: TableColumns;
+  /** Lines the table takes below its header; short lists are padded so the layout stays put. */
+  height: number;
+  icons: IconSet;
+  now: number;
+}
+
+export function FleetTable({ rows, tokens, selectedRow, columns, height, icons, now }: FleetTableProps) {
+  const header =
+    '  ' +
+    fit('TOKEN', columns.token) +
+    ' ' +
+    fit('ID', ID_WIDTH, 'right') +
+    ' ' +
+    fit('STATUS', STATUS_WIDTH) +
+    ' ' +
+    fit('BATTERY', BAR_CELLS + 1 + VOLTS_WIDTH) +
+    ' ' +
+    fit('SEEN', AGE_WIDTH, 'right') +
+    '  LOCKS';
+  return (
+    <Box flexDirection="column" height={height + 1} overflow="hidden">
+      <Text bold dimColor wrap="truncate">
+        {header}
+      </Text>
+      {rows.map((station, index) => (
+        <FleetRow
+          key={tokens[index]}
+          token={tokens[index] ?? ''}
+          station={station}
+          selected={index === selectedRow}
+          columns={columns}
+          icons={icons}
+          age={station ? formatAge(now - Date.parse(station.lastConnection)) : ''}
+        />
+      ))}
+    </Box>
+  );
+}
+
+interface FleetRowProps {
+  token: string;
+  station: SimStation | undefined;
+  selected: boolean;
+  columns: TableColumns;
+  icons: IconSet;
+  /** Passed formatted, so a row redraws when its text changes and not on every clock tick. */
+  age: string;
+}
+
+const FleetRow = memo(function FleetRow({ token, station, selected, columns, icons, age }: FleetRowProps) {
+  const marker = selected ? '› ' : '  ';
+  const tokenCell = fit(token, columns.token);
+  if (!station) {
+    return (
+      <Text wrap="truncate">
+        {marker}
+        <Text inverse={selected}>{tokenCell}</Text>
+        <Text dimColor> …</Text>
+      </Text>
+    );
+  }
+  const gauge = batteryGauge(station.batteryVoltage, station.battery, icons, BAR_CELLS);
+  const online = station.status === 'online';
+  return (
+    <Text wrap="truncate">
+      {marker}
+      <Text inverse={selected} bold={selected}>
+        {tokenCell}
+      </Text>{' '}
+      {fit(String(station.stationId), ID_WIDTH, 'right')}{' '}
+      <Text color={online ? 'green' : 'red'}>{fit(station.status, STATUS_WIDTH)}</Text>{' '}
+      <Text color={BATTERY_COLOURS[gauge.level]}>
+        {gauge.bar} {fit(formatVolts(station.batteryVoltage), VOLTS_WIDTH, 'right')}
+      </Text>{' '}
+      <Text dimColor>{fit(age, AGE_WIDTH, 'right')}</Text>
+      {'  '}
+      <LockIcons station={station} icons={icons} cells={columns.locks} />
+    </Text>
+  );
+});
+
+/** One icon per lock, as many as fit in `cells`; the rest counted as `+N`. */
+function LockIcons({ station, icons, cells }: { station: SimStation; icons: IconSet; cells: number }) {
+  const per = icons.cellWidth + 1;
+  const locks = station.locks;
+  let shown = Math.floor((cells + 1) / per);
+  if (shown < locks.length) shown = Math.max(0, Math.floor((cells + 1 - 4) / per));
+  return (
+    <>
+      {locks.slice(0, shown).map((lock, index) => {
+        const look = lockLook(lock);
+        return (
+          <Text key={lock.lockId} color={LOCK_COLOURS[look]}>
+            {index > 0 ? ' ' : ''}
+            {icons[look]}
+          </Text>
+        );
+      })}
+      {shown < locks.length ? <Text dimColor> +{locks.length - shown}</Text> : null}
+    </>
+  );
+}

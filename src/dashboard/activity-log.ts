@@ -1,0 +1,294 @@
+/**
+ * The dashboard's event log. Most events become one line; an unlock becomes one entry that grows as
+ * its events come in (requested → acked → unlocked → locked), correlated by commandId where the
+ * event has one and by token + lockId where it has not (`lock.state` carries no commandId).
+ * Kept apart from React so the correlation can be tested on its own.
+ */
+import type { SimEvent, SimStation } from './sim-types.js';
+
+export type LogTone = 'info' | 'ok' | 'warn' | 'error';
+
+export interface LogLine {
+  kind: 'line';
+  id: number;
+  /** Epoch ms. */
+  at: number;
+  text: string;
+  tone: LogTone;
+}
+
+export type UnlockStage = 'requested' | 'acked' | 'unlocked' | 'locked' | 'rejected' | 'timeout' | 'jammed' | 'failed';
+
+export interface UnlockStep {
+  label: string;
+  /** Epoch ms, on the simulator's clock once the stream has reported the step. */
+  at: number;
+  /** Since the step before. */
+  deltaMs?: number;
+}
+
+/** The answer of the injected `unlock()`. */
+export interface UnlockResult {
+  success: boolean;
+  message?: string;
+}
+
+export interface UnlockChain {
+  kind: 'unlock';
+  id: number;
+  at: number;
+  token: string;
+  lockId: string;
+  commandId?: string;
+  stage: UnlockStage;
+  steps: readonly UnlockStep[];
+  /** Set once the dashboard's own unlock call has answered; absent for unlocks by other clients. */
+  result?: UnlockResult;
+}
+
+export type LogEntry = LogLine | UnlockChain;
+
+export interface ActivityLogOptions {
+  /** Entries kept; older ones are dropped, so memory stays bounded however long it runs. @default 200 */
+  limit?: number;
+  /** Time of entries that do not come from the stream. */
+  now: () => number;
+}
+
+const OPEN_STAGES: ReadonlySet<UnlockStage> = new Set(['requested', 'acked', 'unlocked']);
+
+export class ActivityLog {
+  readonly #limit: number;
+  readonly #now: () => number;
+  #entries: LogEntry[] = [];
+  #nextId = 1;
+  /** Chains the dashboard asked for whose `command.sent` has not come yet, oldest first, per lock. */
+  readonly #awaitingSend = new Map<string, number[]>();
+  /** The chain that the next `lock.state` of a lock belongs to. */
+  readonly #openByLock = new Map<string, number>();
+  readonly #byCommand = new Map<string, number>();
+
+  constructor(options: ActivityLogOptions) {
+    this.#limit = options.limit ?? 200;
+    this.#now = options.now;
+  }
+
+  /** Oldest first. */
+  get entries(): readonly LogEntry[] {
+    return this.#entries;
+  }
+
+  note(text: string, tone: LogTone = 'info', at: number = this.#now()): void {
+    this.#push({ kind: 'line', id: this.#nextId++, at, text, tone });
+  }
+
+  /** Starts the entry of an unlock the dashboard is about to ask for; returns its id. */
+  beginUnlock(token: string, lockId: string): number {
+    const id = this.#nextId++;
+    const at = this.#now();
+    this.#push({ kind: 'unlock', id, at, token, lockId, stage: 'requested', steps: [{ label: 'requested', at }] });
+    const key = lockKey(token, lockId);
+    this.#awaitingSend.set(key, [...(this.#awaitingSend.get(key) ?? []), id]);
+    return id;
+  }
+
+  /** Records the answer of the dashboard's unlock call on its entry. */
+  finishUnlock(id: number, result: UnlockResult): void {
+    this.#update(id, (chain) => {
+      // A failure before the station ever saw the command (offline station, API error) ends the chain.
+      const failedEarly = !result.success && chain.stage === 'requested';
+      if (failedEarly) this.#close(chain);
+      return { ...chain, result, stage: failedEarly ? 'failed' : chain.stage };
+    });
+  }
+
+  /**
+   * Turns one event into log entries. `before` is the station as it was before the event, so that
+   * only changes are logged: heartbeats republish an unchanged status every few seconds per station.
+   */
+  observe(event: SimEvent, before: SimStation | undefined): void {
+    const at = Date.parse(event.time);
+    switch (event.type) {
+      case 'snapshot':
+        this.note(`snapshot: ${event.stations.length} stations`, 'info', at);
+        return;
+      case 'station.status':
+        if (before?.status !== event.status) this.note(`${event.token} ${event.status}`, event.status === 'online' ? 'ok' : 'error', at);
+        return;
+      case 'command.sent':
+        this.#sent(event.token, event.lockId, event.commandId, at);
+        return;
+      case 'command.acked':
+        this.#commandStep(event.token, event.lockId, event.commandId, at, 'acked', { label: 'acked', at, deltaMs: event.ms });
+        return;
+      case 'command.rejected':
+        this.#commandStep(event.token, event.lockId, event.commandId, at, 'rejected', { label: `rejected: ${event.reason}`, at, deltaMs: event.ms });
+        return;
+      case 'command.timeout':
+        this.#commandStep(event.token, event.lockId, event.commandId, at, 'timeout', { label: 'timed out', at, deltaMs: event.ms });
+        return;
+      case 'lock.state': {
+        if (this.#lockStep(event.token, event.lockId, event.status, at)) return;
+        const previous = before?.locks.find((lock) => lock.lockId === event.lockId)?.status;
+        if (previous !== event.status) {
+          this.note(`${event.token}/${event.lockId} ${event.status}`, event.status === 'jammed' ? 'warn' : 'info', at);
+        }
+        return;
+      }
+      case 'fault.applied':
+        this.note(`${event.token}${event.lockId === undefined ? '' : `/${event.lockId}`} fault ${event.fault}`, 'warn', at);
+        return;
+      case 'control':
+        this.note(`control ${event.token ?? 'fleet'}: ${event.action}`, 'info', at);
+        return;
+      case 'api.request':
+        this.note(`${event.method} ${event.route} → ${event.status} (${event.ms}ms)`, event.status >= 500 ? 'error' : event.status >= 400 ? 'warn' : 'info', at);
+        return;
+    }
+  }
+
+  #sent(token: string, lockId: string, commandId: string, at: number): void {
+    // A redelivered command (QoS 1) is the same unlock, not a new one.
+    if (this.#byCommand.has(commandId)) return;
+    const key = lockKey(token, lockId);
+    const waiting = this.#awaitingSend.get(key);
+    const id = waiting?.shift();
+    if (waiting?.length === 0) this.#awaitingSend.delete(key);
+    if (id !== undefined && this.#find(id)) {
+      this.#byCommand.set(commandId, id);
+      this.#openByLock.set(key, id);
+      // From here on every step is timed on the simulator's clock, so the deltas do not mix clocks.
+      this.#update(id, (chain) => ({ ...chain, commandId, steps: [{ label: 'requested', at }] }));
+      return;
+    }
+    // An unlock asked for by another client of the /v1 API.
+    const chainId = this.#nextId++;
+    this.#push({ kind: 'unlock', id: chainId, at, token, lockId, commandId, stage: 'requested', steps: [{ label: 'requested', at }] });
+    this.#byCommand.set(commandId, chainId);
+    this.#openByLock.set(key, chainId);
+  }
+
+  #commandStep(token: string, lockId: string, commandId: string, at: number, stage: UnlockStage, step: UnlockStep): void {
+    const id = this.#byCommand.get(commandId);
+    const chain = id === undefined ? undefined : this.#find(id);
+    if (!chain || chain.stage !== 'requested') {
+      // The stream started after the command was sent (or the entry has scrolled away).
+      this.note(`${token}/${lockId} ${step.label} (+${step.deltaMs ?? 0}ms)`, stage === 'acked' ? 'info' : 'error', at);
+      return;
+    }
+    this.#update(chain.id, (current) => {
+      const next = { ...current, stage, steps: [...current.steps, step] };
+      if (!OPEN_STAGES.has(stage)) this.#close(next);
+      return next;
+    });
+  }
+
+  /** Advances the lock's open chain; false when the state belongs to no chain. */
+  #lockStep(token: string, lockId: string, status: string, at: number): boolean {
+    const id = this.#openByLock.get(lockKey(token, lockId));
+    const chain = id === undefined ? undefined : this.#find(id);
+    if (!chain || !OPEN_STAGES.has(chain.stage)) return false;
+    const previous = chain.steps[chain.steps.length - 1];
+    const deltaMs = previous ? Math.max(0, at - previous.at) : undefined;
+    let stage: UnlockStage;
+    if (status === 'jammed') stage = 'jammed';
+    else if (status === 'unlocked' && (chain.stage === 'acked' || chain.stage === 'requested')) stage = 'unlocked';
+    else if (status === 'locked' && chain.stage === 'unlocked') stage = 'locked';
+    // A repeated report (the duplicateState fault) or a state the chain does not expect yet.
+    else return chain.stage === 'unlocked' && status === 'unlocked';
+    this.#update(chain.id, (current) => {
+      const next = { ...current, stage, steps: [...current.steps, { label: status, at, ...(deltaMs === undefined ? {} : { deltaMs }) }] };
+      if (!OPEN_STAGES.has(stage)) this.#close(next);
+      return next;
+    });
+    return true;
+  }
+
+  #close(chain: UnlockChain): void {
+    const key = lockKey(chain.token, chain.lockId);
+    if (this.#openByLock.get(key) === chain.id) this.#openByLock.delete(key);
+    if (chain.commandId !== undefined) this.#byCommand.delete(chain.commandId);
+    const waiting = this.#awaitingSend.get(key);
+    if (waiting) {
+      const rest = waiting.filter((id) => id !== chain.id);
+      if (rest.length > 0) this.#awaitingSend.set(key, rest);
+      else this.#awaitingSend.delete(key);
+    }
+  }
+
+  #push(entry: LogEntry): void {
+    this.#entries.push(entry);
+    // Trim in batches: slicing on every push would copy the whole log each time.
+    if (this.#entries.length >= this.#limit * 2) {
+      this.#entries = this.#entries.slice(-this.#limit);
+      this.#forgetDropped();
+    }
+  }
+
+  /** Correlation maps must not outlive their entries (an `ackNoOpen` chain never closes). */
+  #forgetDropped(): void {
+    const oldest = this.#entries[0]?.id ?? this.#nextId;
+    for (const [key, id] of this.#openByLock) if (id < oldest) this.#openByLock.delete(key);
+    for (const [commandId, id] of this.#byCommand) if (id < oldest) this.#byCommand.delete(commandId);
+    for (const [key, ids] of this.#awaitingSend) {
+      const rest = ids.filter((id) => id >= oldest);
+      if (rest.length > 0) this.#awaitingSend.set(key, rest);
+      else this.#awaitingSend.delete(key);
+    }
+  }
+
+  /** Entries are appended with increasing ids, so a binary search finds one. */
+  #indexOf(id: number): number {
+    let low = 0;
+    let high = this.#entries.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const candidate = this.#entries[middle]!.id;
+      if (candidate === id) return middle;
+      if (candidate < id) low = middle + 1;
+      else high = middle - 1;
+    }
+    return -1;
+  }
+
+  #find(id: number): UnlockChain | undefined {
+    const entry = this.#entries[this.#indexOf(id)];
+    return entry?.kind === 'unlock' ? entry : undefined;
+  }
+
+  /** Replaces an entry rather than mutating it, so a rendered entry never changes under React. */
+  #update(id: number, change: (chain: UnlockChain) => UnlockChain): void {
+    const index = this.#indexOf(id);
+    const entry = this.#entries[index];
+    if (entry?.kind === 'unlock') this.#entries[index] = change(entry);
+  }
+}
+
+/** The text of an entry, e.g. `ST-1001/1 unlock requested → acked (+12ms) → unlocked (+503ms) → locked (+5004ms) · ok`. */
+export function describeEntry(entry: LogEntry): { text: string; tone: LogTone } {
+  if (entry.kind === 'line') return { text: entry.text, tone: entry.tone };
+  const steps = entry.steps.map((step) => (step.deltaMs === undefined ? step.label : `${step.label} (+${Math.round(step.deltaMs)}ms)`));
+  let text = `${entry.token}/${entry.lockId} unlock ${steps.join(' → ')}`;
+  if (entry.result) text += entry.result.success ? ' · ok' : ` · failed: ${entry.result.message ?? 'unlock failed'}`;
+  return { text, tone: chainTone(entry) };
+}
+
+function chainTone(chain: UnlockChain): LogTone {
+  if (chain.result && !chain.result.success) return 'error';
+  switch (chain.stage) {
+    case 'requested':
+      return 'info';
+    case 'jammed':
+      return 'warn';
+    case 'rejected':
+    case 'timeout':
+    case 'failed':
+      return 'error';
+    default:
+      return 'ok';
+  }
+}
+
+function lockKey(token: string, lockId: string): string {
+  return `${token}\u0000${lockId}`;
+}

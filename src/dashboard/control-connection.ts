@@ -1,0 +1,271 @@
+/**
+ * The dashboard's data layer: the `/sim/v1` control plane over HTTP and its event stream over
+ * WebSocket (docs/control-plane.md). It knows nothing about the screen, so it can be driven from a
+ * test or another tool.
+ */
+import WebSocket from 'ws';
+import { systemClock, type Clock, type TimerHandle } from '../station/clock.js';
+import {
+  parseSimEvent,
+  type Fault,
+  type FaultSpec,
+  type PhysicalAction,
+  type SimEvent,
+  type SimHealth,
+  type SimStation,
+} from './sim-types.js';
+
+export interface ControlConnectionOptions {
+  /** Base URL of the simulator's HTTP server, e.g. `http://127.0.0.1:8080`; `/sim/v1` is added. */
+  url: string;
+  /**
+   * Sent as `Authorization: Bearer <controlToken>` on every request and on the event stream, for a
+   * simulator started with `--control-token`.
+   * @default no Authorization header
+   */
+  controlToken?: string;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** Timers of the reconnect backoff. @default systemClock */
+  clock?: Clock;
+  /** Source of the backoff jitter, in [0, 1). @default Math.random */
+  random?: () => number;
+  /** Delay before the first reconnect; it doubles with each failed attempt. @default 250 */
+  reconnectBaseMs?: number;
+  /** Longest delay between reconnects. @default 10000 */
+  reconnectMaxMs?: number;
+  /**
+   * A request not answered in this long fails. Longer than the 5 s the control plane itself waits
+   * for a station before answering 504, so that answer gets through.
+   * @default 10000
+   */
+  requestTimeoutMs?: number;
+}
+
+/** A control-plane request that failed; `status` is 0 when the server could not be reached. */
+export class ControlPlaneError extends Error {
+  readonly status: number;
+
+  constructor(status: number, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ControlPlaneError';
+    this.status = status;
+  }
+}
+
+/** Where the event stream stands; the dashboard shows it. */
+export type StreamState =
+  | { phase: 'connecting'; attempt: number }
+  | { phase: 'open' }
+  | { phase: 'waiting'; attempt: number; retryInMs: number; reason: string }
+  | { phase: 'refused'; reason: string }
+  | { phase: 'closed' };
+
+export interface EventStreamHandlers {
+  /** Each event in order; after every (re)connect the first one is a `snapshot`. */
+  onEvent(event: SimEvent): void;
+  onState?(state: StreamState): void;
+}
+
+export interface EventSubscription {
+  /** Closes the stream for good; no reconnect follows. */
+  close(): void;
+}
+
+/** WebSocket close code the control plane uses for a missing or wrong control token. */
+const CLOSE_UNAUTHORIZED = 4401;
+/** "Try again later": the control plane drops a client with more than 1 MiB waiting. */
+const CLOSE_TRY_AGAIN_LATER = 1013;
+
+export class ControlConnection {
+  readonly #base: string;
+  readonly #token: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #baseDelay: number;
+  readonly #maxDelay: number;
+  readonly #requestTimeout: number;
+
+  constructor(options: ControlConnectionOptions) {
+    // Keep any path prefix of the base URL (a reverse proxy may mount the simulator under one).
+    this.#base = `${options.url.replace(/\/+$/, '')}/sim/v1`;
+    this.#token = options.controlToken;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#baseDelay = options.reconnectBaseMs ?? 250;
+    this.#maxDelay = options.reconnectMaxMs ?? 10_000;
+    this.#requestTimeout = options.requestTimeoutMs ?? 10_000;
+  }
+
+  /** `GET /sim/v1/health`. A 503 is an answer too (`ready: false`), not an error. */
+  health(): Promise<SimHealth> {
+    return this.#request<SimHealth>('GET', '/health', undefined, [503]);
+  }
+
+  async stations(): Promise<SimStation[]> {
+    return (await this.#request<{ stations: SimStation[] }>('GET', '/stations')).stations;
+  }
+
+  station(token: string): Promise<SimStation> {
+    return this.#request('GET', `/stations/${encodeURIComponent(token)}`);
+  }
+
+  /** Offline is a real disconnect (the last will fires); online a real reconnect. */
+  setConnection(token: string, online: boolean): Promise<SimStation> {
+    return this.#request('POST', `/stations/${encodeURIComponent(token)}/connection`, { online });
+  }
+
+  setBattery(token: string, voltage: number): Promise<SimStation> {
+    return this.#request('POST', `/stations/${encodeURIComponent(token)}/battery`, { voltage });
+  }
+
+  /** The station drops its connection, stays down `downMs` (server default 2000), reconnects. */
+  reboot(token: string, downMs?: number): Promise<SimStation> {
+    return this.#request('POST', `/stations/${encodeURIComponent(token)}/reboot`, downMs === undefined ? {} : { downMs });
+  }
+
+  physical(token: string, lockId: string, action: PhysicalAction): Promise<SimStation> {
+    return this.#request('POST', `/stations/${encodeURIComponent(token)}/locks/${encodeURIComponent(lockId)}/physical`, { action });
+  }
+
+  addFault(token: string, fault: FaultSpec): Promise<Fault> {
+    return this.#request('POST', `/stations/${encodeURIComponent(token)}/faults`, fault);
+  }
+
+  clearFaults(token: string): Promise<SimStation> {
+    return this.#request('DELETE', `/stations/${encodeURIComponent(token)}/faults`);
+  }
+
+  removeFault(token: string, faultId: string): Promise<SimStation> {
+    return this.#request('DELETE', `/stations/${encodeURIComponent(token)}/faults/${encodeURIComponent(faultId)}`);
+  }
+
+  /** Every station back to the fixture's starting state. */
+  reset(): Promise<{ reset: number }> {
+    return this.#request('POST', '/reset');
+  }
+
+  /**
+   * Subscribes to `GET /sim/v1/events`. When the stream drops it reconnects with exponential
+   * backoff and jitter, and the new connection starts with a fresh snapshot; a refused control
+   * token stops it, since retrying cannot help.
+   */
+  subscribe(handlers: EventStreamHandlers): EventSubscription {
+    const url = `${this.#base.replace(/^http/, 'ws')}/events`;
+    const headers: Record<string, string> = this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` };
+    let socket: WebSocket | undefined;
+    let retryTimer: TimerHandle | undefined;
+    let attempt = 0;
+    let stopped = false;
+    const report = (state: StreamState): void => {
+      if (!stopped) handlers.onState?.(state);
+    };
+
+    const connect = (): void => {
+      retryTimer = undefined;
+      attempt += 1;
+      report({ phase: 'connecting', attempt });
+      let failure = 'connection closed';
+      let refused = false;
+      const current = new WebSocket(url, { headers });
+      socket = current;
+      current.on('open', () => report({ phase: 'open' }));
+      current.on('message', (data) => {
+        // A connection only counts as good once it delivers: one that opens and closes at once
+        // (a proxy with nothing behind it) must keep backing off, not reconnect in a tight loop.
+        attempt = 0;
+        if (stopped) return;
+        const event = parseSimEvent(data.toString());
+        if (event) handlers.onEvent(event);
+      });
+      current.on('error', (error) => {
+        failure = error.message;
+        if (/Unexpected server response: 401\b/.test(error.message)) refused = true;
+      });
+      current.on('close', (code, reason) => {
+        if (socket === current) socket = undefined;
+        if (stopped) return;
+        if (code === CLOSE_UNAUTHORIZED) refused = true;
+        // 1013: the server found this client too slow. Coming straight back (with another full
+        // snapshot) would only repeat that, so wait as if a few attempts had failed.
+        if (code === CLOSE_TRY_AGAIN_LATER) attempt = Math.max(attempt, 3);
+        if (code !== 1006 || reason.length > 0) failure = `closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`;
+        if (refused) {
+          report({ phase: 'refused', reason: 'Control token is invalid' });
+          return;
+        }
+        const retryInMs = this.#backoff(attempt);
+        report({ phase: 'waiting', attempt, retryInMs, reason: failure });
+        retryTimer = this.#clock.setTimeout(connect, retryInMs);
+      });
+    };
+
+    connect();
+    return {
+      close: () => {
+        if (stopped) return;
+        report({ phase: 'closed' });
+        stopped = true;
+        if (retryTimer !== undefined) this.#clock.clearTimeout(retryTimer);
+        // terminate() rather than close(): on the way out there is no point waiting for the close handshake.
+        socket?.terminate();
+      },
+    };
+  }
+
+  #backoff(attempt: number): number {
+    const ceiling = Math.min(this.#maxDelay, this.#baseDelay * 2 ** Math.max(0, attempt - 1));
+    // "Equal jitter": at least half the ceiling, so many dashboards do not reconnect in step.
+    return Math.round(ceiling / 2 + (this.#random() * ceiling) / 2);
+  }
+
+  async #request<T>(method: string, path: string, body?: unknown, alsoOk: readonly number[] = []): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (this.#token !== undefined) headers['authorization'] = `Bearer ${this.#token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.#base}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.#requestTimeout),
+      });
+    } catch (error) {
+      throw new ControlPlaneError(0, `cannot reach the control plane: ${describeFetchError(error)}`, { cause: error });
+    }
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = text.length === 0 ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (response.ok || alsoOk.includes(response.status)) {
+      if (json === undefined) throw new ControlPlaneError(response.status, `${method} ${path}: the answer is not JSON`);
+      return json as T;
+    }
+    // Errors are `{"message": "…"}` (docs/control-plane.md); anything else is named by its status.
+    const message = typeof json === 'object' && json !== null && typeof (json as { message?: unknown }).message === 'string'
+      ? (json as { message: string }).message
+      : `HTTP ${response.status}`;
+    throw new ControlPlaneError(response.status, message);
+  }
+}
+
+function describeFetchError(error: unknown): string {
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError') return 'no answer in time';
+    // undici hides the interesting part (ECONNREFUSED…) in `cause`.
+    const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+    if (typeof cause?.code === 'string') return cause.code;
+    if (typeof cause?.message === 'string') return cause.message;
+    return error.message;
+  }
+  return String(error);
+}
+
+/** What the dashboard uses of the control plane; tests can hand in a stand-in. */
+export type DashboardControl = Pick<ControlConnection, 'health' | 'station' | 'setConnection' | 'setBattery' | 'reboot' | 'physical' | 'subscribe'>;

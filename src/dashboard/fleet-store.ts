@@ -1,0 +1,244 @@
+/**
+ * Fleet state for the dashboard, kept outside React: a reducer applies each event of the stream to
+ * a map of `SimStation` by token, and the store adds what the screen needs on top (tokens in
+ * order, online count, the event log, the stream's state). React reads it at most every flush
+ * interval (`use-throttled-store.ts`), so a burst of events from 10,000 stations costs one redraw.
+ */
+import { systemClock, type Clock } from '../station/clock.js';
+import { ActivityLog, type LogTone, type UnlockResult } from './activity-log.js';
+import type { StreamState } from './control-connection.js';
+import type { SimEvent, SimLock, SimStation } from './sim-types.js';
+
+/** What an event changed: nothing, one station, or which stations there are. */
+export type FleetChange = 'none' | 'station' | 'membership';
+
+/**
+ * The reducer. Changes `fleet` in place (copying 10,000 entries per event would not keep up) but
+ * replaces, never mutates, each station it changes, so a rendered station object stays as it was.
+ */
+export function applyFleetEvent(fleet: Map<string, SimStation>, event: SimEvent): FleetChange {
+  switch (event.type) {
+    case 'snapshot':
+      fleet.clear();
+      for (const station of event.stations) fleet.set(station.token, station);
+      return 'membership';
+    case 'station.status': {
+      const station = fleet.get(event.token);
+      if (!station) return 'none';
+      fleet.set(event.token, { ...station, status: event.status, batteryVoltage: event.batteryVoltage, lastConnection: event.lastConnection });
+      return 'station';
+    }
+    case 'lock.state':
+      return updateLock(fleet, event.token, event.lockId, (_lock, station) => ({
+        lock: {
+          lockId: event.lockId,
+          status: event.status,
+          lastUpdated: event.lastUpdated,
+          // The state says which timer runs now: unlocked means the relock time, otherwise none.
+          pending: event.status === 'unlocked' ? 'open' : null,
+        },
+        timers: station.timers.filter((timer) => timer.lockId !== event.lockId || (event.status === 'unlocked' && timer.kind === 'relock')),
+      }));
+    case 'command.acked':
+      // An accepted command starts the unlock delay of a closed lock (the station acks first).
+      return updateLock(fleet, event.token, event.lockId, (lock) =>
+        lock && lock.status === 'locked' && lock.pending === null ? { lock: { ...lock, pending: 'opening' } } : undefined,
+      );
+    case 'fault.applied':
+      // `ackNoOpen`: the ack was accepted but the lock will not open after all.
+      if (event.fault !== 'ackNoOpen' || event.lockId === undefined) return 'none';
+      return updateLock(fleet, event.token, event.lockId, (lock) => (lock?.pending === 'opening' ? { lock: { ...lock, pending: null } } : undefined));
+    default:
+      return 'none';
+  }
+}
+
+type LockUpdate = { lock: SimLock; timers?: SimStation['timers'] } | undefined;
+
+function updateLock(
+  fleet: Map<string, SimStation>,
+  token: string,
+  lockId: string,
+  change: (lock: SimLock | undefined, station: SimStation) => LockUpdate,
+): FleetChange {
+  const station = fleet.get(token);
+  if (!station) return 'none';
+  const index = station.locks.findIndex((lock) => lock.lockId === lockId);
+  const update = change(station.locks[index], station);
+  if (!update) return 'none';
+  const locks = [...station.locks];
+  if (index >= 0) locks[index] = update.lock;
+  else locks.push(update.lock);
+  fleet.set(token, { ...station, locks, timers: update.timers ?? station.timers });
+  return 'station';
+}
+
+export interface FleetStoreOptions {
+  /** Time of log entries made by the dashboard itself. @default systemClock */
+  clock?: Clock;
+  /** Log entries kept. @default 200 */
+  logLimit?: number;
+}
+
+type Listener = () => void;
+
+// Natural order: ST-2 before ST-10, as a person reads a fleet list.
+const tokenOrder = new Intl.Collator('en', { numeric: true }).compare;
+
+export class FleetStore {
+  readonly log: ActivityLog;
+  readonly #fleet = new Map<string, SimStation>();
+  #tokens: string[] = [];
+  #online = 0;
+  #version = 0;
+  #membershipVersion = 0;
+  #maxTokenLength = 0;
+  #hasSnapshot = false;
+  #stream: StreamState = { phase: 'connecting', attempt: 0 };
+  readonly #unknown = new Set<string>();
+  readonly #listeners = new Set<Listener>();
+
+  constructor(options: FleetStoreOptions = {}) {
+    const clock = options.clock ?? systemClock;
+    this.log = new ActivityLog({ limit: options.logLimit, now: () => clock.now() });
+  }
+
+  /** Increases with every change; React compares it to decide whether to redraw. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** Increases when stations come or go, so the sorted, filtered list is recomputed only then. */
+  get membershipVersion(): number {
+    return this.#membershipVersion;
+  }
+
+  /** Every token, in natural order. */
+  get tokens(): readonly string[] {
+    return this.#tokens;
+  }
+
+  get size(): number {
+    return this.#fleet.size;
+  }
+
+  get online(): number {
+    return this.#online;
+  }
+
+  get maxTokenLength(): number {
+    return this.#maxTokenLength;
+  }
+
+  /** Whether the stream's first snapshot has arrived. */
+  get hasSnapshot(): boolean {
+    return this.#hasSnapshot;
+  }
+
+  get stream(): StreamState {
+    return this.#stream;
+  }
+
+  get(token: string): SimStation | undefined {
+    return this.#fleet.get(token);
+  }
+
+  /** Applies one event of the stream: the fleet through the reducer, then the log. */
+  apply(event: SimEvent): void {
+    const token = 'token' in event ? event.token : undefined;
+    const before = token === undefined ? undefined : this.#fleet.get(token);
+    const change = applyFleetEvent(this.#fleet, event);
+    if (event.type === 'snapshot') {
+      this.#hasSnapshot = true;
+      this.#unknown.clear();
+    }
+    if (change === 'membership') this.#rebuildIndex();
+    else if (change === 'station' && token !== undefined) this.#countChange(before, this.#fleet.get(token));
+    else if (token !== undefined && before === undefined && this.#hasSnapshot && (event.type === 'station.status' || event.type === 'lock.state')) {
+      // A station that came up after the snapshot (another fleet process): fetched by the caller.
+      this.#unknown.add(token);
+    }
+    this.log.observe(event, before);
+    this.#changed();
+  }
+
+  /** Puts a station as the control plane returned it (after an action, or fetched). */
+  upsert(station: SimStation): void {
+    const before = this.#fleet.get(station.token);
+    this.#fleet.set(station.token, station);
+    this.#unknown.delete(station.token);
+    if (before) this.#countChange(before, station);
+    else this.#insertToken(station);
+    this.#changed();
+  }
+
+  /** Tokens seen in events but missing from the fleet, each handed out once. */
+  takeUnknownTokens(): string[] {
+    const tokens = [...this.#unknown];
+    this.#unknown.clear();
+    return tokens;
+  }
+
+  setStream(state: StreamState): void {
+    this.#stream = state;
+    this.#changed();
+  }
+
+  /** Logs a line of the dashboard's own, e.g. the result of an action. */
+  note(text: string, tone: LogTone = 'info'): void {
+    this.log.note(text, tone);
+    this.#changed();
+  }
+
+  beginUnlock(token: string, lockId: string): number {
+    const id = this.log.beginUnlock(token, lockId);
+    this.#changed();
+    return id;
+  }
+
+  finishUnlock(id: number, result: UnlockResult): void {
+    this.log.finishUnlock(id, result);
+    this.#changed();
+  }
+
+  /** Called after every change, synchronously; listeners should only schedule work. */
+  subscribe(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    this.#version += 1;
+    for (const listener of this.#listeners) listener();
+  }
+
+  #rebuildIndex(): void {
+    this.#tokens = [...this.#fleet.keys()].sort(tokenOrder);
+    this.#online = 0;
+    this.#maxTokenLength = 0;
+    for (const station of this.#fleet.values()) {
+      if (station.status === 'online') this.#online += 1;
+      this.#maxTokenLength = Math.max(this.#maxTokenLength, station.token.length);
+    }
+    this.#membershipVersion += 1;
+  }
+
+  #insertToken(station: SimStation): void {
+    let low = 0;
+    let high = this.#tokens.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (tokenOrder(this.#tokens[middle]!, station.token) < 0) low = middle + 1;
+      else high = middle;
+    }
+    // A new array, not splice: the old one may be what the current frame is drawing from.
+    this.#tokens = [...this.#tokens.slice(0, low), station.token, ...this.#tokens.slice(low)];
+    if (station.status === 'online') this.#online += 1;
+    this.#maxTokenLength = Math.max(this.#maxTokenLength, station.token.length);
+    this.#membershipVersion += 1;
+  }
+
+  #countChange(before: SimStation | undefined, after: SimStation | undefined): void {
+    this.#online += (after?.status === 'online' ? 1 : 0) - (before?.status === 'online' ? 1 : 0);
+  }
+}

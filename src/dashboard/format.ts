@@ -1,0 +1,104 @@
+/** How values read on the dashboard: battery gauges, ages, timers, lock icons. Pure functions. */
+import type { BatteryModel, SimLock } from './sim-types.js';
+
+/**
+ * Symbols the screen uses. Every lock icon takes `cellWidth` terminal cells once padded, so the
+ * table's columns stay aligned whatever the icons' own widths (🔒 is two cells, ⚠ one).
+ */
+export interface IconSet {
+  locked: string;
+  unlocked: string;
+  jammed: string;
+  opening: string;
+  barFull: string;
+  barEmpty: string;
+  cellWidth: number;
+}
+
+export const EMOJI_ICONS: IconSet = { locked: '🔒', unlocked: '🔓', jammed: '⚠ ', opening: '… ', barFull: '█', barEmpty: '░', cellWidth: 2 };
+
+/** For terminals without emoji (the Linux console, a non-UTF-8 locale): one ASCII cell each. */
+export const ASCII_ICONS: IconSet = { locked: 'L', unlocked: 'U', jammed: '!', opening: '~', barFull: '#', barEmpty: '.', cellWidth: 1 };
+
+export type IconStyle = 'emoji' | 'ascii';
+
+/**
+ * Emoji unless the environment says the terminal cannot show them: `TERM=linux` or `dumb`, or a
+ * locale that is set and is not UTF-8. An unset locale is common in containers that do show emoji.
+ */
+export function detectIconStyle(env: Readonly<Record<string, string | undefined>>): IconStyle {
+  if (env['TERM'] === 'linux' || env['TERM'] === 'dumb') return 'ascii';
+  const locale = env['LC_ALL'] || env['LC_CTYPE'] || env['LANG'];
+  if (locale && !/utf-?8/i.test(locale)) return 'ascii';
+  return 'emoji';
+}
+
+export function iconSet(style: IconStyle): IconSet {
+  return style === 'ascii' ? ASCII_ICONS : EMOJI_ICONS;
+}
+
+export type LockLook = 'locked' | 'unlocked' | 'jammed' | 'opening';
+
+/** What a lock looks like: jammed wins, then the unlock delay running, then its status. */
+export function lockLook(lock: SimLock): LockLook {
+  if (lock.status === 'jammed') return 'jammed';
+  if (lock.pending === 'opening') return 'opening';
+  return lock.status === 'unlocked' ? 'unlocked' : 'locked';
+}
+
+export const LOCK_COLOURS: Record<LockLook, string> = { locked: 'green', unlocked: 'yellow', jammed: 'red', opening: 'cyan' };
+
+/** The voltage `b` charges a battery to; a full 12 V lead-acid battery at rest. */
+export const FULL_VOLTAGE = 12.6;
+
+export type BatteryLevel = 'good' | 'low' | 'empty';
+
+export const BATTERY_COLOURS: Record<BatteryLevel, string> = { good: 'green', low: 'yellow', empty: 'red' };
+
+/**
+ * A gauge such as `███░░`, full at `FULL_VOLTAGE` and empty at the cutoff, below which the station
+ * refuses unlocks (`low_battery`). Low is the last third before the cutoff.
+ */
+export function batteryGauge(voltage: number, battery: BatteryModel, icons: IconSet, cells = 5): { bar: string; level: BatteryLevel } {
+  const span = Math.max(0.01, FULL_VOLTAGE - battery.cutoffV);
+  const fraction = Math.min(1, Math.max(0, (voltage - battery.cutoffV) / span));
+  const filled = Math.round(fraction * cells);
+  const bar = icons.barFull.repeat(filled) + icons.barEmpty.repeat(cells - filled);
+  const level: BatteryLevel = voltage < battery.cutoffV ? 'empty' : fraction < 1 / 3 ? 'low' : 'good';
+  return { bar, level };
+}
+
+export function formatVolts(voltage: number): string {
+  return `${voltage.toFixed(2)}V`;
+}
+
+/** `3s ago`, `5m ago`, `2h ago`, `4d ago`; `-` for a time that cannot be read. */
+export function formatAge(sinceMs: number): string {
+  if (!Number.isFinite(sinceMs)) return '-';
+  const seconds = Math.max(0, Math.floor(sinceMs / 1000));
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
+  return `${Math.floor(seconds / 86_400)}d ago`;
+}
+
+/** Time left on a timer: `in 3.2s` under ten seconds, then `in 25s`, `in 4m`; `due` once passed. */
+export function formatDue(leftMs: number): string {
+  if (!Number.isFinite(leftMs)) return '-';
+  if (leftMs <= 0) return 'due';
+  if (leftMs < 10_000) return `in ${(leftMs / 1000).toFixed(1)}s`;
+  if (leftMs < 120_000) return `in ${Math.round(leftMs / 1000)}s`;
+  return `in ${Math.round(leftMs / 60_000)}m`;
+}
+
+/** `HH:MM:SS` in UTC, like every time the simulator reports. */
+export function formatClock(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(11, 19);
+}
+
+/** Pads or cuts a plain string to exactly `width` characters. */
+export function fit(text: string, width: number, align: 'left' | 'right' = 'left'): string {
+  if (width <= 0) return '';
+  if (text.length > width) return width === 1 ? '…' : `${text.slice(0, width - 1)}…`;
+  return align === 'left' ? text.padEnd(width) : text.padStart(width);
+}

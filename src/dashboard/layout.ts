@@ -1,0 +1,37 @@
+/** How the screen is cut up for a terminal size, and which rows of the fleet list are drawn. */
+
+export interface ScreenLayout {
+  width: number;
+  /** Lines the dashboard draws. */
+  height: number;
+  /** Station rows in the table (not counting its header). */
+  tableRows: number;
+  /** Lines of the event log (not counting its title). */
+  logRows: number;
+  /** Whether log lines start with the time; at 80 columns an unlock chain needs the room. */
+  showClock: boolean;
+}
+
+/** Header, status line, table header, four lines of detail, log title, footer. */
+const FIXED_LINES = 9;
+export const DETAIL_LINES = 4;
+
+export function layoutFor(columns: number, rows: number): ScreenLayout {
+  const width = Math.max(40, columns);
+  // One line short of the terminal: once a frame is as tall as the terminal, Ink clears the whole
+  // screen before every frame (ink.js onRender), which flickers on each update.
+  const height = Math.max(FIXED_LINES + 3, rows - 1);
+  const free = height - FIXED_LINES;
+  const logRows = Math.min(12, Math.max(1, Math.round(free * 0.35)));
+  return { width, height, tableRows: Math.max(1, free - logRows), logRows, showClock: width >= 100 };
+}
+
+/**
+ * The first row to draw so that the selected row is visible, moving as little as possible from the
+ * previous first row (a list that jumps to centre on every key press is hard to follow).
+ */
+export function scrollTop(previousTop: number, selected: number, visible: number, total: number): number {
+  let top = Math.min(previousTop, selected);
+  if (selected >= top + visible) top = selected - visible + 1;
+  return Math.max(0, Math.min(top, total - visible));
+}

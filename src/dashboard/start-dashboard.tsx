@@ -1,0 +1,111 @@
+/**
+ * `startDashboard`: the live terminal dashboard as a library call, which `station-sim dashboard`
+ * wraps. It attaches to a running simulator through `/sim/v1` only (plus the injected unlock,
+ * which goes through `/v1`), so the simulator may run in another process or on another machine.
+ */
+import { render } from 'ink';
+import { systemClock, type Clock } from '../station/clock.js';
+import { ControlConnection } from './control-connection.js';
+import { Dashboard } from './Dashboard.js';
+import type { UnlockFunction } from './dashboard-actions.js';
+import { FleetStore } from './fleet-store.js';
+import { detectIconStyle, iconSet, type IconStyle } from './format.js';
+
+export interface DashboardOptions {
+  /** Base URL of a running simulator's HTTP server, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /**
+   * The simulator's control token (`--control-token`), sent as a bearer token to `/sim/v1`.
+   * @default none
+   */
+  controlToken?: string;
+  /** Unlocks a lock through the `/v1` API; called with the selected station's token and lock id. */
+  unlock: UnlockFunction;
+  /** Where the dashboard draws; must be a TTY. @default process.stdout */
+  stdout?: NodeJS.WriteStream;
+  /** Where keys come from; without a TTY the dashboard is view only. @default process.stdin */
+  stdin?: NodeJS.ReadStream;
+  /** @default process.stderr */
+  stderr?: NodeJS.WriteStream;
+  /** Time for ages, timers, redraw batching and reconnect backoff. @default systemClock */
+  clock?: Clock;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /**
+   * Lock icons and bars: emoji (🔒 🔓 ⚠ …) or plain ASCII (L U ! ~).
+   * @default detected from `env` (ASCII for TERM=linux or a non-UTF-8 locale)
+   */
+  icons?: IconStyle;
+  /** Environment used to detect the icon style. @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Longest wait between an event and the redraw that shows it. @default 100 */
+  flushIntervalMs?: number;
+  /** How often `/sim/v1/health` is asked while the fleet connects. @default 500 */
+  healthPollMs?: number;
+  /** How often the selected station is fetched in full (faults, timers). @default 1000 */
+  detailRefreshMs?: number;
+  /** First reconnect delay of the event stream, doubling up to 10 s. @default 250 */
+  reconnectBaseMs?: number;
+  /** Log entries kept in memory. @default 200 */
+  logLimit?: number;
+}
+
+export interface StartedDashboard {
+  /** Settles when the dashboard has closed: `q`, Ctrl-C, or `stop()`. */
+  waitUntilExit(): Promise<void>;
+  /** Closes the dashboard: the event stream, its timers, and the screen. */
+  stop(): Promise<void>;
+}
+
+export const NOT_A_TTY_MESSAGE = 'the dashboard needs an interactive terminal (stdout is not a TTY); use --json or the control plane instead';
+
+/**
+ * Starts the dashboard on the given terminal. Throws, drawing nothing, when stdout is not a TTY:
+ * redrawing a screen into a pipe or a file gives an unreadable stream of escape codes.
+ */
+export function startDashboard(options: DashboardOptions): StartedDashboard {
+  const stdout = options.stdout ?? process.stdout;
+  if (!stdout.isTTY) throw new Error(NOT_A_TTY_MESSAGE);
+  const clock = options.clock ?? systemClock;
+  const control = new ControlConnection({
+    url: options.url,
+    controlToken: options.controlToken,
+    fetch: options.fetch,
+    clock,
+    reconnectBaseMs: options.reconnectBaseMs,
+  });
+  const store = new FleetStore({ clock, logLimit: options.logLimit });
+  const icons = iconSet(options.icons ?? detectIconStyle(options.env ?? process.env));
+  const instance = render(
+    <Dashboard
+      control={control}
+      store={store}
+      unlock={options.unlock}
+      clock={clock}
+      icons={icons}
+      title={options.url}
+      flushIntervalMs={options.flushIntervalMs}
+      healthPollMs={options.healthPollMs}
+      detailRefreshMs={options.detailRefreshMs}
+    />,
+    {
+      stdout,
+      stdin: options.stdin ?? process.stdin,
+      stderr: options.stderr ?? process.stderr,
+      exitOnCtrlC: true,
+      // A library call should not take over the process-wide console; nothing else writes to
+      // the terminal while the dashboard runs.
+      patchConsole: false,
+    },
+  );
+  // Asked for at once: Ink creates the exit promise lazily, and one created after the app has
+  // already exited would never settle.
+  const exited = instance.waitUntilExit().then(() => undefined);
+  return {
+    waitUntilExit: () => exited,
+    stop: () => {
+      instance.unmount();
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/** The data layer against a fake control plane: real HTTP and a real WebSocket on port 0. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ControlConnection, ControlPlaneError, type StreamState } from '../../src/dashboard/control-connection.js';
+import { eventually } from './terminal.js';
+import type { SimEvent } from '../../src/dashboard/sim-types.js';
+import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
+
+let fake: FakeControlPlane | undefined;
+const cleanups: (() => void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+  await fake?.close();
+  fake = undefined;
+});
+
+describe('ControlConnection over HTTP', () => {
+  it('calls every action of /sim/v1 with the control token', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)], controlToken: 'secret' });
+    const control = new ControlConnection({ url: `${fake.url}/`, controlToken: 'secret' });
+
+    expect(await control.health()).toEqual({ ready: true, stations: { total: 1, online: 1, offline: 0 } });
+    expect((await control.setConnection('ST-1001', false)).status).toBe('offline');
+    expect((await control.setBattery('ST-1001', 11.2)).batteryVoltage).toBe(11.2);
+    await control.reboot('ST-1001');
+    await control.reboot('ST-1001', 50);
+    expect((await control.physical('ST-1001', '2', 'jam')).locks[1]!.status).toBe('jammed');
+    expect((await control.station('ST-1001')).token).toBe('ST-1001');
+
+    expect(fake.requests.map(({ method, url, body }) => ({ method, url, body }))).toEqual([
+      { method: 'GET', url: '/sim/v1/health', body: undefined },
+      { method: 'POST', url: '/sim/v1/stations/ST-1001/connection', body: { online: false } },
+      { method: 'POST', url: '/sim/v1/stations/ST-1001/battery', body: { voltage: 11.2 } },
+      { method: 'POST', url: '/sim/v1/stations/ST-1001/reboot', body: {} },
+      { method: 'POST', url: '/sim/v1/stations/ST-1001/reboot', body: { downMs: 50 } },
+      { method: 'POST', url: '/sim/v1/stations/ST-1001/locks/2/physical', body: { action: 'jam' } },
+      { method: 'GET', url: '/sim/v1/stations/ST-1001', body: undefined },
+    ]);
+    expect(new Set(fake.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer secret']));
+  });
+
+  it('reads a 503 from health as not ready, and turns error answers into their message', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)] });
+    fake.health = { ready: false, stations: { total: 3, online: 1, offline: 0 } };
+    const control = new ControlConnection({ url: fake.url });
+    expect(await control.health()).toMatchObject({ ready: false });
+
+    await expect(control.setConnection('ST-404', false)).rejects.toThrow(new ControlPlaneError(404, 'Station not found'));
+    fake.failNext(504, 'Station did not respond');
+    await expect(control.reboot('ST-1001')).rejects.toMatchObject({ status: 504, message: 'Station did not respond' });
+  });
+
+  it('says so when the server cannot be reached', async () => {
+    fake = await startFakeControlPlane({ stations: [] });
+    const url = fake.url;
+    await fake.close();
+    fake = undefined;
+    await expect(new ControlConnection({ url }).health()).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/cannot reach the control plane: ECONNREFUSED/) });
+  });
+});
+
+describe('ControlConnection event stream', () => {
+  it('delivers the snapshot, then events in order', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)] });
+    const events: SimEvent[] = [];
+    const subscription = new ControlConnection({ url: fake.url }).subscribe({ onEvent: (event) => events.push(event) });
+    cleanups.push(() => subscription.close());
+    await fake.waitForConnections(1);
+    fake.push({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' });
+    fake.push({ type: 'not.a.known.type' } as never);
+    fake.push({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 4 });
+    await eventually(() => expect(events.map((event) => event.type)).toEqual(['snapshot', 'command.sent', 'command.acked']));
+    expect(events.map((event) => event.seq)).toEqual([1, 2, 4]);
+  });
+
+  it('reconnects with backoff when the stream drops, starting again from a snapshot', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)] });
+    const events: SimEvent[] = [];
+    const states: StreamState[] = [];
+    const subscription = new ControlConnection({ url: fake.url, reconnectBaseMs: 20, random: () => 0 }).subscribe({
+      onEvent: (event) => events.push(event),
+      onState: (state) => states.push(state),
+    });
+    cleanups.push(() => subscription.close());
+    await fake.waitForConnections(1);
+    await eventually(() => expect(events).toHaveLength(1));
+
+    fake.dropClients();
+    await fake.waitForConnections(2);
+    await eventually(() => expect(events.map((event) => event.type)).toEqual(['snapshot', 'snapshot']));
+    const waiting = states.find((state) => state.phase === 'waiting');
+    // Equal jitter with random() = 0: half of the 20 ms base.
+    expect(waiting).toMatchObject({ phase: 'waiting', retryInMs: 10 });
+    expect(states.map((state) => state.phase)).toEqual(['connecting', 'open', 'waiting', 'connecting', 'open']);
+
+    subscription.close();
+    fake.dropClients();
+    // Closed for good: no third connection.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(fake.clients).toBe(0);
+  });
+
+  it('backs off further with each failed attempt', async () => {
+    fake = await startFakeControlPlane({ stations: [] });
+    const url = fake.url;
+    await fake.close();
+    fake = undefined;
+    const delays: number[] = [];
+    const subscription = new ControlConnection({ url, reconnectBaseMs: 5, reconnectMaxMs: 40, random: () => 0.999 }).subscribe({
+      onEvent: () => undefined,
+      onState: (state) => {
+        if (state.phase === 'waiting') delays.push(state.retryInMs);
+      },
+    });
+    cleanups.push(() => subscription.close());
+    await eventually(() => expect(delays.length).toBeGreaterThanOrEqual(5));
+    expect(delays.slice(0, 5)).toEqual([5, 10, 20, 40, 40]);
+  });
+
+  it('stops when the control token is refused', async () => {
+    fake = await startFakeControlPlane({ stations: [], controlToken: 'right' });
+    const states: StreamState[] = [];
+    const subscription = new ControlConnection({ url: fake.url, controlToken: 'wrong', reconnectBaseMs: 5 }).subscribe({
+      onEvent: () => undefined,
+      onState: (state) => states.push(state),
+    });
+    cleanups.push(() => subscription.close());
+    await eventually(() => expect(states.at(-1)).toEqual({ phase: 'refused', reason: 'Control token is invalid' }));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(states.filter((state) => state.phase === 'connecting')).toHaveLength(1);
+  });
+});

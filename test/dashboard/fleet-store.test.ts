@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/station/clock.js';
+import { describeEntry, type UnlockChain } from '../../src/dashboard/activity-log.js';
+import { FleetStore, applyFleetEvent } from '../../src/dashboard/fleet-store.js';
+import type { SimEvent, SimStation } from '../../src/dashboard/sim-types.js';
+import { makeStation } from './fake-control-plane.js';
+
+const T0 = Date.parse('2026-11-22T08:00:00.000Z');
+const at = (ms: number): string => new Date(T0 + ms).toISOString();
+let seq = 0;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+const event = (body: DistributiveOmit<SimEvent, 'seq' | 'time'>, ms = 0): SimEvent => ({ seq: ++seq, time: at(ms), ...body }) as SimEvent;
+const snapshot = (stations: SimStation[]): SimEvent => event({ type: 'snapshot', stations });
+
+describe('applyFleetEvent (the reducer)', () => {
+  it('replaces the fleet with a snapshot, then applies status and lock events to copies', () => {
+    const fleet = new Map<string, SimStation>();
+    expect(applyFleetEvent(fleet, snapshot([makeStation(1), makeStation(2)]))).toBe('membership');
+    expect([...fleet.keys()]).toEqual(['ST-1001', 'ST-1002']);
+    const before = fleet.get('ST-1001')!;
+
+    const change = applyFleetEvent(
+      fleet,
+      event({ type: 'station.status', token: 'ST-1001', status: 'offline', batteryVoltage: 12.2, lastConnection: at(5) }),
+    );
+    expect(change).toBe('station');
+    expect(fleet.get('ST-1001')).toMatchObject({ status: 'offline', batteryVoltage: 12.2, lastConnection: at(5) });
+    // The station object the screen last drew is untouched.
+    expect(before.status).toBe('online');
+
+    applyFleetEvent(fleet, event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 3 }));
+    expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: 'opening' });
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(500) }));
+    expect(fleet.get('ST-1001')!.locks[0]).toEqual({ lockId: '1', status: 'unlocked', lastUpdated: at(500), pending: 'open' });
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', lastUpdated: at(5500) }));
+    expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: null });
+
+    // A second snapshot (after a reconnect) is the whole truth: stations it lacks are gone.
+    applyFleetEvent(fleet, snapshot([makeStation(2)]));
+    expect([...fleet.keys()]).toEqual(['ST-1002']);
+  });
+
+  it('ignores events for stations it does not know and events that change no station', () => {
+    const fleet = new Map<string, SimStation>();
+    applyFleetEvent(fleet, snapshot([makeStation(1)]));
+    expect(applyFleetEvent(fleet, event({ type: 'station.status', token: 'ST-9', status: 'online', batteryVoltage: 12, lastConnection: at(0) }))).toBe('none');
+    expect(applyFleetEvent(fleet, event({ type: 'api.request', method: 'GET', route: '/v1/stations', status: 200, ms: 3 }))).toBe('none');
+    expect(fleet.size).toBe(1);
+  });
+});
+
+describe('FleetStore', () => {
+  it('keeps tokens in natural order and counts stations online', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.apply(snapshot([makeStation(10), makeStation(2, { status: 'offline' }), makeStation(1)]));
+    expect(store.tokens).toEqual(['ST-1001', 'ST-1002', 'ST-1010']);
+    expect(store.online).toBe(2);
+    store.apply(event({ type: 'station.status', token: 'ST-1002', status: 'online', batteryVoltage: 12.3, lastConnection: at(1) }));
+    expect(store.online).toBe(3);
+    store.upsert(makeStation(5, { status: 'offline' }));
+    expect(store.tokens).toEqual(['ST-1001', 'ST-1002', 'ST-1005', 'ST-1010']);
+    expect(store.online).toBe(3);
+  });
+
+  it('logs changes, not heartbeats that repeat the same status', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.apply(snapshot([makeStation(1)]));
+    store.apply(event({ type: 'station.status', token: 'ST-1001', status: 'online', batteryVoltage: 12.4, lastConnection: at(1) }));
+    store.apply(event({ type: 'station.status', token: 'ST-1001', status: 'offline', batteryVoltage: 12.4, lastConnection: at(1) }));
+    store.apply(event({ type: 'control', token: 'ST-1001', action: 'offline' }));
+    store.apply(event({ type: 'fault.applied', token: 'ST-1001', lockId: '2', fault: 'dropCommands', commandId: 'c9' }));
+    store.apply(event({ type: 'api.request', method: 'POST', route: '/v1/stations/:station_token/locks/:lock_id/unlock', status: 200, ms: 12 }));
+    expect(store.log.entries.map((entry) => describeEntry(entry).text)).toEqual([
+      'snapshot: 1 stations',
+      'ST-1001 offline',
+      'control ST-1001: offline',
+      'ST-1001/2 fault dropCommands',
+      'POST /v1/stations/:station_token/locks/:lock_id/unlock → 200 (12ms)',
+    ]);
+  });
+
+  it('hands out stations seen in events but missing from the snapshot, once', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.apply(snapshot([makeStation(1)]));
+    store.apply(event({ type: 'station.status', token: 'ST-7', status: 'online', batteryVoltage: 12, lastConnection: at(0) }));
+    expect(store.takeUnknownTokens()).toEqual(['ST-7']);
+    expect(store.takeUnknownTokens()).toEqual([]);
+  });
+
+  it('notifies listeners on every change', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    let calls = 0;
+    const unsubscribe = store.subscribe(() => (calls += 1));
+    store.apply(snapshot([makeStation(1)]));
+    store.note('hello');
+    unsubscribe();
+    store.note('unheard');
+    expect(calls).toBe(2);
+    expect(store.version).toBe(3);
+  });
+});
+
+describe('the unlock chain in the log', () => {
+  const chainText = (store: FleetStore): string[] =>
+    store.log.entries.filter((entry): entry is UnlockChain => entry.kind === 'unlock').map((entry) => describeEntry(entry).text);
+
+  it('reads requested → acked → unlocked → locked with the time of each step, and the unlock result', () => {
+    const clock = new ManualClock(T0);
+    const store = new FleetStore({ clock });
+    store.apply(snapshot([makeStation(1)]));
+    const id = store.beginUnlock('ST-1001', '1');
+    expect(chainText(store)).toEqual(['ST-1001/1 unlock requested']);
+
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' }, 10));
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 12 }, 22));
+    store.finishUnlock(id, { success: true });
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(525) }, 525));
+    // The duplicateState fault reports the same state twice: still one step.
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(525) }, 526));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', lastUpdated: at(5529) }, 5529));
+
+    expect(chainText(store)).toEqual(['ST-1001/1 unlock requested → acked (+12ms) → unlocked (+503ms) → locked (+5004ms) · ok']);
+    // The chain is one entry; the lock states it took in are not logged again on their own.
+    expect(store.log.entries.map((entry) => entry.kind)).toEqual(['line', 'unlock']);
+    expect(describeEntry(store.log.entries[1]!).tone).toBe('ok');
+  });
+
+  it('follows unlocks asked for by other clients, correlated by commandId', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.apply(snapshot([makeStation(1)]));
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '2', commandId: 'a' }, 0));
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'b' }, 1));
+    // QoS 1 redelivery of the same command is not a new unlock.
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'b' }, 2));
+    store.apply(event({ type: 'command.rejected', token: 'ST-1001', lockId: '1', commandId: 'b', reason: 'jammed', ms: 4 }, 5));
+    store.apply(event({ type: 'command.timeout', token: 'ST-1001', lockId: '2', commandId: 'a', ms: 3000 }, 3000));
+    expect(chainText(store)).toEqual(['ST-1001/2 unlock requested → timed out (+3000ms)', 'ST-1001/1 unlock requested → rejected: jammed (+4ms)']);
+    expect(store.log.entries.slice(1).map((entry) => describeEntry(entry).tone)).toEqual(['error', 'error']);
+  });
+
+  it('ends a chain whose unlock call failed before the station saw the command', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.apply(snapshot([makeStation(1, { status: 'offline' })]));
+    const id = store.beginUnlock('ST-1001', '1');
+    store.finishUnlock(id, { success: false, message: 'Station is offline' });
+    // A later unlock of the same lock by someone else starts its own chain.
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c2' }, 50));
+    expect(chainText(store)).toEqual(['ST-1001/1 unlock requested · failed: Station is offline', 'ST-1001/1 unlock requested']);
+  });
+
+  it('keeps the log bounded', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0), logLimit: 10 });
+    for (let index = 0; index < 100; index += 1) store.note(`line ${index}`);
+    expect(store.log.entries.length).toBeLessThan(20);
+    expect(describeEntry(store.log.entries.at(-1)!).text).toBe('line 99');
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The screen's size and cost: it fits 80×24, follows resizes, and with 10,000 stations draws only
+ * the rows in view and redraws once per batch of events.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/station/clock.js';
+import type { DashboardControl } from '../../src/dashboard/control-connection.js';
+import { Dashboard } from '../../src/dashboard/Dashboard.js';
+import { FleetStore } from '../../src/dashboard/fleet-store.js';
+import { ASCII_ICONS, EMOJI_ICONS, type IconSet } from '../../src/dashboard/format.js';
+import { layoutFor } from '../../src/dashboard/layout.js';
+import type { SimStation } from '../../src/dashboard/sim-types.js';
+import { makeStation } from './fake-control-plane.js';
+import { eventually, renderInTerminal, settle, type TerminalRender } from './terminal.js';
+
+/** A control plane that answers at once from memory: these tests measure the screen, not HTTP. */
+function memoryControl(stations: SimStation[]): DashboardControl {
+  const byToken = new Map(stations.map((station) => [station.token, station]));
+  const refuse = async (): Promise<never> => {
+    throw new Error('not used in this test');
+  };
+  return {
+    health: async () => ({ ready: true, stations: { total: stations.length, online: stations.length, offline: 0 } }),
+    station: async (token) => byToken.get(token) ?? refuse(),
+    setConnection: refuse,
+    setBattery: refuse,
+    reboot: refuse,
+    physical: refuse,
+    subscribe: (handlers) => {
+      handlers.onState?.({ phase: 'open' });
+      handlers.onEvent({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations });
+      return { close: () => undefined };
+    },
+  };
+}
+
+function fleet(size: number): SimStation[] {
+  return Array.from({ length: size }, (_, index) =>
+    makeStation(index, {
+      status: index % 7 === 0 ? 'offline' : 'online',
+      batteryVoltage: 11 + (index % 17) / 10,
+      locks: Array.from({ length: 1 + (index % 4) }, (_, lock) => ({
+        lockId: String(lock + 1),
+        status: lock === 2 ? 'jammed' : lock === 1 ? 'unlocked' : 'locked',
+        lastUpdated: new Date().toISOString(),
+        pending: lock === 3 ? 'opening' : null,
+      })),
+    }),
+  );
+}
+
+let view: TerminalRender | undefined;
+afterEach(() => {
+  view?.instance.unmount();
+  view = undefined;
+});
+
+function show(stations: SimStation[], size: { columns: number; rows: number }, icons: IconSet = ASCII_ICONS) {
+  const store = new FleetStore();
+  view = renderInTerminal(
+    <Dashboard control={memoryControl(stations)} store={store} unlock={async () => ({ success: true })} clock={systemClock} icons={icons} title="http://sim" />,
+    size,
+  );
+  return { view, store };
+}
+
+/** Terminal cells of a line: the lock emoji take two. */
+function cells(line: string): number {
+  let width = 0;
+  for (const char of line) width += /\p{Extended_Pictographic}/u.test(char) && char !== '⚠' ? 2 : 1;
+  return width;
+}
+
+const tableTokens = (frame: string): string[] => [...frame.matchAll(/^[› ] (ST-\d+) /gm)].map((match) => match[1]!);
+
+describe('the dashboard screen', () => {
+  it('fits 80×24, with emoji or ASCII icons', async () => {
+    for (const icons of [EMOJI_ICONS, ASCII_ICONS]) {
+      const { view: screen } = show(fleet(50), { columns: 80, rows: 24 }, icons);
+      await eventually(() => expect(screen.lastFrame()).toContain('50 stations'));
+      const lines = screen.lastFrame().split('\n');
+      expect(lines.length).toBeLessThanOrEqual(23);
+      for (const line of lines) expect(cells(line)).toBeLessThanOrEqual(80);
+      expect(tableTokens(screen.lastFrame())).toHaveLength(layoutFor(80, 24).tableRows);
+      screen.instance.unmount();
+    }
+  });
+
+  it('follows resizes', async () => {
+    const { view: screen } = show(fleet(100), { columns: 80, rows: 24 });
+    await eventually(() => expect(screen.lastFrame()).toContain('100 stations'));
+    screen.stdout.resize(120, 40);
+    await eventually(() => expect(tableTokens(screen.lastFrame())).toHaveLength(layoutFor(120, 40).tableRows));
+    const wide = screen.lastFrame().split('\n');
+    expect(wide.length).toBeLessThanOrEqual(39);
+    expect(Math.max(...wide.map(cells))).toBeGreaterThan(80);
+    // Wide enough for the time in front of each log line.
+    expect(screen.lastFrame()).toMatch(/^\d\d:\d\d:\d\d snapshot: 100 stations/m);
+
+    screen.stdout.resize(80, 24);
+    await eventually(() => expect(tableTokens(screen.lastFrame())).toHaveLength(layoutFor(80, 24).tableRows));
+    for (const line of screen.lastFrame().split('\n')) expect(cells(line)).toBeLessThanOrEqual(80);
+  });
+
+  it('draws only the rows in view of a 10,000-station fleet, and moves through it quickly', async () => {
+    const started = performance.now();
+    const { view: screen } = show(fleet(10_000), { columns: 80, rows: 24 });
+    await eventually(() => expect(screen.lastFrame()).toContain('10000 stations'));
+    const firstFrameMs = performance.now() - started;
+    expect(tableTokens(screen.lastFrame())).toEqual(Array.from({ length: layoutFor(80, 24).tableRows }, (_, index) => `ST-${1000 + index}`));
+
+    const moveStarted = performance.now();
+    for (let index = 0; index < 200; index += 1) screen.stdin.type('j');
+    screen.stdin.type('G');
+    await eventually(() => expect(screen.lastFrame()).toMatch(/^› ST-10999 /m));
+    const moveMs = performance.now() - moveStarted;
+    expect(tableTokens(screen.lastFrame())).toHaveLength(layoutFor(80, 24).tableRows);
+    expect(screen.lastFrame()).toContain('10000/10000');
+
+    // Generous bounds for a loaded CI machine; drawing all 10,000 rows takes seconds, not this.
+    expect(firstFrameMs).toBeLessThan(2000);
+    expect(moveMs).toBeLessThan(2000);
+  });
+
+  it('redraws once per batch of events, not once per event', async () => {
+    const stations = fleet(10_000);
+    const { view: screen, store } = show(stations, { columns: 80, rows: 24 });
+    await eventually(() => expect(screen.lastFrame()).toContain('10000 stations'));
+    await settle(150);
+    const before = screen.renders;
+    const time = new Date().toISOString();
+    for (const [index, station] of stations.entries()) {
+      store.apply({ seq: index + 2, time, type: 'station.status', token: station.token, status: 'offline', batteryVoltage: 11.9, lastConnection: time });
+    }
+    await eventually(() => expect(screen.lastFrame()).toContain('0 online, 10000 offline'));
+    expect(screen.renders - before).toBeLessThanOrEqual(3);
+  });
+});

@@ -1,0 +1,69 @@
+/** `startDashboard`: refuses without a terminal; otherwise attaches, draws, and closes cleanly. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { NOT_A_TTY_MESSAGE, startDashboard, type DashboardOptions } from '../../src/dashboard/start-dashboard.js';
+import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
+import { FakeStdin, FakeStdout, eventually, settle } from './terminal.js';
+
+let fake: FakeControlPlane | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function start(overrides: Partial<DashboardOptions> = {}) {
+  fake = await startFakeControlPlane({ stations: [makeStation(1), makeStation(2)], controlToken: 'sesame' });
+  const stdout = new FakeStdout(80, 24);
+  const stdin = new FakeStdin();
+  const dashboard = startDashboard({
+    url: fake.url,
+    controlToken: 'sesame',
+    unlock: async () => ({ success: true }),
+    stdout: stdout as unknown as NodeJS.WriteStream,
+    stdin: stdin as unknown as NodeJS.ReadStream,
+    stderr: new FakeStdout(80, 24) as unknown as NodeJS.WriteStream,
+    icons: 'ascii',
+    flushIntervalMs: 10,
+    healthPollMs: 20,
+    ...overrides,
+  });
+  await fake.waitForConnections(1);
+  // Let the snapshot reach the screen (one flush interval).
+  await settle(50);
+  return { fake, stdout, stdin, dashboard };
+}
+
+describe('startDashboard', () => {
+  it('refuses when stdout is not a TTY, without drawing or connecting anything', () => {
+    const write = vi.fn();
+    const fetchSpy = vi.fn<typeof fetch>();
+    const stdout = { isTTY: false, write } as unknown as NodeJS.WriteStream;
+    expect(() => startDashboard({ url: 'http://127.0.0.1:9', unlock: vi.fn(), stdout, fetch: fetchSpy })).toThrow(new Error(NOT_A_TTY_MESSAGE));
+    expect(NOT_A_TTY_MESSAGE).toBe('the dashboard needs an interactive terminal (stdout is not a TTY); use --json or the control plane instead');
+    expect(write).not.toHaveBeenCalled();
+    expect(fetchSpy).not.toHaveBeenCalled();
+  });
+
+  it('attaches with the control token, draws the fleet, and quits on q', async () => {
+    const { fake, stdout, stdin, dashboard } = await start();
+    stdin.type('q');
+    await dashboard.waitUntilExit();
+    // Ink writes the last frame on exit at the latest (in CI it writes nothing before).
+    expect(stdout.text()).toContain('ST-1002');
+    expect(fake.requests.some((request) => request.url === '/sim/v1/health')).toBe(true);
+    expect(fake.requests.every((request) => request.authorization === 'Bearer sesame')).toBe(true);
+    await eventually(() => expect(fake.clients).toBe(0));
+  });
+
+  it('quits on Ctrl-C', async () => {
+    const { stdin, dashboard } = await start();
+    stdin.type('\u0003');
+    await dashboard.waitUntilExit();
+  });
+
+  it('stop() closes the screen and the event stream', async () => {
+    const { fake, dashboard } = await start();
+    await dashboard.stop();
+    await dashboard.waitUntilExit();
+    await eventually(() => expect(fake.clients).toBe(0));
+  });
+});

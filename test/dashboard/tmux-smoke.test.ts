@@ -1,0 +1,55 @@
+/**
+ * The real CLI in a real terminal: `station-sim up --dashboard` inside tmux, driven with
+ * send-keys and read with capture-pane.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SESSION = `station-sim-smoke-${process.pid}`;
+
+function tmuxAvailable(): boolean {
+  const found = spawnSync('tmux', ['-V']).error === undefined;
+  if (!found) {
+    if (process.env.CI) throw new Error('tmux is not installed, and CI=true requires the dashboard smoke test to run');
+    console.warn('\n*** tmux not found: the dashboard smoke test is SKIPPED (apt-get install tmux) ***\n');
+  }
+  return found;
+}
+
+const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });
+const screen = () => tmux('capture-pane', '-p', '-t', SESSION).stdout;
+
+async function waitForScreen(predicate: (text: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = screen();
+    if (predicate(text)) return text;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
+  afterAll(() => {
+    tmux('kill-session', '-t', SESSION);
+  });
+
+  it('shows the fleet, unlocks from the keyboard, takes a station offline, and quits on q', async () => {
+    const command = `cd ${ROOT} && ${process.execPath} --import tsx src/cli/main.ts up --dashboard --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
+    expect(tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command).status).toBe(0);
+    const first = await waitForScreen((t) => t.includes('CI-1') && t.includes('events live'), 'the fleet table');
+    expect(first).toMatch(/25 stations: 24 online, 1 offline/);
+    for (const line of first.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+
+    tmux('send-keys', '-t', SESSION, 'u');
+    await waitForScreen((t) => /CI-1\/1 unlock requested → acked .*→ unlocked .*→ locked/.test(t), 'the unlock chain in the log');
+
+    tmux('send-keys', '-t', SESSION, 'o');
+    await waitForScreen((t) => /CI-1 → offline: ok/.test(t), 'the offline action result');
+
+    tmux('send-keys', '-t', SESSION, 'q');
+    await waitForScreen((t) => t.includes('EXITED-0'), 'the CLI to exit cleanly');
+  });
+});
