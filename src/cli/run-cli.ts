@@ -11,6 +11,7 @@ import { fixtureCommand } from './commands/fixture.js';
 import { apiCommand } from './commands/api.js';
 import { runCommand, type CommandResult } from './commands/run.js';
 import { transcriptCommand } from './commands/transcript.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { UsageError, describeFailure, type CliIo } from './output.js';
 
 export async function runCli(args: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
@@ -25,6 +26,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .command(apiCommand(io))
     .command(runCommand(io, result))
     .command(transcriptCommand(io))
+    .command(dashboardCommand(io))
     .command(fixtureCommand(io))
     .demandCommand(1, 'name a command (see --help)')
     .strict()

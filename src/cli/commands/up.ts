@@ -19,17 +19,29 @@ import {
   timeOptions,
 } from '../options.js';
 import { fleetSummary } from './stations.js';
+import { runDashboard, unlockAs } from './dashboard.js';
+import { NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
+import { SimError } from '../../errors.js';
 
 export function upCommand(io: CliIo): CommandModule {
   return {
     command: 'up',
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
-    builder: (yargs) => withTime(withHttp(withBroker(withMqttPort(withHost(withJson(withSeed(withFixture(yargs))))), false))),
+    builder: (yargs) =>
+      withTime(withHttp(withBroker(withMqttPort(withHost(withJson(withSeed(withFixture(yargs))))), false))).option('dashboard', {
+        type: 'string',
+        describe: 'Show the live dashboard (--dashboard); "auto" shows it only in an interactive terminal',
+        coerce: (value: string) => (value === '' || value === 'true' ? 'on' : value),
+        choices: ['on', 'auto', 'off'],
+      }),
     handler: async (argv) => {
       const mqttPort = argv['mqtt-port'] as number | undefined;
       checkPort('mqtt-port', mqttPort);
       const http = httpOptions(argv);
       const host = argv.host as string;
+      const dashboard = (argv.dashboard as string | undefined) ?? 'off';
+      const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json);
+      if (dashboard === 'on' && !process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
       const sim = await startSimulator({
         ...http,
         ...timeOptions(argv),
@@ -54,6 +66,16 @@ export function upCommand(io: CliIo): CommandModule {
         `station-sim up: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl} · ${summary.text} · seed ${sim.seed} · Ctrl-C to stop`,
         { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, stations: summary.total, online: summary.online, seed: sim.seed },
       );
+      if (withDashboard && sim.apiUrl) {
+        const account = sim.fixture.accounts[0];
+        const unlock = account
+          ? unlockAs(sim.apiUrl, account.email, account.password)
+          : async () => ({ success: false, message: 'the fixture has no account to unlock as' });
+        // The dashboard owns the terminal until the user quits; then everything stops.
+        await Promise.race([runDashboard(sim.apiUrl, unlock, http.controlToken), runUntilSignal(io, async () => undefined)]);
+        await sim.stop();
+        return;
+      }
       await runUntilSignal(io, () => sim.stop());
     },
   };

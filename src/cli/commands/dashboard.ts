@@ -1,0 +1,56 @@
+/**
+ * `station-sim dashboard --url URL`: the Ink dashboard attached to any running simulator, through
+ * its control plane, its event stream and the `/v1` API only. `up --dashboard` runs the same
+ * in-process. Unlocks go through the `/v1` API as a fixture account, like any client's would.
+ */
+import type { CommandModule } from 'yargs';
+import { createClient } from '../../client/index.js';
+import { startDashboard, NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
+import type { UnlockFunction } from '../../dashboard/index.js';
+import { ApiError } from '../../client/index.js';
+import { SimError } from '../../errors.js';
+import { UsageError, type CliIo } from '../output.js';
+
+/** An unlock function that logs in as `email` through the reference client. */
+export function unlockAs(apiUrl: string, email: string, password: string): UnlockFunction {
+  const client = createClient({ baseUrl: apiUrl, email, password });
+  return async (token, lockId) => {
+    try {
+      return await client.unlock(token, lockId);
+    } catch (error) {
+      // The API's own message ("Station not found", "Invalid credentials") is what the log should show.
+      if (error instanceof ApiError) return { success: false, message: error.message };
+      throw error;
+    }
+  };
+}
+
+/** Runs the dashboard until the user quits; refuses with one line where there is no terminal. */
+export async function runDashboard(url: string, unlock: UnlockFunction, controlToken: string | undefined): Promise<void> {
+  if (!process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
+  const dashboard = startDashboard({ url, unlock, ...(controlToken ? { controlToken } : {}) });
+  await dashboard.waitUntilExit();
+}
+
+export function dashboardCommand(_io: CliIo): CommandModule {
+  return {
+    command: 'dashboard',
+    describe: 'Watch and steer a running simulator in the terminal',
+    builder: (yargs) =>
+      yargs
+        .option('url', { type: 'string', default: 'http://127.0.0.1:8080', describe: 'Base URL of the simulator (its /v1 API and /sim/v1)' })
+        .option('email', { type: 'string', describe: 'Fixture account the u key unlocks as (password from STATION_SIM_PASSWORD)' })
+        .option('control-token', { type: 'string', describe: 'Control plane token (or STATION_SIM_CONTROL_TOKEN)' }),
+    handler: async (argv) => {
+      const url = String(argv.url).replace(/\/+$/, '');
+      const email = argv.email as string | undefined;
+      const password = process.env.STATION_SIM_PASSWORD;
+      const controlToken = (argv['control-token'] as string | undefined) ?? process.env.STATION_SIM_CONTROL_TOKEN;
+      if (email && !password) throw new UsageError('--email needs the password in STATION_SIM_PASSWORD (kept out of the process list)');
+      const unlock: UnlockFunction = email && password
+        ? unlockAs(url, email, password)
+        : async () => ({ success: false, message: 'no account: start the dashboard with --email and STATION_SIM_PASSWORD to unlock' });
+      await runDashboard(url, unlock, controlToken);
+    },
+  };
+}
