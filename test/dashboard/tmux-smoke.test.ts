@@ -37,7 +37,9 @@ describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
   });
 
   it('shows the fleet, unlocks from the keyboard, takes a station offline, and quits on q', async () => {
-    const command = `cd ${ROOT} && ${process.execPath} --import tsx src/cli/main.ts up --dashboard --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
+    // Ink renders nothing but the last frame when CI is set (it checks is-in-ci); the terminal
+    // inside tmux is a real one, so the child runs without it.
+    const command = `cd ${ROOT} && env -u CI ${process.execPath} --import tsx src/cli/main.ts up --dashboard --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
     expect(tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command).status).toBe(0);
     const first = await waitForScreen((t) => t.includes('CI-1') && t.includes('events live'), 'the fleet table');
     expect(first).toMatch(/25 stations: 24 online, 1 offline/);

@@ -40,7 +40,8 @@ export function upCommand(io: CliIo): CommandModule {
       const http = httpOptions(argv);
       const host = argv.host as string;
       const dashboard = (argv.dashboard as string | undefined) ?? 'off';
-      const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json);
+      // Ink draws only its last frame when CI is set, so "auto" leaves the dashboard out there.
+      const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json && !process.env.CI);
       if (dashboard === 'on' && !process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
       const sim = await startSimulator({
         ...http,
