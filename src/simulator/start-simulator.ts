@@ -66,6 +66,20 @@ export interface SimulatorOptions extends HttpOptions {
   onProgress?: (ready: number, total: number) => void;
   /** Write a transcript of every MQTT message and API request to this JSON-lines file. */
   record?: string;
+  /**
+   * Run only shard `index` (1-based) of `count` of the fixture's fleet, so several processes or
+   * machines carry one fleet between them. Station i of the fixture goes to shard (i mod count) + 1.
+   */
+  shard?: { index: number; count: number };
+}
+
+/** The stations of one shard: every `count`-th station of the fixture, starting at `index - 1`. */
+export function shardStations<T>(stations: T[], shard: { index: number; count: number } | undefined): T[] {
+  if (!shard) return stations;
+  if (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 1 || shard.index > shard.count) {
+    throw new SimError('BAD_REQUEST', `shard ${shard.index}/${shard.count} is not valid: use k/n with 1 <= k <= n`);
+  }
+  return stations.filter((_, i) => i % shard.count === shard.index - 1);
 }
 
 /** The HTTP side, running: the API server with the control plane on it. */
@@ -235,7 +249,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       cleanups.add(() => transcript.stop());
     }
     const fleet = await startFleet({
-      stations: fixture.stations,
+      stations: shardStations(fixture.stations, options.shard),
       transport,
       seed,
       clock,

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import type { StartedFleet } from '../../fleet/start-fleet.js';
-import { printReady, type CliIo } from '../output.js';
+import { printReady, UsageError, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { withBroker, withFixture, withJson, withSeed } from '../options.js';
 
@@ -9,16 +9,23 @@ export function stationsCommand(io: CliIo): CommandModule {
   return {
     command: 'stations',
     describe: 'Run only the virtual fleet, against any MQTT broker',
-    builder: (yargs) => withBroker(withJson(withSeed(withFixture(yargs))), true),
+    builder: (yargs) =>
+      withBroker(withJson(withSeed(withFixture(yargs))), true).option('shard', {
+        type: 'string',
+        describe: 'Run only shard k of n of the fleet (k/n, e.g. 2/4): station i goes to shard (i mod n) + 1',
+      }),
     handler: async (argv) => {
+      const shard = parseShard(argv.shard as string | undefined);
       const sim = await startSimulator({
+        ...(shard ? { shard } : {}),
         fixture: argv.fixture as string | undefined,
         seed: argv.seed as number | undefined,
         broker: argv.broker as string,
         http: false,
       });
       const summary = fleetSummary(sim.fleet);
-      printReady(io, argv.json as boolean, `station-sim stations: ${summary.text} on ${sim.mqttUrl} · seed ${sim.seed} · Ctrl-C to stop`, {
+      const part = shard ? ` (shard ${shard.index}/${shard.count})` : '';
+      printReady(io, argv.json as boolean, `station-sim stations: ${summary.text}${part} on ${sim.mqttUrl} · seed ${sim.seed} · Ctrl-C to stop`, {
         mqttUrl: sim.mqttUrl,
         stations: summary.total,
         online: summary.online,
@@ -27,6 +34,15 @@ export function stationsCommand(io: CliIo): CommandModule {
       await runUntilSignal(io, () => sim.stop());
     },
   };
+}
+
+function parseShard(text: string | undefined): { index: number; count: number } | undefined {
+  if (text === undefined) return undefined;
+  const found = /^(\d+)\/(\d+)$/.exec(text);
+  const index = Number(found?.[1]);
+  const count = Number(found?.[2]);
+  if (!found || index < 1 || count < 1 || index > count) throw new UsageError(`--shard must be k/n with 1 <= k <= n, not "${text}"`);
+  return { index, count };
 }
 
 export function fleetSummary(fleet: StartedFleet): { total: number; online: number; text: string } {

@@ -1,0 +1,145 @@
+/**
+ * The pure helpers of the benchmark harness (bench/lib): statistics, argument parsing, the fixtures'
+ * token rule, /proc parsing, profile summaries and report formatting. The harness itself starts
+ * processes and brokers for minutes; these are the parts that can be wrong quietly.
+ */
+import { describe, expect, it } from 'vitest';
+import { median, medianFigures, percentile, summarizeLatencies } from '../../bench/lib/stats.js';
+import { DEFAULT_PARTS, defaultOutPath, parseBenchArgs } from '../../bench/lib/args.js';
+import { unlockFixture, unlockPath, unlockTargets, unlockTokens } from '../../bench/lib/fixtures.js';
+import { parseProcStatus } from '../../bench/lib/proc.js';
+import { ownerOf, summarizeProfile, type CpuProfile } from '../../bench/lib/cpu-profile.js';
+import { formatMiB, formatMs } from '../../bench/lib/report.js';
+import { mosquittoConfig } from '../../bench/lib/mosquitto.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
+
+describe('stats', () => {
+  it('takes the median of odd and even counts, ignoring non-finite values', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([5, Number.NaN])).toBe(5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('uses nearest-rank percentiles', () => {
+    const sorted = Array.from({ length: 100 }, (_, index) => index + 1);
+    expect(percentile(sorted, 50)).toBe(50);
+    expect(percentile(sorted, 99)).toBe(99);
+    expect(percentile(sorted, 100)).toBe(100);
+    expect(percentile([7], 99)).toBe(7);
+  });
+
+  it('summarises latencies without sorting the input in place', () => {
+    const samples = [3, 1, 2, 10];
+    const summary = summarizeLatencies(samples);
+    expect(summary).toMatchObject({ count: 4, mean: 4, p50: 2, max: 10 });
+    expect(samples).toEqual([3, 1, 2, 10]);
+  });
+
+  it('takes the median per key and leaves out runs that lack a key', () => {
+    expect(medianFigures<{ a: number; b: number }>([{ a: 1, b: 10 }, { a: 3 }, { a: 2, b: 20 }])).toEqual({ a: 2, b: 15 });
+  });
+});
+
+describe('arguments', () => {
+  it('defaults to a full run of every part', () => {
+    const options = parseBenchArgs([]);
+    expect(options).toMatchObject({ quick: false, runs: 3, sizes: [1000, 10_000, 100_000], connections: [1, 10, 100], soakSeconds: 300 });
+    expect(options.parts).toEqual([...DEFAULT_PARTS]);
+  });
+
+  it('makes --quick short and lets explicit flags win', () => {
+    expect(parseBenchArgs(['--quick'])).toMatchObject({ runs: 1, sizes: [1000, 10_000], soakSeconds: 20, durationSeconds: 2 });
+    expect(parseBenchArgs(['--quick', '--runs', '2', '--soak-seconds', '5'])).toMatchObject({ runs: 2, soakSeconds: 5 });
+  });
+
+  it('runs the parts named by --only in the documented order', () => {
+    expect(parseBenchArgs(['--only', 'soak,boot']).parts).toEqual(['boot', 'soak']);
+  });
+
+  it('refuses unknown parts, bad numbers and unknown flags with one line', () => {
+    expect(() => parseBenchArgs(['--only', 'boot,nope'])).toThrow(/unknown part nope/);
+    expect(() => parseBenchArgs(['--runs', '0'])).toThrow(/--runs/);
+    expect(() => parseBenchArgs(['--sizes', '1000,x'])).toThrow(/--sizes/);
+    expect(() => parseBenchArgs(['--frobnicate'])).toThrow();
+  });
+
+  it('names the output by date', () => {
+    expect(defaultOutPath(new Date('2026-11-22T10:00:00Z'), false)).toBe('bench/results/2026-11-22.json');
+    expect(defaultOutPath(new Date('2026-11-22T10:00:00Z'), true)).toBe('bench/results/2026-11-22-quick.json');
+  });
+});
+
+describe('fixtures', () => {
+  it('predicts the tokens the fixture loader generates', () => {
+    const fixture = parseFixture(unlockFixture({ stations: 120, locksPerStation: 2 }));
+    expect(fixture.stations.map((station) => station.token)).toEqual(unlockTokens(120));
+    expect(fixture.accounts[0]!.stations).toHaveLength(120);
+    expect(fixture.stations[0]!.behaviour.unlockDelayMs).toBe(0);
+  });
+
+  it('rotates over every lock, lock 1 of every station first', () => {
+    const targets = unlockTargets(3, 2);
+    expect(targets.map((t) => `${t.token}/${t.lockId}`)).toEqual(['U-1/1', 'U-2/1', 'U-3/1', 'U-1/2', 'U-2/2', 'U-3/2']);
+    expect(unlockPath(targets[0]!)).toBe('/v1/stations/U-1/locks/1/unlock');
+  });
+});
+
+describe('/proc and Mosquitto config', () => {
+  it('reads VmRSS and VmHWM', () => {
+    expect(parseProcStatus('Name:\tnode\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n')).toEqual({ rssKiB: 102_400, hwmKiB: 204_800 });
+    expect(parseProcStatus('Name:\tkthreadd\n')).toBeUndefined();
+  });
+
+  it('writes a loopback listener without persistence or connection limit', () => {
+    const config = mosquittoConfig(40_001);
+    expect(config).toContain('listener 40001 127.0.0.1');
+    expect(config).toContain('persistence false');
+    expect(config).toContain('max_connections -1');
+    expect(config).toContain('set_tcp_nodelay true');
+  });
+});
+
+describe('CPU profiles', () => {
+  it('names the owner of a script', () => {
+    expect(ownerOf('file:///w/node_modules/.pnpm/x/node_modules/@fastify/ajv-compiler/index.js', 'f')).toBe('@fastify/ajv-compiler');
+    expect(ownerOf('file:///w/node_modules/mqtt-packet/parser.js', 'parse')).toBe('mqtt-packet');
+    expect(ownerOf('file:///w/main/src/service/station-gateway.ts', 'unlock')).toBe('station-sim src/service');
+    expect(ownerOf('node:events', 'emit')).toBe('node (built-in)');
+    expect(ownerOf('', '(garbage collector)')).toBe('(garbage collector)');
+  });
+
+  it('adds up self time per function and per owner', () => {
+    const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
+    const profile: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame('(root)', ''), children: [2, 3] },
+        { id: 2, callFrame: frame('parse', 'file:///w/node_modules/mqtt-packet/parser.js') },
+        { id: 3, callFrame: frame('(garbage collector)', '') },
+      ],
+      startTime: 0,
+      endTime: 4000,
+      samples: [2, 2, 3, 2],
+      timeDeltas: [1000, 1000, 1000, 1000],
+    };
+    const summary = summarizeProfile(profile);
+    expect(summary.totalMs).toBe(4);
+    expect(summary.functions[0]).toMatchObject({ name: 'parse', owner: 'mqtt-packet', selfMs: 3, percent: 75 });
+    expect(summary.owners).toEqual([
+      { owner: 'mqtt-packet', selfMs: 3, percent: 75 },
+      { owner: '(garbage collector)', selfMs: 1, percent: 25 },
+    ]);
+  });
+});
+
+describe('report formatting', () => {
+  it('formats times and sizes for people', () => {
+    expect(formatMs(0.873)).toBe('0.87 ms');
+    expect(formatMs(43.4)).toBe('43 ms');
+    expect(formatMs(5822)).toBe('5.82 s');
+    expect(formatMs(115_000)).toBe('1 min 55 s');
+    expect(formatMs(undefined)).toBe('–');
+    expect(formatMiB(575.4)).toBe('575 MiB');
+    expect(formatMiB(3686)).toBe('3.6 GiB');
+  });
+});
