@@ -49,9 +49,13 @@ export function redactUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
+function silentLog(): void {}
+
 /** Creates an mqtt.js client that connects (and reconnects) through `transport`. */
 export function createMqttClient(transport: MqttTransport, options: IClientOptions): MqttClient {
-  const base: IClientOptions = { protocolVersion: 4, ...options };
+  // A shared no-op logger: by default mqtt.js makes a `debug` instance per client, about 1 KiB
+  // each, which a 100,000-station fleet pays 100,000 times (heap snapshot, bench/README.md).
+  const base: IClientOptions = { protocolVersion: 4, log: silentLog, ...options };
   if (transport.kind === 'memory') {
     const { broker } = transport;
     return new MqttClient(() => {
