@@ -9,7 +9,6 @@ export const ERRORS = {
   BROKER_UNREACHABLE: { status: 503, message: 'The MQTT broker cannot be reached' },
   BROKER_REFUSED: { status: 503, message: 'The MQTT broker refused the connection' },
   PORT_IN_USE: { status: 500, message: 'The port is already in use' },
-  NOT_READY: { status: 503, message: 'The simulator is not ready' },
   JWT_SECRET_TOO_SHORT: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) must be at least 32 bytes' },
   // `/v1` API (interface section 7, and DESIGN.md for the gaps)
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },

@@ -28,8 +28,6 @@ export interface StationClientOptions {
   reconnectMs?: number;
   /** @default 15000 */
   maxReconnectMs?: number;
-  /** Called when the session comes up after having been lost. */
-  onReconnect?: () => void;
   /** Called when a fault fires, for the event stream. */
   onFaultApplied?: (event: { fault: string; lockId?: string; commandId?: string }) => void;
 }
@@ -43,7 +41,6 @@ export class StationClient {
   #everConnected = false;
   /** While set, publications are collected so `start()` can wait for their PUBACKs. */
   #collecting: Promise<void>[] | undefined;
-  #stopping = false;
   #rebootTimer: TimerHandle | undefined;
 
   constructor(options: StationClientOptions) {
@@ -105,7 +102,6 @@ export class StationClient {
   /** Opens the MQTT session (again). */
   goOnline(): Promise<void> {
     if (this.#client) return Promise.resolve();
-    this.#stopping = false;
     const { config } = this.#options;
     const token = config.token;
     const baseReconnect = this.#options.reconnectMs ?? 500;
@@ -156,14 +152,12 @@ export class StationClient {
             fail(error);
             return;
           }
-          const wasConnected = this.#everConnected;
           this.#everConnected = true;
           // Ready means the broker holds the retained status and every lock state, not just that we sent them.
           const published: Promise<void>[] = [];
           this.#collecting = published;
           this.model.connected();
           this.#collecting = undefined;
-          if (wasConnected) this.#options.onReconnect?.();
           void Promise.all(published).then(() => resolve());
         });
       });
@@ -175,7 +169,6 @@ export class StationClient {
    * for the broker to notice, then disconnect.
    */
   async stop(): Promise<void> {
-    this.#stopping = true;
     this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
@@ -239,10 +232,6 @@ export class StationClient {
   #cancelReboot(): void {
     if (this.#rebootTimer) this.#options.clock.clearTimeout(this.#rebootTimer);
     this.#rebootTimer = undefined;
-  }
-
-  get stopping(): boolean {
-    return this.#stopping;
   }
 
   /** A station that starts offline has been online once: its retained record says `offline`. */
