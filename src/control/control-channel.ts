@@ -68,12 +68,18 @@ export class ControlChannel {
     await firstConnect(client, options.transport);
     client.on('error', () => undefined); // mqtt.js reconnects on its own after the first connection
     const channel = new ControlChannel(client, options);
-    const filters = new Set<string>([SIM_TOPICS.reply('+'), SIM_TOPICS.eventsFilter]);
+    // Replies at QoS 1: a control request waits for one. What feeds the event stream at QoS 0: it
+    // watches the traffic, and a QoS 1 copy of every message would double the broker's work.
+    const subscriptions: Record<string, { qos: 0 | 1 }> = { [SIM_TOPICS.reply('+')]: { qos: 1 }, [SIM_TOPICS.eventsFilter]: { qos: 0 } };
+    const seen = new Set<string>();
     for (const station of options.fixture.stations) {
+      const key = JSON.stringify(station.behaviour.topics);
+      if (seen.has(key)) continue;
+      seen.add(key);
       const topics = new StationTopics(station.behaviour.topics);
-      for (const kind of ['status', 'lockState', 'unlock', 'acks'] as const) filters.add(topics.filter(kind));
+      for (const kind of ['status', 'lockState', 'unlock', 'acks'] as const) subscriptions[topics.filter(kind)] = { qos: 0 };
     }
-    await client.subscribeAsync([...filters], { qos: 1 });
+    await client.subscribeAsync(subscriptions);
     return channel;
   }
 

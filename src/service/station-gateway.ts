@@ -249,8 +249,13 @@ class MqttStationGateway implements StartedMqttGateway {
   }
 
   async #subscribe(client: MqttClient): Promise<void> {
-    const filters = [...this.#router.filters(), this.#syncTopic];
-    const granted = await client.subscribeAsync(filters, { qos: CONTRACT_QOS });
+    // Acks at QoS 1: an unlock's answer must arrive. Status and lock state at QoS 0: they are
+    // retained and republished on every change, so a lost one is replaced by the next, and QoS 0
+    // spares the broker a PUBACK and an outgoing-queue entry per delivery on the hot path.
+    const subscriptions: Record<string, { qos: 0 | 1 }> = { [this.#syncTopic]: { qos: 0 } };
+    for (const topic of this.#router.filtersOf(['status', 'lockState'])) subscriptions[topic] = { qos: 0 };
+    for (const topic of this.#router.filtersOf(['acks'])) subscriptions[topic] = { qos: CONTRACT_QOS };
+    const granted = await client.subscribeAsync(subscriptions);
     const refused = granted.filter((grant) => grant.qos === 128).map((grant) => grant.topic);
     if (refused.length > 0) {
       throw new SimError('BROKER_REFUSED', `The MQTT broker refused the subscription to ${refused.join(', ')}`);

@@ -47,9 +47,14 @@ export class TopicRouter {
 
   /** Every subscription filter the service needs, without duplicates. */
   filters(): string[] {
+    return this.filtersOf(INBOUND_KINDS);
+  }
+
+  /** The subscription filters of the given kinds of topic, without duplicates. */
+  filtersOf(kinds: readonly TopicKind[]): string[] {
     const filters = new Set<string>();
     for (const topics of this.#distinct) {
-      for (const kind of INBOUND_KINDS) filters.add(topics.filter(kind));
+      for (const kind of kinds) filters.add(topics.filter(kind));
     }
     return [...filters];
   }
