@@ -111,15 +111,19 @@ export class EventHub {
       if (event) this.emit({ type: 'fault.applied', token: topic.slice('station-sim/events/'.length), ...event });
       return;
     }
+    // With nobody listening, only the statuses (for health) are worth the parsing.
+    const listening = this.#listeners.size > 0;
     for (const topics of this.#routes) {
       const status = topics.match('status', topic);
       if (status) {
         const body = parsePayload('status', payload);
         if (!body) return;
         this.#statuses.set(status.token, body.status);
+        if (!listening) return;
         this.emit({ type: 'station.status', token: status.token, status: body.status, batteryVoltage: body.batteryVoltage, lastConnection: body.lastConnection });
         return;
       }
+      if (!listening) continue;
       const lock = topics.match('lockState', topic);
       if (lock?.lockId !== undefined) {
         const body = parsePayload('lockState', payload);
