@@ -27,8 +27,18 @@ export interface AccessClaims {
   gen: number;
 }
 
+/** Verified tokens remembered, so a client reusing its token is not re-verified on every request. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export class AccessTokens {
   readonly #options: AccessTokenOptions;
+  /**
+   * Token → its claims and expiry, for tokens whose signature has been verified. Checking an HMAC
+   * signature through jose costs about a tenth of an unlock request (CPU profile, bench/README.md);
+   * a token's signature cannot change, so once is enough. Expiry is still checked against the
+   * clock on every use, and revocation is checked by the caller on every use.
+   */
+  readonly #verified = new Map<string, { claims: AccessClaims; expiresAtMs: number }>();
 
   constructor(options: AccessTokenOptions) {
     this.#options = options;
@@ -54,6 +64,12 @@ export class AccessTokens {
    * not returned: every one of them is the same 401 "Token is invalid" (interface section 7).
    */
   async verify(token: string): Promise<AccessClaims | undefined> {
+    const known = this.#verified.get(token);
+    if (known) {
+      if (this.#options.clock.now() < known.expiresAtMs) return known.claims;
+      this.#verified.delete(token);
+      return undefined;
+    }
     try {
       const { payload } = await jwtVerify(token, this.#options.secret, {
         algorithms: [ALGORITHM],
@@ -62,10 +78,21 @@ export class AccessTokens {
         currentDate: new Date(this.#options.clock.now()),
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       });
-      if (typeof payload.sub !== 'string' || typeof payload.gen !== 'number') return undefined;
-      return { sub: payload.sub, gen: payload.gen };
+      if (typeof payload.sub !== 'string' || typeof payload.gen !== 'number' || typeof payload.exp !== 'number') return undefined;
+      const claims = { sub: payload.sub, gen: payload.gen };
+      this.#remember(token, claims, payload.exp * 1000);
+      return claims;
     } catch {
       return undefined;
     }
+  }
+
+  #remember(token: string, claims: AccessClaims, expiresAtMs: number): void {
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) {
+      // Oldest first: Map iteration follows insertion order.
+      const oldest = this.#verified.keys().next().value;
+      if (oldest !== undefined) this.#verified.delete(oldest);
+    }
+    this.#verified.set(token, { claims, expiresAtMs });
   }
 }
