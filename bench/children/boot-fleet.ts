@@ -1,0 +1,95 @@
+/**
+ * Benchmark child: boots a fleet of N stations × L locks with `startSimulator({ http: false })`
+ * (what `station-sim stations` runs), with the embedded broker in this process or against
+ * `--broker`. Ready data is a `FleetBootFigures`; `stop` stops the fleet and reports how long that took.
+ *
+ *   (started by bench/boot.ts) boot-fleet.ts --stations 10000 --locks 4 [--broker mqtt://127.0.0.1:P]
+ */
+import { parseArgs } from 'node:util';
+import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
+import type { StartedBroker } from '../../src/broker/embedded-broker.js';
+import { bootFixture } from '../lib/fixtures.js';
+import { collectGarbage, reportProgress, serveParent } from '../lib/ipc.js';
+import { processMemory, type ProcessMemory } from '../lib/protocol.js';
+
+/** What one boot measured. Times in ms, memory in bytes unless the name says otherwise. */
+export interface FleetBootFigures {
+  stations: number;
+  locks: number;
+  /** Validating the generated fixture (not part of `bootMs`). */
+  fixtureMs: number;
+  /** `startSimulator` until it resolved: every station connected, subscribed, retained state PUBACKed. */
+  bootMs: number;
+  online: number;
+  /** Embedded broker only: retained messages found, expected N × (L + 1). */
+  retained?: number;
+  /** Embedded broker only: time after boot until the retained store held them all (aedes PUBACKs QoS 1 before storing). */
+  retainedSettleMs?: number;
+  /** Before the fixture was built, after a full GC. */
+  before: ProcessMemory;
+  /** After boot, after a full GC. */
+  after: ProcessMemory;
+}
+
+const { values } = parseArgs({
+  options: { stations: { type: 'string' }, locks: { type: 'string', default: '4' }, broker: { type: 'string' } },
+});
+const stations = Number(values.stations);
+const locks = Number(values.locks);
+let sim: StartedSimulator | undefined;
+
+await serveParent(
+  async (): Promise<FleetBootFigures> => {
+    collectGarbage();
+    const before = processMemory();
+    let started = performance.now();
+    const fixture = parseFixture(bootFixture({ stations, locksPerStation: locks }));
+    const fixtureMs = performance.now() - started;
+    let lastReport = 0;
+    started = performance.now();
+    sim = await startSimulator({
+      fixture,
+      http: false,
+      ...(values.broker ? { broker: values.broker } : {}),
+      onProgress: (ready, total) => {
+        const now = performance.now();
+        if (now - lastReport < 1000 && ready !== total) return;
+        lastReport = now;
+        reportProgress({ ready, total, elapsedMs: Math.round(now - started) });
+      },
+    });
+    const bootMs = performance.now() - started;
+    const online = sim.fleet.onlineCount();
+    if (online !== stations) throw new Error(`only ${online} of ${stations} stations are online after boot`);
+    const retainedFigures = sim.broker ? await waitForRetained(sim.broker, stations * (locks + 1)) : {};
+    collectGarbage();
+    return { stations, locks, fixtureMs, bootMs, online, ...retainedFigures, before, after: processMemory() };
+  },
+  {
+    stop: async () => {
+      const started = performance.now();
+      await sim?.stop();
+      return { stopMs: performance.now() - started, memory: processMemory() };
+    },
+  },
+);
+
+/**
+ * Counts the retained messages in the embedded broker until there are `expected` of them, for at
+ * most 10 s. aedes sends a QoS 1 PUBACK before it stores the message, so the last few hundred
+ * stations of a big fleet are ready a little before their state is retained.
+ */
+async function waitForRetained(broker: StartedBroker, expected: number): Promise<{ retained: number; retainedSettleMs: number }> {
+  // aedes' types do not declare `persistence`, which it exposes at run time.
+  const persistence = (broker.aedes as unknown as { persistence: { createRetainedStreamCombi(patterns: string[]): AsyncIterable<unknown> } }).persistence;
+  const started = performance.now();
+  let retained = 0;
+  while (performance.now() - started < 10_000) {
+    retained = 0;
+    for await (const _ of persistence.createRetainedStreamCombi(['stations/#'])) retained += 1;
+    if (retained >= expected) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { retained, retainedSettleMs: performance.now() - started };
+}

@@ -1,0 +1,49 @@
+/**
+ * Benchmark child: the whole simulator in one process, as `station-sim up` runs it (embedded
+ * broker, fleet, `/v1` API and control plane), or with `--broker`, only the fleet
+ * (`station-sim stations --broker`). Ready data is `{ apiUrl?, bootMs }`; the harness then asks for
+ * `stats` while it puts load on the API.
+ *
+ *   simulator.ts --fixture F [--broker mqtt://…] [--count-messages]
+ */
+import { parseArgs } from 'node:util';
+import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import { collectGarbage, serveParent } from '../lib/ipc.js';
+import { processMemory } from '../lib/protocol.js';
+import { selfProfilerMethods } from '../lib/self-profiler.js';
+import { countCommandTraffic, type CommandTraffic, type ServerStats } from '../lib/server-stats.js';
+
+const { values } = parseArgs({
+  options: { fixture: { type: 'string' }, broker: { type: 'string' }, 'count-messages': { type: 'boolean', default: false } },
+});
+let sim: StartedSimulator | undefined;
+let traffic: CommandTraffic | undefined;
+
+const stats = (): ServerStats => ({
+  memory: processMemory(),
+  pendingCommands: sim?.http?.api.gateway.pendingCommands ?? 0,
+  ...(traffic ? { traffic: { ...traffic } } : {}),
+});
+
+await serveParent(
+  async () => {
+    const started = performance.now();
+    sim = await startSimulator({ fixture: values.fixture!, ...(values.broker ? { broker: values.broker, http: false } : {}) });
+    if (values['count-messages'] && sim.broker) traffic = countCommandTraffic(sim.broker.aedes);
+    return { apiUrl: sim.apiUrl, bootMs: performance.now() - started, online: sim.fleet.onlineCount() };
+  },
+  {
+    methods: {
+      ...selfProfilerMethods(),
+      stats,
+      gc: () => {
+        collectGarbage();
+        return stats();
+      },
+    },
+    stop: async () => {
+      await sim?.stop();
+      return stats();
+    },
+  },
+);

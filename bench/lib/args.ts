@@ -1,0 +1,149 @@
+/**
+ * The harness's command line, parsed and defaulted in one place. Pure (argv in, options out), so
+ * `test/bench/args.test.ts` can check it.
+ */
+import { parseArgs } from 'node:util';
+
+export const PARTS = ['boot', 'unlock', 'mosquitto', 'soak', 'profile'] as const;
+export type Part = (typeof PARTS)[number];
+/** What runs without `--only`: everything. */
+export const DEFAULT_PARTS: readonly Part[] = PARTS;
+
+export interface BenchOptions {
+  /** Shorter everything: 1 run, no 100,000-station fleet, 2 s loads, a 20 s soak. @default false */
+  quick: boolean;
+  /** Parts to run, in this order. @default boot, unlock, mosquitto, soak, profile */
+  parts: Part[];
+  /** Runs of each measurement; figures are medians. @default 3 (quick: 1) */
+  runs: number;
+  /** Runs of fleets of 100,000 stations or more (minutes each). @default 1 */
+  bigRuns: number;
+  /** Fleet sizes of the boot figures. @default 1000, 10000, 100000 (quick: 1000, 10000) */
+  sizes: number[];
+  /** Locks per station. @default 4 */
+  locks: number;
+  /** Connection counts of the unlock load. @default 1, 10, 100 */
+  connections: number[];
+  /** Seconds of each unlock and hello-world measurement. @default 5 (quick: 2) */
+  durationSeconds: number;
+  /** Seconds of warm-up load before each run's measurements. @default 2 (quick: 1) */
+  warmupSeconds: number;
+  /** Stations of the unlock fleet (× `locks` locks). @default 1000 */
+  unlockStations: number;
+  /** Length of the soak. @default 300 (quick: 20) */
+  soakSeconds: number;
+  /** Unlocks per second during the soak. @default 200 */
+  soakRate: number;
+  /** Seconds of load while the API is profiled. @default 10 */
+  profileSeconds: number;
+  /** Where the JSON goes; the markdown table goes next to it (`.md`). @default bench/results/<date>[-quick].json */
+  out: string | undefined;
+  /** Copy the children's output to stderr. @default false */
+  verbose: boolean;
+  help: boolean;
+}
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+  --quick               quick run: 1 run, fleets of 1,000 and 10,000, 2 s loads, 20 s soak
+  --only LIST           parts to run, comma-separated: ${PARTS.join(', ')} (default: ${DEFAULT_PARTS.join(',')})
+  --runs N              runs per measurement, figures are medians (default 3, quick 1)
+  --big-runs N          runs of the 100,000-station fleets (default 1)
+  --sizes LIST          fleet sizes for boot (default 1000,10000,100000; quick 1000,10000)
+  --locks N             locks per station (default 4)
+  --connections LIST    HTTP connections of the unlock load (default 1,10,100)
+  --duration S          seconds per unlock / hello-world measurement (default 5, quick 2)
+  --warmup S            seconds of warm-up load per run (default 2, quick 1)
+  --unlock-stations N   stations of the unlock fleet (default 1000)
+  --soak-seconds S      soak length (default 300, quick 20)
+  --soak-rate R         unlocks per second during the soak (default 200)
+  --profile-seconds S   seconds of load while profiling the API (default 10)
+  --out FILE            JSON output (default bench/results/<date>.json; markdown next to it)
+  --verbose             show the children's output
+  --help                this text
+`;
+
+/** Parses the harness's arguments; throws an Error with a one-line message on a bad one. */
+export function parseBenchArgs(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      runs: { type: 'string' },
+      'big-runs': { type: 'string' },
+      sizes: { type: 'string' },
+      locks: { type: 'string' },
+      connections: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      'unlock-stations': { type: 'string' },
+      'soak-seconds': { type: 'string' },
+      'soak-rate': { type: 'string' },
+      'profile-seconds': { type: 'string' },
+      out: { type: 'string' },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const quick = values.quick ?? false;
+  return {
+    quick,
+    parts: values.only === undefined ? [...DEFAULT_PARTS] : parseParts(values.only),
+    runs: positiveInteger('--runs', values.runs, quick ? 1 : 3),
+    bigRuns: positiveInteger('--big-runs', values['big-runs'], 1),
+    sizes: integerList('--sizes', values.sizes, quick ? [1000, 10_000] : [1000, 10_000, 100_000]),
+    locks: positiveInteger('--locks', values.locks, 4),
+    connections: integerList('--connections', values.connections, [1, 10, 100]),
+    durationSeconds: positiveNumber('--duration', values.duration, quick ? 2 : 5),
+    warmupSeconds: nonNegativeNumber('--warmup', values.warmup, quick ? 1 : 2),
+    unlockStations: positiveInteger('--unlock-stations', values['unlock-stations'], 1000),
+    soakSeconds: positiveNumber('--soak-seconds', values['soak-seconds'], quick ? 20 : 300),
+    soakRate: positiveNumber('--soak-rate', values['soak-rate'], 200),
+    profileSeconds: positiveNumber('--profile-seconds', values['profile-seconds'], 10),
+    out: values.out,
+    verbose: values.verbose ?? false,
+    help: values.help ?? false,
+  };
+}
+
+/** The default output path for a run started at `date`. */
+export function defaultOutPath(date: Date, quick: boolean): string {
+  return `bench/results/${date.toISOString().slice(0, 10)}${quick ? '-quick' : ''}.json`;
+}
+
+function parseParts(text: string): Part[] {
+  const parts = text.split(',').map((part) => part.trim()).filter(Boolean);
+  const unknown = parts.filter((part) => !(PARTS as readonly string[]).includes(part));
+  if (unknown.length > 0) throw new Error(`--only: unknown part ${unknown.join(', ')} (known: ${PARTS.join(', ')})`);
+  if (parts.length === 0) throw new Error('--only: name at least one part');
+  // Run in the documented order whatever order they were named in.
+  return PARTS.filter((part) => parts.includes(part));
+}
+
+function positiveInteger(flag: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${flag}: expected a whole number of at least 1, got "${text}"`);
+  return value;
+}
+
+function positiveNumber(flag: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${flag}: expected a number above 0, got "${text}"`);
+  return value;
+}
+
+function nonNegativeNumber(flag: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!(value >= 0) || !Number.isFinite(value)) throw new Error(`${flag}: expected a number of at least 0, got "${text}"`);
+  return value;
+}
+
+function integerList(flag: string, text: string | undefined, fallback: number[]): number[] {
+  if (text === undefined) return fallback;
+  return text.split(',').map((item) => positiveInteger(flag, item.trim().replace(/_/g, ''), 0));
+}

@@ -1,0 +1,215 @@
+/**
+ * The result of a harness run as one JSON document, and its readable form: markdown tables. Pure
+ * (data in, text out), so `test/bench/report.test.ts` can check it.
+ */
+import type { BootRow } from '../boot.js';
+import type { UnlockResult } from '../unlock.js';
+import { checkTargets } from '../unlock.js';
+import type { SoakResult } from '../soak.js';
+import type { ProfileResult } from '../profile.js';
+import type { BenchOptions } from './args.js';
+import type { RunHeader } from './machine.js';
+
+export interface BenchResult {
+  header: RunHeader & {
+    options: Omit<BenchOptions, 'help' | 'out'>;
+    /** Wall time of the whole harness run, seconds. */
+    totalSeconds?: number;
+    /** The commit at the end, when it differs from `commit`: the code changed under the run (children load src/ when they start). */
+    commitAtEnd?: string;
+    loadAverageAtEnd?: number[];
+  };
+  boot?: BootRow[];
+  unlock?: UnlockResult;
+  mosquitto?: { boot: BootRow[]; unlock: UnlockResult };
+  soak?: SoakResult;
+  profile?: ProfileResult;
+  /** Parts that failed as a whole, one line each. */
+  errors: string[];
+}
+
+/** 1234567 → "1,234,567". */
+export function formatCount(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** Milliseconds for people: "0.87 ms", "43 ms", "5.82 s", "1 min 55 s". */
+export function formatMs(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '–';
+  if (ms < 10) return `${ms.toFixed(2)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** MiB for people: "575 MiB", "3.6 GiB". */
+export function formatMiB(value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) return '–';
+  return value >= 1024 ? `${(value / 1024).toFixed(1)} GiB` : `${Math.round(value)} MiB`;
+}
+
+function formatMicros(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? '–' : `${Math.round(value)} µs`;
+}
+
+/** Cores for people: 0.85 → "0.85 cores". */
+function formatCores(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? '–' : `${value.toFixed(2)} cores`;
+}
+
+function formatKiB(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? '–' : `${value.toFixed(1)} KiB`;
+}
+
+function table(head: string[], rows: string[][]): string {
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export function renderHeader(header: BenchResult['header']): string {
+  const { machine } = header;
+  const commit = header.commit ? `${header.commit.slice(0, 10)}${header.dirty ? ' (with uncommitted changes)' : ''}` : 'unknown';
+  const options = header.options;
+  return [
+    `# station-sim benchmarks, ${header.date}`,
+    '',
+    `- Machine: ${machine.cpuModel} × ${machine.cpus}, ${machine.memoryGiB} GiB, ${machine.os}; open files per process ${machine.openFilesLimit ?? 'unknown'}`,
+    `- Node ${machine.node}; mqtt ${machine.packages.mqtt ?? '?'}, aedes ${machine.packages.aedes ?? '?'}, fastify ${machine.packages.fastify ?? '?'}, autocannon ${machine.packages.autocannon ?? '?'}; Mosquitto ${machine.mosquitto ?? 'not found'}`,
+    `- Commit ${commit}${header.commitAtEnd ? `; at the end ${header.commitAtEnd.slice(0, 10)}: the code changed during the run` : ''}`,
+    `- Load average at start ${header.loadAverageAtStart.join(' / ')}${header.loadAverageAtEnd ? `, at end ${header.loadAverageAtEnd.join(' / ')}` : ''}${header.totalSeconds === undefined ? '' : `; whole run ${formatMs(header.totalSeconds * 1000)}`}`,
+    `- Each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (fleets of 100,000: ${options.bigRuns})${options.quick ? '; quick run' : ''}; loads of ${options.durationSeconds} s after ${options.warmupSeconds} s of warm-up`,
+  ].join('\n');
+}
+
+export function renderBoot(rows: BootRow[]): string {
+  const head = ['broker', 'clients', 'N', 'all online', 'peak RSS', 'KiB / client', 'broker peak RSS', 'broker KiB / session', 'stop', 'runs'];
+  const body = rows.map((row) => {
+    const what = row.kind === 'stations' ? `stations (${row.locks} locks)` : 'raw mqtt.js';
+    const cells = [row.broker, what, formatCount(row.count)];
+    if (row.skipped) return [...cells, `skipped: ${row.skipped}`, '', '', '', '', '', '0'];
+    const m = row.median;
+    const runs = `${row.runs.length}${row.failures.length > 0 ? ` (+${row.failures.length} failed)` : ''}`;
+    if (row.runs.length === 0) {
+      const failure = row.failures[0];
+      const progress = describeProgress(failure?.lastProgress);
+      const why = failure ? `FAILED after ${formatMs(failure.elapsedMs)}${progress}: ${failure.error}` : 'not run';
+      return [...cells, why, formatMiB(failure?.peakRssMiB), '', '', '', '', runs];
+    }
+    const broker = row.broker === 'embedded' ? ['(same process)', '(included)'] : [formatMiB(m.brokerPeakRssMiB), formatKiB(m.brokerKibPerClient)];
+    return [...cells, formatMs(m.bootMs), formatMiB(m.peakRssMiB), formatKiB(m.kibPerClient), ...broker, formatMs(m.stopMs), runs];
+  });
+  return table(head, body);
+}
+
+function describeProgress(progress: unknown): string {
+  if (typeof progress !== 'object' || progress === null) return '';
+  const { ready, total } = progress as { ready?: number; total?: number };
+  return ready === undefined || total === undefined ? '' : ` (${formatCount(ready)} of ${formatCount(total)} up)`;
+}
+
+export function renderUnlock(result: UnlockResult): string {
+  const head = [
+    'broker',
+    'connections',
+    'unlock req/s',
+    'p50',
+    'p99',
+    'errors',
+    'hello req/s',
+    'hello p50',
+    'hello p99',
+    'ratio',
+    'API process CPU',
+    'server CPU per unlock / per hello',
+    'other load',
+  ];
+  const body = result.rows.map((row) => {
+    const m = row.median;
+    const errors = row.runs.reduce((sum, run) => sum + run.unlockErrors, 0);
+    return [
+      row.broker,
+      String(row.connections),
+      m.unlockRps === undefined ? '–' : formatCount(m.unlockRps),
+      formatMs(m.unlockP50),
+      formatMs(m.unlockP99),
+      `${errors}${row.runs.length > 1 ? ` in ${row.runs.length} runs` : ''}`,
+      m.helloRps === undefined ? '–' : formatCount(m.helloRps),
+      formatMs(m.helloP50),
+      formatMs(m.helloP99),
+      m.ratio === undefined ? '–' : m.ratio.toFixed(3),
+      formatCores(m.apiCpu),
+      `${formatMicros(m.unlockCpuUs)} / ${formatMicros(m.helloCpuUs)}`,
+      formatCores(m.otherCpu),
+    ];
+  });
+  const targets = checkTargets(result.rows);
+  const at = (connections: number) => result.rows.find((row) => row.connections === connections)?.median;
+  const verdict = (met: boolean | undefined, shown: string): string => (met === undefined ? 'not measured' : `${shown}, ${met ? 'met' : 'missed'}`);
+  const sampled = result.samples.reduce((sum, sample) => sum + sample.requests, 0);
+  const sampledOk = result.samples.reduce((sum, sample) => sum + sample.ok, 0);
+  const lines = [
+    table(head, body),
+    '',
+    `Targets (${result.rows[0]?.broker ?? ''}): ratio ≥ 0.25 at 100 connections: ${verdict(targets.ratioAt100, at(100)?.ratio?.toFixed(3) ?? '')}; ` +
+      `p99 ≤ 30 ms at 100: ${verdict(targets.p99At100, formatMs(at(100)?.unlockP99))}; p50 ≤ 2 ms at 1: ${verdict(targets.p50At1, formatMs(at(1)?.unlockP50))}. ` +
+      `Bodies read one by one: ${sampledOk} of ${sampled} were {"success":true}. Fleet: ${formatCount(result.stations)} stations × ${result.locks} locks.`,
+  ];
+  for (const failure of result.failures) lines.push(`- FAILED: ${failure}`);
+  return lines.join('\n');
+}
+
+export function renderSoak(soak: SoakResult): string {
+  const head = ['length', 'rate', 'requests', 'ok', 'lost', 'non-2xx / body / errors', 'commands / acks at broker', 'RSS start → end (after GC)', 'heap start → end (after GC)', 'p50 / p99'];
+  return table(head, [
+    [
+      formatMs(soak.seconds * 1000),
+      `${soak.rate}/s over ${soak.connections} conns`,
+      formatCount(soak.requests),
+      formatCount(soak.ok),
+      formatCount(soak.lost),
+      `${soak.non2xx} / ${soak.bodyFailures} / ${soak.errors}`,
+      `${formatCount(soak.commandsAtBroker)} / ${formatCount(soak.acksAtBroker)}`,
+      `${formatMiB(soak.rssStartMiB)} → ${formatMiB(soak.rssEndMiB)} (${formatMiB(soak.rssEndAfterGcMiB)})`,
+      `${formatMiB(soak.heapStartMiB)} → ${formatMiB(soak.heapEndAfterGcMiB)}`,
+      `${formatMs(soak.latency.p50)} / ${formatMs(soak.latency.p99)}`,
+    ],
+  ]);
+}
+
+export function renderProfile(profile: ProfileResult, top = 15): string {
+  const owners = table(
+    ['package / part', 'self time', 'share'],
+    profile.owners.slice(0, 12).map((owner) => [owner.owner, formatMs(owner.selfMs), `${owner.percent} %`]),
+  );
+  const functions = table(
+    ['function', 'where', 'self time', 'share'],
+    profile.functions.slice(0, top).map((entry) => [entry.name, entry.where || entry.owner, formatMs(entry.selfMs), `${entry.percent} %`]),
+  );
+  const project = table(
+    ['station-sim function (inclusive)', 'where', 'time', 'share'],
+    profile.project.slice(0, 12).map((entry) => [entry.name, entry.where, formatMs(entry.totalMs), `${entry.percent} %`]),
+  );
+  return [
+    `${profile.broker} broker, ${profile.connections} connections, ${profile.seconds} s: ${formatCount(profile.load.rps)} unlocks/s while profiled; ` +
+      `CPU in cores: ${Object.entries(profile.load.cpu).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}.`,
+    '',
+    owners,
+    '',
+    functions,
+    '',
+    project,
+  ].join('\n');
+}
+
+/** The whole result as markdown. */
+export function renderMarkdown(result: BenchResult): string {
+  const sections = [renderHeader(result.header)];
+  const boot = [...(result.boot ?? []), ...(result.mosquitto?.boot ?? [])];
+  if (boot.length > 0) sections.push('## Fleet boot', renderBoot(boot));
+  if (result.unlock) sections.push('## Unlock round trip, embedded broker', renderUnlock(result.unlock));
+  if (result.mosquitto) sections.push('## Unlock round trip, Mosquitto (stations and API in their own processes)', renderUnlock(result.mosquitto.unlock));
+  if (result.soak) sections.push('## Soak', renderSoak(result.soak));
+  if (result.profile) sections.push('## Where the unlock time goes (CPU profile of the API process)', renderProfile(result.profile));
+  if (result.errors.length > 0) sections.push('## Errors', result.errors.map((error) => `- ${error}`).join('\n'));
+  return `${sections.join('\n\n')}\n`;
+}

@@ -1,0 +1,36 @@
+/**
+ * What a server child reports while the harness loads it: its memory, the unlocks still waiting for
+ * an ack, and (embedded broker, when asked) how many unlock commands and acks passed the broker.
+ */
+import type { Aedes } from 'aedes';
+import type { ProcessMemory } from './protocol.js';
+
+/** Unlock commands and acks the broker received from its clients. */
+export interface CommandTraffic {
+  commands: number;
+  acks: number;
+}
+
+export interface ServerStats {
+  memory: ProcessMemory;
+  pendingCommands: number;
+  traffic?: CommandTraffic;
+}
+
+const UNLOCK = /\/locks\/[^/]+\/unlock$/;
+const ACK = /\/acks$/;
+
+/**
+ * Counts, from now on, the unlock commands and acks published to `aedes` by its clients. The
+ * counts are live: read them whenever needed. (One more listener on the publish path: only the
+ * soak asks for it.)
+ */
+export function countCommandTraffic(aedes: Aedes): CommandTraffic {
+  const traffic: CommandTraffic = { commands: 0, acks: 0 };
+  aedes.on('publish', (packet, client) => {
+    if (!client) return; // the broker's own $SYS and will messages
+    if (UNLOCK.test(packet.topic)) traffic.commands += 1;
+    else if (ACK.test(packet.topic)) traffic.acks += 1;
+  });
+  return traffic;
+}

@@ -1,0 +1,127 @@
+/**
+ * The benchmark harness: `npm run bench [-- --quick] [--only boot,unlock,mosquitto,soak,profile]`.
+ * Runs each part, every measurement in fresh child processes, and writes the result as JSON
+ * (`--out`, default bench/results/<date>.json) and as markdown tables, next to it and on stdout.
+ * Progress goes to stderr. See bench/README.md for what each figure means.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runBoot } from './boot.js';
+import { runUnlock } from './unlock.js';
+import { runSoak } from './soak.js';
+import { runProfile } from './profile.js';
+import { USAGE, defaultOutPath, parseBenchArgs, type BenchOptions } from './lib/args.js';
+import { currentCommit, runHeader } from './lib/machine.js';
+import { renderMarkdown, type BenchResult } from './lib/report.js';
+
+let options: BenchOptions;
+try {
+  options = parseBenchArgs(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`bench: ${(error as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (options.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
+const startedAt = new Date();
+const started = performance.now();
+const log = (line: string): void => {
+  const seconds = ((performance.now() - started) / 1000).toFixed(0).padStart(4);
+  process.stderr.write(`[${seconds} s] ${line}\n`);
+};
+const { help: _help, out: _out, ...recorded } = options;
+const result: BenchResult = { header: { ...(await runHeader(startedAt)), options: recorded }, errors: [] };
+const outPath = options.out ?? defaultOutPath(startedAt, options.quick);
+const verbose = options.verbose;
+
+/** Runs one part; a part that throws is recorded and the next part still runs. */
+async function part(name: string, body: () => Promise<void>): Promise<void> {
+  log(`${name}: starting`);
+  try {
+    await body();
+  } catch (error) {
+    const message = `${name}: ${error instanceof Error ? error.message : String(error)}`;
+    result.errors.push(message);
+    log(`${message} (part FAILED)`);
+  }
+  save();
+}
+
+/** Writes what is known so far, so an interrupted run still leaves its figures behind. */
+function save(): void {
+  result.header.totalSeconds = Math.round((performance.now() - started) / 1000);
+  result.header.loadAverageAtEnd = os.loadavg().map((value) => Math.round(value * 100) / 100);
+  const commit = currentCommit();
+  if (commit !== result.header.commit && commit !== undefined) result.header.commitAtEnd = commit;
+  mkdirSync(path.dirname(outPath), { recursive: true });
+  writeFileSync(outPath, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(outPath.replace(/\.json$/, '') + '.md', renderMarkdown(result));
+}
+
+const unlockShape = {
+  connections: options.connections,
+  durationSeconds: options.durationSeconds,
+  warmupSeconds: options.warmupSeconds,
+  runs: options.runs,
+  stations: options.unlockStations,
+  locks: options.locks,
+  log,
+  verbose,
+};
+
+for (const name of options.parts) {
+  switch (name) {
+    case 'boot':
+      await part('boot (embedded broker)', async () => {
+        result.boot = await runBoot({ broker: 'embedded', sizes: options.sizes, locks: options.locks, runs: options.runs, bigRuns: options.bigRuns, log, verbose });
+      });
+      break;
+    case 'unlock':
+      await part('unlock (embedded broker)', async () => {
+        result.unlock = await runUnlock({ broker: 'embedded', ...unlockShape });
+      });
+      break;
+    case 'mosquitto':
+      await part('mosquitto', async () => {
+        const limit = result.header.machine.openFilesLimit;
+        const boot = await runBoot({
+          broker: 'mosquitto',
+          sizes: options.sizes,
+          locks: options.locks,
+          runs: options.runs,
+          bigRuns: options.bigRuns,
+          // Each client is a socket in the stations process and another in Mosquitto; leave room for the rest.
+          ...(limit === undefined ? {} : { maxTcpClients: limit - 1000 }),
+          log,
+          verbose,
+        });
+        result.mosquitto = { boot, unlock: await runUnlock({ broker: 'mosquitto', ...unlockShape }) };
+      });
+      break;
+    case 'soak':
+      await part('soak', async () => {
+        result.soak = await runSoak({ seconds: options.soakSeconds, rate: options.soakRate, stations: options.unlockStations, locks: options.locks, log, verbose });
+      });
+      break;
+    case 'profile':
+      await part('profile', async () => {
+        result.profile = await runProfile({
+          broker: 'embedded',
+          seconds: options.profileSeconds,
+          keepAs: outPath.replace(/\.json$/, '') + '-api.cpuprofile',
+          log,
+          verbose,
+        });
+      });
+      break;
+  }
+}
+
+save();
+process.stdout.write(renderMarkdown(result));
+log(`wrote ${outPath} and ${outPath.replace(/\.json$/, '')}.md`);
+process.exitCode = result.errors.length > 0 ? 1 : 0;
