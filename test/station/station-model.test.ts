@@ -93,6 +93,22 @@ describe('StationModel', () => {
     expect(model.batteryVoltage).toBeCloseTo(12.6 - 0.01 - (10 / 3600) * 0.005, 6);
   });
 
+  it('remembers the last 32 command ids: an id older than that counts as a new command', () => {
+    const { model, out } = makeStation();
+    model.connected();
+    model.handleUnlock('2', 'old'); // jammed lock: rejected, so nothing else changes
+    for (let i = 0; i < 31; i += 1) model.handleUnlock('2', `c${i}`);
+    const before = model.batteryVoltage;
+    model.handleUnlock('2', 'old'); // still remembered: the same answer again
+    expect(out.acks.at(-1)).toEqual({ commandId: 'old', lockId: '2', accepted: false, reason: 'jammed' });
+    model.handleUnlock('2', 'c31');
+    model.handleUnlock('2', 'c32'); // pushes 'old' out
+    model.physical('2', 'unjam');
+    model.handleUnlock('2', 'old');
+    expect(out.acks.at(-1)).toEqual({ commandId: 'old', lockId: '2', accepted: true });
+    expect(model.batteryVoltage).toBeLessThan(before);
+  });
+
   it('drains the battery per unlock and per hour, and rejects below the cutoff', () => {
     const { model, clock, out } = makeStation({ batteryVoltage: 11.52 }, {
       battery: { drainPerUnlockV: 0.01, drainPerHourV: 0.1, cutoffV: 11.5 },
