@@ -37,6 +37,10 @@ export function withBroker<T>(yargs: Argv<T>, required: boolean) {
     type: 'string',
     demandOption: required ? 'give the broker URL, e.g. --broker mqtt://127.0.0.1:1883' : false,
     describe: 'URL of an external MQTT broker (mqtt://[user:pass@]host:port)',
+    coerce: (value: string) => {
+      if (value.trim() === '') throw new UsageError('--broker needs a URL, e.g. mqtt://127.0.0.1:1883');
+      return value;
+    },
   });
 }
 

@@ -36,7 +36,9 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .fail((message, error) => {
       // Throwing (rather than recording) keeps yargs from running the command after a usage error.
-      throw error ?? new UsageError(message);
+      // yargs wraps what an option's `coerce` throws in a YError: that is a usage error too.
+      if (error && error.name !== 'YError') throw error;
+      throw new UsageError(message ?? error?.message ?? 'invalid command line');
     });
   try {
     await parser.parseAsync();

@@ -105,4 +105,18 @@ describe('station-sim CLI', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Unknown argument: frobnicate');
   });
+
+  it('bad option values are one usage line each, before anything starts', async () => {
+    const cases: [string[], string][] = [
+      [['up', '--broker', ''], '--broker needs a URL, e.g. mqtt://127.0.0.1:1883'],
+      [['up', '--mqtt-port', '70000'], '--mqtt-port must be a whole number from 0 to 65535'],
+      [['stations', '--broker', 'mqtt://127.0.0.1:1', '--shard', '3/2'], '--shard must be k/n with 1 <= k <= n, not "3/2"'],
+      [['up', '--time-scale', '0', '--mqtt-port', '0', '--http-port', '0'], '--time-scale must be a positive number'],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCliToEnd(args);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`station-sim: ${message}\nRun station-sim --help for usage.\n`);
+    }
+  });
 });
