@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { Aedes } from 'aedes';
 import { listen } from '../shared/listen.js';
 import { indexedMemoryPersistence } from './retained-index.js';
-import type { StreamAcceptor } from '../mqtt/transport.js';
+import type { BrokerTap, StreamAcceptor } from '../mqtt/transport.js';
 
 export interface EmbeddedBrokerOptions {
   /** TCP port; 0 picks a free one. @default 1883 */
@@ -26,6 +26,8 @@ export interface StartedBroker extends StreamAcceptor {
   /** True when the requested port was taken and another one was chosen. */
   readonly fellBack: boolean;
   readonly aedes: Aedes;
+  /** Listens to routed messages inside the broker (see `BrokerTap`). */
+  readonly tap: BrokerTap;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,18 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
     aedes,
     handle: (stream: Duplex) => {
       aedes.handle(stream);
+    },
+    tap: async (filters, listener) => {
+      const deliver = (packet: { topic: string; payload: Buffer | string }, done: () => void): void => {
+        listener(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload));
+        done();
+      };
+      const each = (method: 'subscribe' | 'unsubscribe') =>
+        Promise.all(filters.map((filter) => new Promise<void>((resolve) => aedes[method](filter, deliver, () => resolve()))));
+      await each('subscribe');
+      return async () => {
+        await each('unsubscribe');
+      };
     },
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,7 +4,7 @@
  * server; `stop()` ends them all.
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
-import type { MqttTransport } from '../mqtt/transport.js';
+import type { BrokerTap, MqttTransport } from '../mqtt/transport.js';
 import type { Clock } from '../station/clock.js';
 import type { ApiInstance } from '../service/build-api.js';
 import { ControlChannel } from './control-channel.js';
@@ -20,6 +20,8 @@ export interface ControlOptions {
   controlToken?: string;
   /** Called when a scenario step fails. */
   onScenarioError?: (message: string) => void;
+  /** Watch the contract topics inside the embedded broker instead of over MQTT. */
+  tap?: BrokerTap;
 }
 
 export interface StartedControl {
@@ -37,6 +39,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     transport: options.transport,
     fixture: options.fixture,
     onMessage: (topic, payload) => hub.handleMessage(topic, payload),
+    ...(options.tap ? { tap: options.tap } : {}),
   });
   let scenario: StartedScenario | undefined;
   return {

@@ -9,6 +9,13 @@ import { MqttClient, type IClientOptions } from 'mqtt';
 import { duplexPair } from './duplex-pair.js';
 import { SimError } from '../errors.js';
 
+/**
+ * A listener on the broker itself, without an MQTT session: messages matching `filters` are handed
+ * over as they are routed, with no packet encoded or parsed. Only an in-process broker has one.
+ * It does not replay retained messages. Resolves to a function that removes the listener.
+ */
+export type BrokerTap = (filters: string[], listener: (topic: string, payload: Buffer) => void) => Promise<() => Promise<void>>;
+
 /** Anything that accepts an MQTT connection as a duplex stream, such as `aedes.handle`. */
 export interface StreamAcceptor {
   handle(stream: Duplex): void;

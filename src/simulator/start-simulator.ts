@@ -196,11 +196,13 @@ async function startControlFor(
   clock: SimulatorClock,
   options: HttpOptions,
   cleanups: Cleanups,
+  broker?: StartedBroker,
 ): Promise<StartedControl> {
   const control = await startControl({
     transport,
     fixture,
     clock,
+    ...(broker ? { tap: broker.tap } : {}),
     ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
     ...(options.onNotice ? { onScenarioError: options.onNotice } : {}),
   });
@@ -242,7 +244,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   const cleanups = new Cleanups();
   try {
     const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
-    const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups);
+    const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups, broker);
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
       const transcript = await startTranscript({ path: options.record, hub: control.hub, clock });

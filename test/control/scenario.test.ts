@@ -24,6 +24,8 @@ describe('scenario timelines', () => {
     try {
       const stream = await EventSocket.open(`${sim.controlUrl}/events`);
       const offline = await stream.waitFor((e) => e.type === 'station.status' && e.status === 'offline', 'the offline step', 5000);
+      // The step's own event follows the control reply, which may come after the status it caused.
+      await stream.waitFor((e) => e.type === 'control' && e.action === 'scenario step 4: offline', 'the last step', 5000);
       const steps = stream.events.filter((e) => e.type === 'control').map((e) => e.action);
       expect(steps).toEqual(['scenario step 1: jam lock 1', 'scenario step 2: fault', 'scenario step 3: unjam lock 1', 'scenario step 4: offline']);
       const locks = stream.events.filter((e) => e.type === 'lock.state').map((e) => e.status);
