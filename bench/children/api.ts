@@ -6,10 +6,9 @@
  */
 import { parseArgs } from 'node:util';
 import { startApiProcess, type StartedApiProcess } from '../../src/simulator/start-simulator.js';
-import { collectGarbage, serveParent } from '../lib/ipc.js';
+import { serveParent } from '../lib/ipc.js';
 import { processMemory } from '../lib/protocol.js';
-import { selfProfilerMethods } from '../lib/self-profiler.js';
-import type { ServerStats } from '../lib/server-stats.js';
+import { serverChildMethods, type ServerStats } from '../lib/server-stats.js';
 
 const { values } = parseArgs({ options: { fixture: { type: 'string' }, broker: { type: 'string' } } });
 let api: StartedApiProcess | undefined;
@@ -21,18 +20,7 @@ await serveParent(
     api = await startApiProcess({ fixture: values.fixture!, broker: values.broker! });
     return { apiUrl: api.apiUrl };
   },
-  {
-    methods: {
-      ...selfProfilerMethods(),
-      stats,
-      gc: () => {
-        collectGarbage();
-        return stats();
-      },
-    },
-    stop: async () => {
-      await api?.stop();
-      return stats();
-    },
-  },
+  serverChildMethods(stats, async () => {
+    await api?.stop();
+  }),
 );

@@ -8,10 +8,9 @@
  */
 import { parseArgs } from 'node:util';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
-import { collectGarbage, serveParent } from '../lib/ipc.js';
+import { serveParent } from '../lib/ipc.js';
 import { processMemory } from '../lib/protocol.js';
-import { selfProfilerMethods } from '../lib/self-profiler.js';
-import { countCommandTraffic, type CommandTraffic, type ServerStats } from '../lib/server-stats.js';
+import { countCommandTraffic, serverChildMethods, type CommandTraffic, type ServerStats } from '../lib/server-stats.js';
 
 const { values } = parseArgs({
   options: { fixture: { type: 'string' }, broker: { type: 'string' }, 'count-messages': { type: 'boolean', default: false } },
@@ -32,18 +31,7 @@ await serveParent(
     if (values['count-messages'] && sim.broker) traffic = countCommandTraffic(sim.broker.aedes);
     return { apiUrl: sim.apiUrl, bootMs: performance.now() - started, online: sim.fleet.onlineCount() };
   },
-  {
-    methods: {
-      ...selfProfilerMethods(),
-      stats,
-      gc: () => {
-        collectGarbage();
-        return stats();
-      },
-    },
-    stop: async () => {
-      await sim?.stop();
-      return stats();
-    },
-  },
+  serverChildMethods(stats, async () => {
+    await sim?.stop();
+  }),
 );

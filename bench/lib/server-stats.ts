@@ -4,6 +4,8 @@
  */
 import type { Aedes } from 'aedes';
 import type { ProcessMemory } from './protocol.js';
+import { collectGarbage } from './ipc.js';
+import { selfProfilerMethods } from './self-profiler.js';
 
 /** Unlock commands and acks the broker received from its clients. */
 export interface CommandTraffic {
@@ -33,4 +35,25 @@ export function countCommandTraffic(aedes: Aedes): CommandTraffic {
     else if (ACK.test(packet.topic)) traffic.acks += 1;
   });
   return traffic;
+}
+
+/**
+ * What every server child answers besides starting: stats, a GC then stats, its own CPU profile,
+ * and on stop, the last stats after `stop` has run.
+ */
+export function serverChildMethods(stats: () => ServerStats, stop: () => Promise<void>) {
+  return {
+    methods: {
+      ...selfProfilerMethods(),
+      stats,
+      gc: () => {
+        collectGarbage();
+        return stats();
+      },
+    },
+    stop: async () => {
+      await stop();
+      return stats();
+    },
+  };
 }
