@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { createMqttClient, firstConnect, type BrokerTap, type MqttTransport } from '../mqtt/transport.js';
-import { SIM_TOPICS, StationTopics, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
+import { SIM_TOPICS, groupTopics, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
 import type { StationSnapshot } from '../station/station-model.js';
 import { SimError } from '../errors.js';
 
@@ -79,12 +79,7 @@ export class ControlChannel {
     // Replies at QoS 1: a control request waits for one. What feeds the event stream at QoS 0: it
     // watches the traffic, and a QoS 1 copy of every message would double the broker's work.
     const watched = new Set<string>([SIM_TOPICS.eventsFilter]);
-    const seen = new Set<string>();
-    for (const station of options.fixture.stations) {
-      const key = JSON.stringify(station.behaviour.topics);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const topics = new StationTopics(station.behaviour.topics);
+    for (const topics of groupTopics(options.fixture.stations).distinct) {
       for (const kind of ['status', 'lockState', 'unlock', 'acks'] as const) watched.add(topics.filter(kind));
     }
     const subscriptions: Record<string, { qos: 0 | 1 }> = { [SIM_TOPICS.reply('+')]: { qos: 1 } };

@@ -5,7 +5,7 @@
  * station, which is what `/sim/v1/health` reads.
  */
 import type { Fixture, StationStatus } from '../fixture/fixture-schema.js';
-import { StationTopics, parsePayload, parseSimMessage } from '../mqtt/topics.js';
+import { groupTopics, parsePayload, type StationTopics, parseSimMessage } from '../mqtt/topics.js';
 import type { Clock } from '../station/clock.js';
 
 /** One event of the stream, without the per-connection `seq`. */
@@ -70,13 +70,7 @@ export class EventHub {
     this.#clock = options.clock;
     this.#timeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     this.#maxTracked = options.maxTrackedCommands ?? 10_000;
-    // Distinct template sets: most fleets share one, so routing a message is a handful of regex tests.
-    const seen = new Map<string, StationTopics>();
-    for (const station of options.fixture.stations) {
-      const key = JSON.stringify(station.behaviour.topics);
-      if (!seen.has(key)) seen.set(key, new StationTopics(station.behaviour.topics));
-    }
-    this.#routes = [...seen.values()];
+    this.#routes = groupTopics(options.fixture.stations).distinct;
   }
 
   subscribe(listener: Listener): () => void {

@@ -123,6 +123,30 @@ export class StationTopics {
   }
 }
 
+/**
+ * One `StationTopics` per distinct set of templates among `stations`, shared by the stations that
+ * use it: most fleets have one set, so subscribing and routing stay a handful of patterns however
+ * many stations there are.
+ */
+export function groupTopics(stations: readonly { token: string; behaviour: { topics: Topics } }[]): {
+  distinct: StationTopics[];
+  byToken: Map<string, StationTopics>;
+} {
+  const byTemplates = new Map<string, StationTopics>();
+  const byToken = new Map<string, StationTopics>();
+  for (const station of stations) {
+    const t = station.behaviour.topics;
+    const key = JSON.stringify([t.prefix, t.status, t.lockState, t.unlock, t.acks]);
+    let topics = byTemplates.get(key);
+    if (!topics) {
+      topics = new StationTopics(t);
+      byTemplates.set(key, topics);
+    }
+    byToken.set(station.token, topics);
+  }
+  return { distinct: [...byTemplates.values()], byToken };
+}
+
 function fill(template: string, prefix: string, token: string, lockId: string | undefined): string {
   return template
     .replaceAll('{prefix}', prefix)

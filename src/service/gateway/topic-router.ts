@@ -4,8 +4,8 @@
  * distinct template set rather than once per station: a fleet of a million stations sharing the
  * defaults costs three subscriptions.
  */
-import type { StationConfig, Topics } from '../../fixture/fixture-schema.js';
-import { StationTopics, type TopicKind } from '../../mqtt/topics.js';
+import type { StationConfig } from '../../fixture/fixture-schema.js';
+import { groupTopics, type StationTopics, type TopicKind } from '../../mqtt/topics.js';
 
 /** The kinds of topic the service listens to; it only ever publishes on `unlock`. */
 export const INBOUND_KINDS = ['status', 'lockState', 'acks'] as const satisfies readonly TopicKind[];
@@ -20,20 +20,12 @@ export interface RoutedTopic {
 
 export class TopicRouter {
   readonly #byToken = new Map<string, { config: StationConfig; topics: StationTopics }>();
-  readonly #distinct: StationTopics[] = [];
+  readonly #distinct: StationTopics[];
 
   constructor(stations: readonly StationConfig[]) {
-    const byTemplates = new Map<string, StationTopics>();
-    for (const config of stations) {
-      const key = templateKey(config.behaviour.topics);
-      let topics = byTemplates.get(key);
-      if (!topics) {
-        topics = new StationTopics(config.behaviour.topics);
-        byTemplates.set(key, topics);
-        this.#distinct.push(topics);
-      }
-      this.#byToken.set(config.token, { config, topics });
-    }
+    const { distinct, byToken } = groupTopics(stations);
+    this.#distinct = distinct;
+    for (const config of stations) this.#byToken.set(config.token, { config, topics: byToken.get(config.token)! });
   }
 
   /** The fixture's record of a station, or undefined for a token the fixture does not list. */
@@ -75,8 +67,4 @@ export class TopicRouter {
     }
     return routes;
   }
-}
-
-function templateKey(templates: Topics): string {
-  return JSON.stringify([templates.prefix, templates.status, templates.lockState, templates.unlock, templates.acks]);
 }
