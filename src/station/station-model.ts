@@ -82,6 +82,8 @@ export class StationModel {
   readonly #rememberedCommands: number;
   #status: StationStatus = 'offline';
   #batteryVoltage: number;
+  /** The voltage in the last status this station published; NaN before the first. */
+  #reportedVoltage = Number.NaN;
   #batteryAt: number;
   #lastConnection: number;
   #heartbeat: TimerHandle | undefined;
@@ -295,7 +297,9 @@ export class StationModel {
     // real latch held by its solenoid would.
     if (lock.phase === 'opening') return;
     this.#batteryVoltage = Math.max(0, this.batteryVoltage - this.config.behaviour.battery.drainPerUnlockV);
-    this.#publishStatus();
+    // The firmware reports its battery when the reading changes: with the default drain every
+    // unlock does, with no drain there is nothing new to say (the retained status still holds).
+    if (round(this.#batteryVoltage) !== this.#reportedVoltage) this.#publishStatus();
     if (lock.phase === 'open') {
       this.#scheduleRelock(lock);
       return;
@@ -407,6 +411,7 @@ export class StationModel {
   #publishStatus(): void {
     if (this.#status !== 'online') return;
     const payload = this.statusPayload();
+    this.#reportedVoltage = payload.batteryVoltage;
     this.#send(undefined, () => this.#output.status(payload), true);
   }
 

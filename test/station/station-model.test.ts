@@ -124,6 +124,20 @@ describe('StationModel', () => {
     expect(out.status.at(-1)?.batteryVoltage).toBe(11.51);
   });
 
+  it('reports its battery after an unlock only when the reading changed', () => {
+    const drained = makeStation({}, { battery: { drainPerUnlockV: 0.01, drainPerHourV: 0, cutoffV: 11.5 }, heartbeatMs: 0 });
+    drained.model.connected();
+    drained.model.handleUnlock('1', 'a');
+    expect(drained.out.status.map((s) => s.batteryVoltage)).toEqual([12.6, 12.59]);
+
+    const steady = makeStation({}, { battery: { drainPerUnlockV: 0, drainPerHourV: 0, cutoffV: 11.5 }, heartbeatMs: 0 });
+    steady.model.connected();
+    steady.model.handleUnlock('1', 'a');
+    steady.clock.advance(10_000);
+    expect(steady.out.status.map((s) => s.batteryVoltage)).toEqual([12.6]);
+    expect(steady.out.locks.filter((l) => l.lockId === '1').map((l) => l.status)).toEqual(['locked', 'unlocked', 'locked']);
+  });
+
   it('republishes its status on every heartbeat with a fresh lastConnection', () => {
     const { model, clock, out } = makeStation({}, { heartbeatMs: 30_000 });
     model.connected();
