@@ -3,13 +3,13 @@
  * retained state (DESIGN.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
  * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
  */
-import type { MqttClient, IClientOptions } from 'mqtt';
 import { StationModel } from '../station/station-model.js';
 import type { Clock, TimerHandle } from '../station/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
-import { brokerLabel, connectError, createMqttClient, firstConnect, type MqttTransport } from './transport.js';
+import { brokerLabel, connectError, createStationSession, firstConnect, type MqttTransport } from './transport.js';
+import type { MemoryClientOptions, MqttSession } from './memory-client.js';
 
 export interface StationClientOptions {
   config: StationConfig;
@@ -37,7 +37,7 @@ export class StationClient {
   readonly model: StationModel;
   readonly topics: StationTopics;
   readonly #options: StationClientOptions;
-  #client: MqttClient | undefined;
+  #client: MqttSession | undefined;
   #everConnected = false;
   /** While set, publications are collected so `start()` can wait for their PUBACKs. */
   #collecting: Promise<void>[] | undefined;
@@ -105,13 +105,12 @@ export class StationClient {
     const { config } = this.#options;
     const token = config.token;
     const baseReconnect = this.#options.reconnectMs ?? 500;
-    const options: IClientOptions = {
+    const options: MemoryClientOptions = {
       clientId: `station-sim-${token}`,
       clean: true,
       keepalive: this.#options.keepaliveSeconds ?? 30,
       reconnectPeriod: baseReconnect,
       connectTimeout: 10_000,
-      resubscribe: false,
       will: {
         topic: this.topics.topic('status', { token }),
         payload: Buffer.from(encodePayload('status', this.model.statusPayload('offline'))),
@@ -119,7 +118,7 @@ export class StationClient {
         retain: true,
       },
     };
-    const client = createMqttClient(this.#options.transport, options);
+    const client = createStationSession(this.#options.transport, options);
     this.#client = client;
 
     client.on('message', (topic, payload) => {
@@ -237,7 +236,7 @@ export class StationClient {
   /** A station that starts offline has been online once: its retained record says `offline`. */
   async #publishOfflineRecord(): Promise<void> {
     const { config } = this.#options;
-    const client = createMqttClient(this.#options.transport, {
+    const client = createStationSession(this.#options.transport, {
       clientId: `station-sim-${config.token}`,
       clean: true,
       reconnectPeriod: 0,

@@ -7,6 +7,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import { duplexPair } from './duplex-pair.js';
+import { MemoryMqttClient, type MemoryClientOptions, type MqttSession } from './memory-client.js';
 import { SimError } from '../errors.js';
 
 /**
@@ -77,6 +78,16 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
   return new MqttClient(() => net.connect({ host: address.host, port: address.port, noDelay: true }), base);
 }
 
+/**
+ * A station's session: in memory, the lean `MemoryMqttClient` (a fleet holds many of these in one
+ * thread, see memory-client.ts); over TCP, mqtt.js, which knows every broker's manners.
+ */
+export function createStationSession(transport: MqttTransport, options: MemoryClientOptions): MqttSession {
+  if (transport.kind === 'memory') return new MemoryMqttClient(transport.broker, options);
+  // The binding subscribes again in its 'connect' handler, where it can wait for the SUBACK.
+  return createMqttClient(transport, { ...options, resubscribe: false });
+}
+
 /** The broker as messages name it: its URL without credentials, or nothing for the in-process broker. */
 export function brokerLabel(transport: MqttTransport): string | undefined {
   return transport.kind === 'tcp' ? redactUrl(transport.url) : undefined;
@@ -102,7 +113,7 @@ export function connectError(error: Error & { code?: string | number }, brokerUr
  * Resolves on the client's first CONNACK; on a failure first, ends the client and rejects with
  * `connectError`. Errors after that are the caller's to handle (mqtt.js reconnects by itself).
  */
-export function firstConnect(client: MqttClient, transport: MqttTransport): Promise<void> {
+export function firstConnect(client: MqttSession, transport: MqttTransport): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => {
       client.off('connect', onConnect);

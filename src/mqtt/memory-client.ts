@@ -1,0 +1,347 @@
+/**
+ * A lean MQTT 3.1.1 client for sessions inside the embedded broker's process: what a virtual
+ * station needs (CONNECT with a last will, SUBSCRIBE, PUBLISH at QoS 0 and 1, PUBACK, PINGREQ,
+ * DISCONNECT, reconnect), spoken over an in-memory duplex stream handed to `aedes.handle`.
+ *
+ * Why not mqtt.js here: a fleet runs up to 100,000 of these in one thread, and each unlock passes
+ * about ten packets through station sessions. mqtt.js pays per client for a Writable stream, an
+ * outgoing store, a keepalive manager and per-packet stream plumbing on both ends of the pair;
+ * that plumbing was the largest single cost of an unlock in the CPU profile (bench/README.md).
+ * Here the broker's end is the only Node stream: packets from the broker are parsed straight out
+ * of its writes, packets to the broker are pushed into it as one buffer each. The broker still
+ * sees an ordinary MQTT connection, with its own session, last will and retained state.
+ *
+ * The API is the subset of mqtt.js's `MqttClient` the station binding uses (`MqttSession`), so
+ * the binding reads the same over TCP (mqtt.js) and in memory (this).
+ */
+import { EventEmitter } from 'node:events';
+import { Duplex } from 'node:stream';
+import mqttPacket, { type Packet } from 'mqtt-packet';
+import type { StreamAcceptor } from './transport.js';
+
+/** What the station binding uses of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
+export interface MqttSession {
+  readonly connected: boolean;
+  readonly options: { reconnectPeriod?: number };
+  publish(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }, callback?: (error?: Error) => void): unknown;
+  publishAsync(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }): Promise<unknown>;
+  subscribe(topic: string, opts: { qos: 0 | 1 }, callback?: (error: Error | null) => void): unknown;
+  end(force?: boolean): unknown;
+  endAsync(force?: boolean): Promise<void>;
+  on(event: 'message', listener: (topic: string, payload: Buffer) => void): unknown;
+  on(event: 'connect' | 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  once(event: 'connect', listener: () => void): unknown;
+  once(event: 'error', listener: (error: Error) => void): unknown;
+  off(event: 'connect', listener: () => void): unknown;
+  off(event: 'error', listener: (error: Error) => void): unknown;
+  removeAllListeners(event?: 'connect' | 'close' | 'error' | 'message'): unknown;
+}
+
+export interface MemoryClientOptions {
+  clientId: string;
+  /** @default true */
+  clean?: boolean;
+  /**
+   * Seconds of silence after which a PINGREQ goes out; 0 turns keepalive off. The broker drops a
+   * session it has not heard from for 1.5× this (MQTT 3.1.1, section 3.1.2.10).
+   * @default 60
+   */
+  keepalive?: number;
+  /** Delay before reconnecting after the broker closed the session; 0 means never. @default 1000 */
+  reconnectPeriod?: number;
+  /** How long to wait for the CONNACK. @default 30000 */
+  connectTimeout?: number;
+  will?: { topic: string; payload: Buffer; qos: 0 | 1; retain: boolean };
+}
+
+/** A CONNACK refusal, with the return code as `code` like mqtt.js's errors (MQTT 3.1.1, 3.2.2.3). */
+class ConnackError extends Error {
+  constructor(readonly code: number) {
+    super(`Connection refused: ${CONNACK_REASONS[code] ?? `return code ${code}`}`);
+  }
+}
+
+const CONNACK_REASONS: Record<number, string> = {
+  1: 'Unacceptable protocol version',
+  2: 'Identifier rejected',
+  3: 'Server unavailable',
+  4: 'Bad username or password',
+  5: 'Not authorized',
+};
+
+type Done = (error?: Error) => void;
+
+export class MemoryMqttClient extends EventEmitter implements MqttSession {
+  readonly options: { reconnectPeriod: number };
+  readonly #settings: Required<Omit<MemoryClientOptions, 'will' | 'reconnectPeriod'>> & Pick<MemoryClientOptions, 'will'>;
+  readonly #broker: StreamAcceptor;
+  #link: BrokerLink | undefined;
+  #connected = false;
+  /** end() was called: no reconnect, and the next close is final. */
+  #ending = false;
+  #nextId = 0;
+  /** QoS 1 publications and subscriptions waiting for their PUBACK / SUBACK, by packet id. */
+  readonly #inflight = new Map<number, Done>();
+  #keepaliveTimer: NodeJS.Timeout | undefined;
+  #sentSinceTick = false;
+  #connectTimer: NodeJS.Timeout | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+
+  constructor(broker: StreamAcceptor, options: MemoryClientOptions) {
+    super();
+    this.#broker = broker;
+    this.options = { reconnectPeriod: options.reconnectPeriod ?? 1000 };
+    this.#settings = {
+      clientId: options.clientId,
+      clean: options.clean ?? true,
+      keepalive: options.keepalive ?? 60,
+      connectTimeout: options.connectTimeout ?? 30_000,
+      will: options.will,
+    };
+    this.#open();
+  }
+
+  get connected(): boolean {
+    return this.#connected;
+  }
+
+  publish(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }, callback?: Done): this {
+    if (!this.#connected) {
+      callback?.(new Error('client disconnected'));
+      return this;
+    }
+    if (opts.qos === 0) {
+      this.#send(encodePublish(topic, message, 0, opts.retain === true, 0));
+      callback?.();
+      return this;
+    }
+    const id = this.#allocateId(callback ?? noop);
+    this.#send(encodePublish(topic, message, 1, opts.retain === true, id));
+    return this;
+  }
+
+  publishAsync(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }): Promise<void> {
+    return new Promise((resolve, reject) => this.publish(topic, message, opts, (error) => (error ? reject(error) : resolve())));
+  }
+
+  subscribe(topic: string, opts: { qos: 0 | 1 }, callback?: (error: Error | null) => void): this {
+    const done = (error?: Error): void => callback?.(error ?? null);
+    if (!this.#connected) {
+      done(new Error('client disconnected'));
+      return this;
+    }
+    const messageId = this.#allocateId(done);
+    this.#send(mqttPacket.generate({ cmd: 'subscribe', messageId, subscriptions: [{ topic, qos: opts.qos }] }));
+    return this;
+  }
+
+  /** Closes the session: with `force`, by dropping the stream (the broker fires the last will); otherwise with DISCONNECT. */
+  end(force = false, callback?: () => void): this {
+    this.#ending = true;
+    clearTimeout(this.#reconnectTimer);
+    const link = this.#link;
+    if (!link) {
+      if (callback) queueMicrotask(callback);
+      return this;
+    }
+    if (callback) this.once('close', callback);
+    if (!force && this.#connected) {
+      this.#send(DISCONNECT);
+      link.push(null);
+    } else {
+      link.destroy();
+    }
+    return this;
+  }
+
+  endAsync(force = false): Promise<void> {
+    return new Promise((resolve) => this.end(force, resolve));
+  }
+
+  #open(): void {
+    const link = new BrokerLink(this);
+    this.#link = link;
+    const { clientId, clean, keepalive, will } = this.#settings;
+    const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
+    if (will) connect.will = { ...will, payload: will.payload };
+    this.#connectTimer = setTimeout(() => {
+      this.emit('error', new Error('connack timeout'));
+      link.destroy();
+    }, this.#settings.connectTimeout);
+    this.#broker.handle(link);
+    link.push(mqttPacket.generate(connect));
+  }
+
+  #send(packet: Buffer): void {
+    this.#sentSinceTick = true;
+    this.#link?.push(packet);
+  }
+
+  #allocateId(done: Done): number {
+    // Packet ids are 1..65535 and must not be reused while in flight (MQTT 3.1.1, section 2.3.1).
+    do this.#nextId = this.#nextId === 65535 ? 1 : this.#nextId + 1;
+    while (this.#inflight.has(this.#nextId));
+    this.#inflight.set(this.#nextId, done);
+    return this.#nextId;
+  }
+
+  /** A packet from the broker. */
+  onPacket(packet: Packet): void {
+    switch (packet.cmd) {
+      case 'publish': {
+        this.emit('message', packet.topic, packet.payload as Buffer, packet);
+        if (packet.qos === 1 && this.#connected) this.#send(encodePuback(packet.messageId!));
+        return;
+      }
+      case 'puback':
+      case 'suback': {
+        const done = this.#inflight.get(packet.messageId!);
+        if (!done) return;
+        this.#inflight.delete(packet.messageId!);
+        if (packet.cmd === 'suback' && packet.granted.some((qos) => qos === 128)) done(new Error('subscription refused'));
+        else done();
+        return;
+      }
+      case 'connack': {
+        clearTimeout(this.#connectTimer);
+        if (packet.returnCode !== 0) {
+          this.emit('error', new ConnackError(packet.returnCode ?? 3));
+          this.#link?.destroy();
+          return;
+        }
+        this.#connected = true;
+        this.#scheduleKeepalive();
+        this.emit('connect', packet);
+        return;
+      }
+      default:
+        return; // PINGRESP; QoS 2 is never subscribed to, so never delivered
+    }
+  }
+
+  /** The stream into the broker closed, whoever closed it. */
+  onLinkClosed(link: BrokerLink): void {
+    if (link !== this.#link) return;
+    this.#link = undefined;
+    this.#connected = false;
+    clearTimeout(this.#connectTimer);
+    clearTimeout(this.#keepaliveTimer);
+    // Unacknowledged publications are not replayed on the next session: the station republishes
+    // its whole state when it reconnects, and a stale command answer is worth nothing.
+    const waiting = [...this.#inflight.values()];
+    this.#inflight.clear();
+    for (const done of waiting) done(new Error('connection closed'));
+    this.emit('close');
+    if (!this.#ending && this.options.reconnectPeriod > 0) {
+      this.#reconnectTimer = setTimeout(() => {
+        if (!this.#ending) this.#open();
+      }, this.options.reconnectPeriod);
+    }
+  }
+
+  onLinkError(error: Error): void {
+    this.emit('error', error);
+  }
+
+  /**
+   * A PINGREQ when nothing was sent for a whole keepalive period: checking every half period keeps
+   * silence under 1.5× keepalive without touching a timer on every packet.
+   */
+  #scheduleKeepalive(): void {
+    const seconds = this.#settings.keepalive;
+    if (seconds <= 0) return;
+    this.#keepaliveTimer = setTimeout(() => {
+      if (!this.#connected) return;
+      if (!this.#sentSinceTick) this.#send(PINGREQ);
+      this.#sentSinceTick = false;
+      this.#scheduleKeepalive();
+    }, (seconds * 1000) / 2);
+    this.#keepaliveTimer.unref();
+  }
+}
+
+/**
+ * The broker's end of the connection: a real Duplex, as `aedes.handle` expects. What the broker
+ * writes is parsed for the client at once; what the client sends is pushed as one chunk a packet.
+ */
+class BrokerLink extends Duplex {
+  readonly #client: MemoryMqttClient;
+  readonly #parser = mqttPacket.parser({ protocolVersion: 4 });
+  #closed = false;
+
+  constructor(client: MemoryMqttClient) {
+    super({ allowHalfOpen: false });
+    this.#client = client;
+    this.#parser.on('packet', (packet: Packet) => client.onPacket(packet));
+    this.#parser.on('error', (error: Error) => this.destroy(error));
+  }
+
+  override _read(): void {}
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (!this.#closed) this.#parser.parse(chunk);
+    callback();
+  }
+
+  override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
+    for (const { chunk } of chunks) if (!this.#closed) this.#parser.parse(chunk);
+    callback();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    callback();
+    this.destroy();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (!this.#closed) {
+      this.#closed = true;
+      if (error) this.#client.onLinkError(error);
+      this.#client.onLinkClosed(this);
+    }
+    callback(error);
+  }
+}
+
+const PINGREQ = Buffer.from([0xc0, 0]);
+const DISCONNECT = Buffer.from([0xe0, 0]);
+
+/** PUBACK: fixed header 0x40, remaining length 2, packet id (MQTT 3.1.1, section 3.4). */
+export function encodePuback(messageId: number): Buffer {
+  return Buffer.from([0x40, 2, messageId >> 8, messageId & 0xff]);
+}
+
+/**
+ * PUBLISH (MQTT 3.1.1, section 3.3): fixed header with QoS and RETAIN bits, remaining length as a
+ * variable-length integer (section 2.2.3), topic as a UTF-8 string with its length, the packet id
+ * at QoS 1, then the payload. Written by hand because it is the hot packet: one allocation, no
+ * intermediate chunks.
+ */
+export function encodePublish(topic: string, message: string | Buffer, qos: 0 | 1, retain: boolean, messageId: number): Buffer {
+  const topicLength = Buffer.byteLength(topic);
+  const payloadLength = typeof message === 'string' ? Buffer.byteLength(message) : message.length;
+  const remaining = 2 + topicLength + (qos > 0 ? 2 : 0) + payloadLength;
+  let lengthBytes = 1;
+  for (let rest = remaining >> 7; rest > 0; rest >>= 7) lengthBytes += 1;
+  if (lengthBytes > 4) throw new RangeError('MQTT packet too large');
+  const buffer = Buffer.allocUnsafe(1 + lengthBytes + remaining);
+  let offset = 0;
+  buffer[offset++] = 0x30 | (qos << 1) | (retain ? 1 : 0);
+  let rest = remaining;
+  do {
+    let byte = rest & 0x7f;
+    rest >>= 7;
+    if (rest > 0) byte |= 0x80;
+    buffer[offset++] = byte;
+  } while (rest > 0);
+  offset = buffer.writeUInt16BE(topicLength, offset);
+  offset += buffer.write(topic, offset);
+  if (qos > 0) offset = buffer.writeUInt16BE(messageId, offset);
+  if (typeof message === 'string') buffer.write(message, offset);
+  else message.copy(buffer, offset);
+  return buffer;
+}
+
+function noop(): void {}
+
