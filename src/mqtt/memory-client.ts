@@ -16,7 +16,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
-import mqttPacket, { type Packet } from 'mqtt-packet';
+import mqttPacket, { type ISubackPacket, type Packet } from 'mqtt-packet';
 import type { StreamAcceptor } from './transport.js';
 
 /** What the station binding uses of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
@@ -26,6 +26,8 @@ export interface MqttSession {
   publish(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }, callback?: (error?: Error) => void): unknown;
   publishAsync(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }): Promise<unknown>;
   subscribe(topic: string, opts: { qos: 0 | 1 }, callback?: (error: Error | null) => void): unknown;
+  /** Resolves with what the broker granted, a QoS or 128 (refused) per filter (MQTT 3.1.1, section 3.9.3). */
+  subscribeAsync(subscriptions: Record<string, { qos: 0 | 1 }>): Promise<{ topic: string; qos: number }[]>;
   end(force?: boolean): unknown;
   endAsync(force?: boolean): Promise<void>;
   on(event: 'message', listener: (topic: string, payload: Buffer) => void): unknown;
@@ -70,7 +72,7 @@ const CONNACK_REASONS: Record<number, string> = {
   5: 'Not authorized',
 };
 
-type Done = (error?: Error) => void;
+type Done = (error?: Error, packet?: Packet) => void;
 
 export class MemoryMqttClient extends EventEmitter implements MqttSession {
   readonly options: { reconnectPeriod: number };
@@ -126,14 +128,26 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
   }
 
   subscribe(topic: string, opts: { qos: 0 | 1 }, callback?: (error: Error | null) => void): this {
-    const done = (error?: Error): void => callback?.(error ?? null);
-    if (!this.#connected) {
-      done(new Error('client disconnected'));
-      return this;
-    }
-    const messageId = this.#allocateId(done);
-    this.#send(mqttPacket.generate({ cmd: 'subscribe', messageId, subscriptions: [{ topic, qos: opts.qos }] }));
+    this.subscribeAsync({ [topic]: opts }).then(
+      (granted) => callback?.(granted.some((grant) => grant.qos === 128) ? new Error(`subscription to ${topic} refused`) : null),
+      (error: Error) => callback?.(error),
+    );
     return this;
+  }
+
+  subscribeAsync(subscriptions: Record<string, { qos: 0 | 1 }>): Promise<{ topic: string; qos: number }[]> {
+    const list = Object.entries(subscriptions).map(([topic, { qos }]) => ({ topic, qos }));
+    return new Promise((resolve, reject) => {
+      if (!this.#connected) {
+        reject(new Error('client disconnected'));
+        return;
+      }
+      const messageId = this.#allocateId((error, packet) => {
+        if (error) reject(error);
+        else resolve(list.map(({ topic }, index) => ({ topic, qos: (packet as ISubackPacket).granted[index] as number })));
+      });
+      this.#send(mqttPacket.generate({ cmd: 'subscribe', messageId, subscriptions: list }));
+    });
   }
 
   /** Closes the session: with `force`, by dropping the stream (the broker fires the last will); otherwise with DISCONNECT. */
@@ -199,8 +213,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
         const done = this.#inflight.get(packet.messageId!);
         if (!done) return;
         this.#inflight.delete(packet.messageId!);
-        if (packet.cmd === 'suback' && packet.granted.some((qos) => qos === 128)) done(new Error('subscription refused'));
-        else done();
+        done(undefined, packet);
         return;
       }
       case 'connack': {

@@ -8,7 +8,7 @@ import type { Clock, TimerHandle } from '../station/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
-import { brokerLabel, connectError, createStationSession, firstConnect, type MqttTransport } from './transport.js';
+import { brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
 import type { MemoryClientOptions, MqttSession } from './memory-client.js';
 
 export interface StationClientOptions {
@@ -118,7 +118,7 @@ export class StationClient {
         retain: true,
       },
     };
-    const client = createStationSession(this.#options.transport, options);
+    const client = createSession(this.#options.transport, options);
     this.#client = client;
 
     client.on('message', (topic, payload) => {
@@ -236,7 +236,7 @@ export class StationClient {
   /** A station that starts offline has been online once: its retained record says `offline`. */
   async #publishOfflineRecord(): Promise<void> {
     const { config } = this.#options;
-    const client = createStationSession(this.#options.transport, {
+    const client = createSession(this.#options.transport, {
       clientId: `station-sim-${config.token}`,
       clean: true,
       reconnectPeriod: 0,

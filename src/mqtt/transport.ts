@@ -79,13 +79,24 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
 }
 
 /**
- * A station's session: in memory, the lean `MemoryMqttClient` (a fleet holds many of these in one
- * thread, see memory-client.ts); over TCP, mqtt.js, which knows every broker's manners.
+ * A session of the product's own hot path (stations, the API's gateway): in memory, the lean
+ * `MemoryMqttClient` (a fleet holds many of these in one thread, see memory-client.ts); over TCP,
+ * mqtt.js, which knows every broker's manners. Subscriptions are not renewed by the client after
+ * a reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
  */
-export function createStationSession(transport: MqttTransport, options: MemoryClientOptions): MqttSession {
+export function createSession(transport: MqttTransport, options: MemoryClientOptions): MqttSession {
   if (transport.kind === 'memory') return new MemoryMqttClient(transport.broker, options);
-  // The binding subscribes again in its 'connect' handler, where it can wait for the SUBACK.
   return createMqttClient(transport, { ...options, resubscribe: false });
+}
+
+/**
+ * Forgets the QoS 1 publications the broker has not acknowledged, so that a reconnect does not
+ * send them late. mqtt.js replays them after a reconnect, clean session or not; the in-memory
+ * client never replays (it fails them when the connection closes).
+ */
+export function dropUnacknowledged(session: MqttSession): void {
+  if (!(session instanceof MqttClient)) return;
+  for (const messageId of Object.keys(session.outgoing)) session.removeOutgoingMessage(Number(messageId));
 }
 
 /** The broker as messages name it: its URL without credentials, or nothing for the in-process broker. */

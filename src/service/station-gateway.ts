@@ -6,10 +6,10 @@
  * can stand in a fake and the API never learns how stations are reached.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { MqttClient } from 'mqtt';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, encodePayload, parsePayload } from '../mqtt/topics.js';
-import { connectError, createMqttClient, redactUrl, type MqttTransport } from '../mqtt/transport.js';
+import { connectError, createSession, dropUnacknowledged, redactUrl, type MqttTransport } from '../mqtt/transport.js';
+import type { MqttSession } from '../mqtt/memory-client.js';
 import { SimError } from '../errors.js';
 import type { Station } from './http/api-schemas.js';
 import { TopicRouter, type RoutedTopic } from './gateway/topic-router.js';
@@ -109,7 +109,7 @@ class MqttStationGateway implements StartedMqttGateway {
   readonly #clock: ServiceClock;
   readonly #commandTimeoutMs: number;
   readonly #syncTopic: string;
-  #client: MqttClient | undefined;
+  #client: MqttSession | undefined;
   /** Session up and subscriptions acknowledged. */
   #ready = false;
   #stopped = false;
@@ -177,14 +177,12 @@ class MqttStationGateway implements StartedMqttGateway {
 
   async start(): Promise<void> {
     const options = this.#options;
-    const client = createMqttClient(options.transport ?? { kind: 'tcp', url: options.mqttUrl }, {
+    const client = createSession(options.transport ?? { kind: 'tcp', url: options.mqttUrl }, {
       clientId: this.clientId,
       clean: true,
       keepalive: options.keepaliveSeconds ?? 30,
       reconnectPeriod: options.reconnectMs ?? 1000,
       connectTimeout: 10_000,
-      // Subscriptions are renewed in the 'connect' handler, where their SUBACK can be awaited.
-      resubscribe: false,
     });
     this.#client = client;
     client.on('message', (topic, payload) => this.#onMessage(topic, payload));
@@ -209,10 +207,9 @@ class MqttStationGateway implements StartedMqttGateway {
         }
         if (this.#ready && !this.#stopped) this.#logger.warn(`MQTT ${this.mqttUrl}: connection lost; stations show offline until it is back`);
         this.#ready = false;
-        // mqtt.js replays unacknowledged QoS 1 publishes after a reconnect, clean session or not.
-        // An unlock replayed later would open a lock after its caller was told the command failed,
-        // so whatever the broker has not acknowledged is dropped with the connection.
-        for (const messageId of Object.keys(client.outgoing)) client.removeOutgoingMessage(Number(messageId));
+        // An unlock replayed after a reconnect would open a lock after its caller was told the
+        // command failed, so whatever the broker has not acknowledged is dropped with the connection.
+        dropUnacknowledged(client);
       });
       client.on('connect', () => {
         this.#subscribe(client).then(
@@ -248,7 +245,7 @@ class MqttStationGateway implements StartedMqttGateway {
     if (client) await client.endAsync(!client.connected);
   }
 
-  async #subscribe(client: MqttClient): Promise<void> {
+  async #subscribe(client: MqttSession): Promise<void> {
     // Acks at QoS 1: an unlock's answer must arrive. Status and lock state at QoS 0: they are
     // retained and republished on every change, so a lost one is replaced by the next, and QoS 0
     // spares the broker a PUBACK and an outgoing-queue entry per delivery on the hot path.
@@ -268,7 +265,7 @@ class MqttStationGateway implements StartedMqttGateway {
    * on the same session, so once it is back the retained state is (in practice) in the cache, and a
    * client calling right after start sees `online` stations rather than a transient `offline`.
    */
-  async #sync(client: MqttClient): Promise<void> {
+  async #sync(client: MqttSession): Promise<void> {
     const marker = randomUUID();
     const echoed = new Promise<void>((resolve) => this.#syncWaiters.set(marker, resolve));
     let timer: NodeJS.Timeout | undefined;
