@@ -9,6 +9,15 @@ import { fileURLToPath } from 'node:url';
 import type { CallMessage, ChildMessage } from './protocol.js';
 import { readCpuSeconds, readKernelMemory } from './proc.js';
 
+/**
+ * The V8 flags the product runs with (`bin/station-sim.js`, `npm start`), given to every measured
+ * child, baselines included, so that each figure is of the code as shipped and the ratios compare
+ * like with like. A 32 MiB young generation halves how often the scavenger runs under the unlock
+ * load's allocation rate (bench/README.md, "History"). test/bench/node-flags.test.ts keeps the
+ * three places in step.
+ */
+export const PRODUCT_NODE_FLAGS = ['--max-semi-space-size=32'];
+
 export interface ChildOptions {
   /** File name under `bench/children/`, e.g. `"boot-fleet.ts"`. */
   script: string;
@@ -67,7 +76,7 @@ export class BenchChild<Ready = unknown> {
   constructor(options: ChildOptions) {
     this.label = options.label ?? options.script;
     const script = CHILDREN_DIR + options.script;
-    this.#process = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', ...(options.nodeFlags ?? []), script, ...(options.args ?? [])], {
+    this.#process = spawn(process.execPath, ['--expose-gc', ...PRODUCT_NODE_FLAGS, '--import', 'tsx', ...(options.nodeFlags ?? []), script, ...(options.args ?? [])], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: { ...process.env, ...options.env },
     });
