@@ -7,7 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
-import { MemoryMqttClient, encodePublish, encodePuback, type MemoryClientOptions } from '../../src/mqtt/memory-client.js';
+import type { Duplex } from 'node:stream';
+import { MemoryMqttClient, encodePublish, encodePuback, wholePacketsLength, type MemoryClientOptions } from '../../src/mqtt/memory-client.js';
 import { connectError } from '../../src/mqtt/transport.js';
 
 function parseOne(buffer: Buffer): Packet {
@@ -142,5 +143,45 @@ describe('MemoryMqttClient against aedes', () => {
     await until(() => connects === 2);
     expect(client.connected).toBe(true);
     await expect(client.publishAsync('t', 'x', { qos: 1 })).resolves.toBeUndefined();
+  });
+});
+
+describe('framing of what the broker writes', () => {
+  it('counts only whole packets, whatever the length of their remaining-length field', () => {
+    const one = encodePuback(7);
+    const big = encodePublish('t', 'x'.repeat(20_000), 1, false, 9); // 3-byte remaining length
+    expect(wholePacketsLength(one)).toBe(4);
+    expect(wholePacketsLength(Buffer.concat([one, big]))).toBe(4 + big.length);
+    expect(wholePacketsLength(Buffer.concat([one, big.subarray(0, 2)]))).toBe(4);
+    expect(wholePacketsLength(Buffer.concat([one, big.subarray(0, 100)]))).toBe(4);
+    expect(wholePacketsLength(Buffer.from([0x30]))).toBe(0);
+    // A remaining length longer than 4 bytes is malformed: handed on whole, so the parser rejects it.
+    expect(wholePacketsLength(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01]))).toBe(6);
+  });
+
+  it('delivers packets split over several writes, and drops a link that writes garbage', async () => {
+    const links: Duplex[] = [];
+    // A broker that only records its end of each link; like aedes, it listens for the link's errors.
+    const broker = { handle: (stream: Duplex) => links.push(stream.on('error', () => undefined)) };
+    const client = new MemoryMqttClient(broker, { clientId: 'c', reconnectPeriod: 0 });
+    const events: string[] = [];
+    client.on('connect', () => events.push('connect'));
+    client.on('message', (topic, payload) => events.push(`${topic}=${payload.length}`));
+    client.on('close', () => events.push('close'));
+    client.on('error', () => events.push('error'));
+    const link = links[0]!;
+    const connack = mqttPacket.generate({ cmd: 'connack', returnCode: 0, sessionPresent: false });
+    link.write(connack.subarray(0, 1));
+    link.write(connack.subarray(1));
+    const publish = encodePublish('a/b', 'y'.repeat(300), 0, false, 0);
+    link.write(publish.subarray(0, 2));
+    link.write(publish.subarray(2, 50));
+    link.write(publish.subarray(50));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(['connect', 'a/b=300']);
+    link.write(Buffer.from([0x00, 0x00])); // packet type 0 is reserved (MQTT 3.1.1, section 2.2.1)
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(['connect', 'a/b=300', 'error', 'close']);
+    expect(client.connected).toBe(false);
   });
 });
