@@ -55,17 +55,21 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
   // Every request of the API is summarised for the event stream: method, route pattern, status,
   // time. The route pattern (`/v1/stations/:station_token`) carries no token of any kind.
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook rather than an async one: it runs on every request, and without a listener
+  // (the common case under load) it is only this check.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown route';
-    if (route.startsWith('/sim/v1')) return;
-    hub.emit({
-      type: 'api.request',
-      method: request.method,
-      route,
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime),
-      ...(request.commandId ? { commandId: request.commandId } : {}),
-    });
+    if (hub.listening && !route.startsWith('/sim/v1')) {
+      hub.emit({
+        type: 'api.request',
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        ...(request.commandId ? { commandId: request.commandId } : {}),
+      });
+    }
+    done();
   });
 
   await app.register(

@@ -89,7 +89,13 @@ export class EventHub {
     return this.#statuses;
   }
 
+  /** True while anybody listens to the stream; events emitted without a listener are dropped. */
+  get listening(): boolean {
+    return this.#listeners.size > 0;
+  }
+
   emit(event: SimStreamEventInput): void {
+    if (this.#listeners.size === 0) return;
     const full = { ...event, time: new Date(this.#clock.now()).toISOString() } as SimStreamEvent;
     for (const listener of this.#listeners) listener(full);
   }

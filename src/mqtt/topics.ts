@@ -147,11 +147,18 @@ export function groupTopics(stations: readonly { token: string; behaviour: { top
   return { distinct: [...byTemplates.values()], byToken };
 }
 
+/** Templates split at their placeholders, once each: topics are filled on every publication. */
+const templateParts = new Map<string, string[]>();
+
 function fill(template: string, prefix: string, token: string, lockId: string | undefined): string {
-  return template
-    .replaceAll('{prefix}', prefix)
-    .replaceAll('{token}', token)
-    .replaceAll('{lockId}', lockId ?? '');
+  let parts = templateParts.get(template);
+  if (!parts) {
+    parts = template.split(/(\{prefix\}|\{token\}|\{lockId\})/).filter((part) => part !== '');
+    templateParts.set(template, parts);
+  }
+  let topic = '';
+  for (const part of parts) topic += part === '{prefix}' ? prefix : part === '{token}' ? token : part === '{lockId}' ? (lockId ?? '') : part;
+  return topic;
 }
 
 const matcherCache = new WeakMap<Topics, Record<TopicKind, RegExp>>();
