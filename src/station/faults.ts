@@ -55,6 +55,11 @@ export class FaultSet {
    * The first fault of `kind` that fires for this command, if any; a counted fault is used up by
    * firing. Faults for another lock never fire.
    */
+  /** No fault at all: the usual case, checked before anything else on the hot path. */
+  get empty(): boolean {
+    return this.#faults.length === 0;
+  }
+
   take(kind: FaultKind, lockId: string | undefined, random: Random): Fault | undefined {
     for (const fault of this.#faults) {
       if (fault.kind !== kind) continue;
