@@ -21,11 +21,12 @@ interface RetainedPacket {
 }
 
 interface LevelNode {
-  children: Map<string, LevelNode>;
+  /** Absent on leaves, which are half the nodes of a fleet (a status and four lock states each). */
+  children: Map<string, LevelNode> | undefined;
   packet: RetainedPacket | undefined;
 }
 
-const newNode = (): LevelNode => ({ children: new Map(), packet: undefined });
+const newNode = (): LevelNode => ({ children: undefined, packet: undefined });
 
 /** A tree of topic levels holding the retained packet of each topic. */
 export class RetainedIndex {
@@ -45,6 +46,7 @@ export class RetainedIndex {
     }
     let node = this.#root;
     for (const level of levels) {
+      node.children ??= new Map();
       let child = node.children.get(level);
       if (!child) {
         child = newNode();
@@ -74,19 +76,19 @@ export class RetainedIndex {
       return;
     }
     if (level === '+') {
-      for (const [name, child] of node.children) {
+      for (const [name, child] of node.children ?? []) {
         // Wildcards at the first level do not match topics starting with "$" [MQTT-4.7.2-1].
         if (depth === 0 && name.startsWith('$')) continue;
         yield* this.#walk(child, levels, depth + 1);
       }
       return;
     }
-    const child = node.children.get(level);
+    const child = node.children?.get(level);
     if (child) yield* this.#walk(child, levels, depth + 1);
   }
 
   *#all(node: LevelNode, skipDollar: boolean): Generator<RetainedPacket> {
-    for (const [name, child] of node.children) {
+    for (const [name, child] of node.children ?? []) {
       if (skipDollar && name.startsWith('$')) continue;
       if (child.packet) yield child.packet;
       yield* this.#all(child, false);
@@ -99,10 +101,11 @@ export class RetainedIndex {
       node.packet = undefined;
     } else {
       const level = levels[depth]!;
-      const child = node.children.get(level);
-      if (child && this.#delete(child, levels, depth + 1)) node.children.delete(level);
+      const child = node.children?.get(level);
+      if (child && this.#delete(child, levels, depth + 1)) node.children!.delete(level);
+      if (node.children?.size === 0) node.children = undefined;
     }
-    return node.packet === undefined && node.children.size === 0;
+    return node.packet === undefined && node.children === undefined;
   }
 }
 
