@@ -113,7 +113,12 @@ export class RetainedIndex {
  * aedes' in-memory persistence with its retained store replaced by a `RetainedIndex`.
  * Everything else (sessions, subscriptions, wills, QoS state) stays aedes' own.
  */
-export function indexedMemoryPersistence(): AedesMemoryPersistence {
+export type IndexedMemoryPersistence = AedesMemoryPersistence & {
+  /** How many topics hold a retained message now. */
+  readonly retainedCount: number;
+};
+
+export function indexedMemoryPersistence(): IndexedMemoryPersistence {
   const persistence = memoryPersistence();
   const index = new RetainedIndex();
   const matchAll = function* (patterns: string[]): Generator<RetainedPacket> {
@@ -132,5 +137,6 @@ export function indexedMemoryPersistence(): AedesMemoryPersistence {
     createRetainedStream: (pattern: string) => Readable.from(index.match(pattern)),
     createRetainedStreamCombi: (patterns: string[]) => Readable.from(matchAll(patterns)),
   });
-  return persistence;
+  Object.defineProperty(persistence, 'retainedCount', { get: () => index.size });
+  return persistence as IndexedMemoryPersistence;
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RetainedIndex } from '../../src/broker/retained-index.js';
+import { RetainedIndex, type IndexedMemoryPersistence } from '../../src/broker/retained-index.js';
+import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
+import { startFleet } from '../../src/fleet/start-fleet.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
 
 const topicsOf = (index: RetainedIndex, pattern: string) => [...index.match(pattern)].map((p) => p.topic).sort();
 
@@ -33,5 +36,21 @@ describe('RetainedIndex', () => {
     own.store({ topic: 'k/1', payload: '' });
     expect([...own.match('k/#')]).toEqual([]);
     expect(own.size).toBe(0);
+  });
+});
+
+describe('fleet readiness and the retained store', () => {
+  it('a fleet in the broker process is ready only once the broker retains every status and lock state', async () => {
+    const broker = await startEmbeddedBroker({ port: 0 });
+    const fixture = parseFixture({ fleets: [{ count: 300, tokenPattern: 'R-{n}', firstStationId: 1, locksPerStation: 4 }] });
+    const fleet = await startFleet({ stations: fixture.stations, transport: { kind: 'memory', broker }, seed: 1, concurrency: 50, control: false });
+    try {
+      // Read at once, before anything else runs: aedes PUBACKs before it stores.
+      const persistence = (broker.aedes as unknown as { persistence: IndexedMemoryPersistence }).persistence;
+      expect(persistence.retainedCount).toBe(300 * 5);
+    } finally {
+      await fleet.stop();
+      await broker.stop();
+    }
   });
 });
