@@ -178,7 +178,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
     this.#link = link;
     const { clientId, clean, keepalive, will } = this.#settings;
     const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
-    if (will) connect.will = { ...will, payload: will.payload };
+    if (will) connect.will = will;
     this.#connectTimer = setTimeout(() => {
       this.emit('error', new Error('connack timeout'));
       link.destroy();
@@ -200,7 +200,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
     return this.#nextId;
   }
 
-  /** A packet from the broker. */
+  /** A packet from the broker; called by the link's reader only. @internal */
   onPacket(packet: Packet): void {
     switch (packet.cmd) {
       case 'publish': {
@@ -233,7 +233,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
     }
   }
 
-  /** The stream into the broker closed, whoever closed it. */
+  /** The stream into the broker closed, whoever closed it; called by the link only. @internal */
   onLinkClosed(link: BrokerLink): void {
     if (link !== this.#link) return;
     this.#link = undefined;
@@ -253,6 +253,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
     }
   }
 
+  /** @internal */
   onLinkError(error: Error): void {
     this.emit('error', error);
   }
