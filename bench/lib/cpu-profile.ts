@@ -36,6 +36,12 @@ export interface ProfileSummary {
    * anywhere on its stack. Shows which step of the unlock path the library time is spent under.
    */
   project: { name: string; where: string; totalMs: number; percent: number }[];
+  /**
+   * Self time by the part of the simulator it was spent for (`actorOf`): each sample goes to the
+   * innermost frame on its stack that belongs to a part, so library code (mqtt-packet, streams)
+   * counts for whoever called it.
+   */
+  actors: { actor: string; selfMs: number; percent: number }[];
 }
 
 export interface SummarizeOptions {
@@ -64,6 +70,24 @@ export function ownerOf(url: string, functionName: string): string {
   return path;
 }
 
+/**
+ * The part of the simulator a frame works for, or undefined for code that serves anyone (streams,
+ * timers, mqtt-packet, the event loop). Rules are tried in order.
+ */
+const ACTORS: [RegExp, string][] = [
+  [/\/src\/service\/(station-gateway\.ts|gateway\/)/, 'API gateway (MQTT side of /v1)'],
+  [/\/src\/(station\/|mqtt\/station-client\.ts|fleet\/)/, 'stations (model and MQTT binding)'],
+  [/\/node_modules\/(aedes|aedes-packet|aedes-persistence|mqemitter|qlobber)\/|\/src\/broker\//, 'broker (aedes)'],
+  [/\/src\/(control|transcript)\//, 'control plane and event hub'],
+  [/\/src\/mqtt\/memory-client\.ts/, 'in-memory MQTT client (framing, parse, encode)'],
+  [/\/src\/service\/|\/node_modules\/(fastify|find-my-way|@fastify\/[^/]+|light-my-request)\/|^node:_http/, 'HTTP (fastify, auth, routes)'],
+];
+
+export function actorOf(url: string): string | undefined {
+  for (const [pattern, actor] of ACTORS) if (pattern.test(url)) return actor;
+  return undefined;
+}
+
 /** Self time by function and by owner, and inclusive time of the project's functions, largest first. */
 export function summarizeProfile(profile: CpuProfile, options: SummarizeOptions = {}): ProfileSummary {
   const top = options.top ?? 25;
@@ -79,11 +103,20 @@ export function summarizeProfile(profile: CpuProfile, options: SummarizeOptions 
     options.excludeUrl !== undefined && stackOf(id).some((frame) => options.excludeUrl!.test(nodes.get(frame)?.callFrame.url ?? ''));
 
   const selfMicros = new Map<number, number>();
+  const actorMicros = new Map<string, number>();
   const inclusiveMicros = new Map<string, { name: string; where: string; micros: number }>();
   profile.samples.forEach((id, index) => {
     if (excluded(id)) return;
     const micros = profile.timeDeltas[index] ?? 0;
     selfMicros.set(id, (selfMicros.get(id) ?? 0) + micros);
+    const leaf = nodes.get(id)?.callFrame;
+    let actor = leaf && leaf.url === '' && leaf.functionName.startsWith('(') ? leaf.functionName : undefined;
+    for (const frame of actor ? [] : stackOf(id)) {
+      actor = actorOf(nodes.get(frame)?.callFrame.url ?? '');
+      if (actor) break; // the stack runs from the leaf: the first part found is the innermost
+    }
+    actor ??= 'other (streams, timers, event loop)';
+    actorMicros.set(actor, (actorMicros.get(actor) ?? 0) + micros);
     const seen = new Set<string>();
     for (const frame of stackOf(id)) {
       const callFrame = nodes.get(frame)?.callFrame;
@@ -129,7 +162,10 @@ export function summarizeProfile(profile: CpuProfile, options: SummarizeOptions 
     .sort((a, b) => b.micros - a.micros)
     .slice(0, top)
     .map((entry) => ({ name: entry.name, where: entry.where, totalMs: Math.round(entry.micros / 1000), percent: share(entry.micros / 1000) }));
-  return { totalMs: Math.round(totalMs), functions, owners, project };
+  const actors = [...actorMicros.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([actor, micros]) => ({ actor, selfMs: Math.round(micros / 1000), percent: share(micros / 1000) }));
+  return { totalMs: Math.round(totalMs), functions, owners, project, actors };
 }
 
 /** The path from `node_modules/…` or the project's `src/`, so lines stay short. */

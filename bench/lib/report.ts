@@ -181,6 +181,10 @@ export function renderProfile(profile: ProfileResult, top = 15): string {
     ['package / part', 'self time', 'share'],
     profile.owners.slice(0, 12).map((owner) => [owner.owner, formatMs(owner.selfMs), `${owner.percent} %`]),
   );
+  const actors = table(
+    ['part of the simulator (innermost on the stack)', 'self time', 'share'],
+    (profile.actors ?? []).map((entry) => [entry.actor, formatMs(entry.selfMs), `${entry.percent} %`]),
+  );
   const functions = table(
     ['function', 'where', 'self time', 'share'],
     profile.functions.slice(0, top).map((entry) => [entry.name, entry.where || entry.owner, formatMs(entry.selfMs), `${entry.percent} %`]),
@@ -194,6 +198,8 @@ export function renderProfile(profile: ProfileResult, top = 15): string {
       `CPU in cores: ${Object.entries(profile.load.cpu).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}.`,
     '',
     owners,
+    '',
+    actors,
     '',
     functions,
     '',

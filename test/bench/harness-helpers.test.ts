@@ -8,7 +8,7 @@ import { median, medianFigures, percentile, summarizeLatencies } from '../../ben
 import { DEFAULT_PARTS, defaultOutPath, parseBenchArgs } from '../../bench/lib/args.js';
 import { unlockFixture, unlockPath, unlockTargets, unlockTokens } from '../../bench/lib/fixtures.js';
 import { parseProcStatus } from '../../bench/lib/proc.js';
-import { ownerOf, summarizeProfile, type CpuProfile } from '../../bench/lib/cpu-profile.js';
+import { actorOf, ownerOf, summarizeProfile, type CpuProfile } from '../../bench/lib/cpu-profile.js';
 import { formatMiB, formatMs } from '../../bench/lib/report.js';
 import { mosquittoConfig } from '../../bench/lib/mosquitto.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
@@ -128,6 +128,43 @@ describe('CPU profiles', () => {
     expect(summary.owners).toEqual([
       { owner: 'mqtt-packet', selfMs: 3, percent: 75 },
       { owner: '(garbage collector)', selfMs: 1, percent: 25 },
+    ]);
+  });
+});
+
+describe('CPU profiles by part of the simulator', () => {
+  it('names the part a script works for', () => {
+    expect(actorOf('file:///w/src/service/station-gateway.ts')).toBe('API gateway (MQTT side of /v1)');
+    expect(actorOf('file:///w/src/service/http/station-routes.ts')).toBe('HTTP (fastify, auth, routes)');
+    expect(actorOf('file:///w/node_modules/fastify/lib/route.js')).toBe('HTTP (fastify, auth, routes)');
+    expect(actorOf('file:///w/src/station/station-model.ts')).toBe('stations (model and MQTT binding)');
+    expect(actorOf('file:///w/node_modules/aedes/lib/handlers/publish.js')).toBe('broker (aedes)');
+    expect(actorOf('file:///w/node_modules/mqtt-packet/parser.js')).toBeUndefined();
+    expect(actorOf('node:internal/streams/writable')).toBeUndefined();
+  });
+
+  it('gives each sample to the innermost part on its stack, and V8 pseudo-frames to themselves', () => {
+    const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
+    const profile: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame('(root)', ''), children: [2, 6] },
+        { id: 2, callFrame: frame('handle', 'file:///w/node_modules/aedes/lib/client.js'), children: [3] },
+        { id: 3, callFrame: frame('onPacket', 'file:///w/src/mqtt/station-client.ts'), children: [4] },
+        { id: 4, callFrame: frame('parse', 'file:///w/node_modules/mqtt-packet/parser.js') },
+        { id: 6, callFrame: frame('(garbage collector)', '') },
+        { id: 7, callFrame: frame('uncork', 'node:internal/streams/writable') },
+      ],
+      startTime: 0,
+      endTime: 5000,
+      samples: [4, 4, 2, 6, 7],
+      timeDeltas: [1000, 1000, 1000, 1000, 1000],
+    };
+    profile.nodes[0]!.children!.push(7);
+    expect(summarizeProfile(profile).actors).toEqual([
+      { actor: 'stations (model and MQTT binding)', selfMs: 2, percent: 40 },
+      { actor: 'broker (aedes)', selfMs: 1, percent: 20 },
+      { actor: '(garbage collector)', selfMs: 1, percent: 20 },
+      { actor: 'other (streams, timers, event loop)', selfMs: 1, percent: 20 },
     ]);
   });
 });
