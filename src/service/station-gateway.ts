@@ -142,14 +142,15 @@ class MqttStationGateway implements StartedMqttGateway {
   }
 
   async unlock(token: string, lockId: string): Promise<UnlockOutcome> {
-    const station = this.getStation(token);
-    if (!station) throw new SimError('STATION_NOT_FOUND');
-    if (!station.locks.some((lock) => lock.lockId === lockId)) throw new SimError('LOCK_NOT_FOUND');
+    const config = this.#router.station(token);
+    if (!config) throw new SimError('STATION_NOT_FOUND');
+    if (!this.#cache.hasLock(config, lockId)) throw new SimError('LOCK_NOT_FOUND');
     if (this.#stopped) return unlockFailed('SERVICE_STOPPING');
-    // Interface section 3: commands go only to an online station. Not publishing at all also keeps
-    // a command from sitting in a queue and opening the lock long after the caller gave up.
+    // Interface section 3: commands go only to an online station (as `getStation` shows it: a
+    // service without its broker shows every station offline). Not publishing at all also keeps a
+    // command from sitting in a queue and opening the lock long after the caller gave up.
     const client = this.#client;
-    if (!client || station.status !== 'online') return unlockFailed('STATION_OFFLINE');
+    if (!client || !this.#ready || this.#cache.statusOf(token) !== 'online') return unlockFailed('STATION_OFFLINE');
 
     const commandId = randomUUID();
     const topics = this.#router.topicsOf(token)!;

@@ -42,6 +42,11 @@ export class StationStateCache {
     return this.#stations.get(token)?.status?.status ?? 'offline';
   }
 
+  /** A lock of the fixture's, or one the station has published a state for (as `view` lists them). */
+  hasLock(config: StationConfig, lockId: string): boolean {
+    return config.locks.some((lock) => lock.lockId === lockId) || this.#stations.get(config.token)?.locks.has(lockId) === true;
+  }
+
   /**
    * The Station object of interface section 2.
    * - Fields come from the last retained status; until there is one, the station is `offline`

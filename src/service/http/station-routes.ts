@@ -52,8 +52,8 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
     async (request): Promise<UnlockResult> => {
       const account = await authenticate(auth, request);
       const { station_token: token, lock_id: lockId } = request.params;
-      const station = stationOf(account, token);
-      if (!station.locks.some((lock) => lock.lockId === lockId)) throw new SimError('LOCK_NOT_FOUND');
+      if (!account.stations.has(token)) throw new SimError('STATION_NOT_FOUND');
+      // The gateway answers an unknown station or lock with the same errors, without building the station.
       const outcome = await gateway.unlock(token, lockId);
       if (outcome.commandId) request.commandId = outcome.commandId;
       request.log.info({ station: token, lock: lockId, outcome: outcome.success ? 'accepted' : outcome.failure }, 'unlock');

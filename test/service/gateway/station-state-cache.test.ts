@@ -50,3 +50,14 @@ test('cleared retained messages are forgotten', () => {
   cache.applyLockState('S-1', '1', undefined);
   expect(cache.view(config, true)).toEqual(new StationStateCache().view(config, true));
 });
+
+test('has exactly the locks its view lists: the fixture’s and any the station published', () => {
+  const cache = new StationStateCache();
+  expect(cache.hasLock(config, '1')).toBe(true);
+  expect(cache.hasLock(config, '9')).toBe(false);
+  cache.applyLockState('S-1', '9', { lockId: '9', status: 'locked', lastUpdated: at });
+  expect(cache.hasLock(config, '9')).toBe(true);
+  expect(cache.view(config, true).locks.map((lock) => lock.lockId)).toEqual(['1', '2', '9']);
+  cache.applyLockState('S-1', '9', undefined);
+  expect(cache.hasLock(config, '9')).toBe(false);
+});
