@@ -1,6 +1,6 @@
 /**
  * A lean MQTT 3.1.1 client for sessions inside the embedded broker's process: what a virtual
- * station needs (CONNECT with a last will, SUBSCRIBE, PUBLISH at QoS 0 and 1, PUBACK, PINGREQ,
+ * station (or the API's gateway) needs (CONNECT with a last will, SUBSCRIBE, PUBLISH at QoS 0 and 1, PUBACK, PINGREQ,
  * DISCONNECT, reconnect), spoken over an in-memory duplex stream handed to `aedes.handle`.
  *
  * Why not mqtt.js here: a fleet runs up to 100,000 of these in one thread, and each unlock passes
@@ -11,15 +11,15 @@
  * of its writes, packets to the broker are pushed into it as one buffer each. The broker still
  * sees an ordinary MQTT connection, with its own session, last will and retained state.
  *
- * The API is the subset of mqtt.js's `MqttClient` the station binding uses (`MqttSession`), so
- * the binding reads the same over TCP (mqtt.js) and in memory (this).
+ * The API is the subset of mqtt.js's `MqttClient` that the station binding and the API's gateway
+ * use (`MqttSession`), so they read the same over TCP (mqtt.js) and in memory (this).
  */
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type ISubackPacket, type Packet } from 'mqtt-packet';
 import type { StreamAcceptor } from './transport.js';
 
-/** What the station binding uses of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
+/** What the station binding and the gateway use of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
 export interface MqttSession {
   readonly connected: boolean;
   readonly options: { reconnectPeriod?: number };
