@@ -1,22 +1,25 @@
 /**
  * A lean MQTT 3.1.1 client for sessions inside the embedded broker's process: what a virtual
- * station (or the API's gateway) needs (CONNECT with a last will, SUBSCRIBE, PUBLISH at QoS 0 and 1, PUBACK, PINGREQ,
- * DISCONNECT, reconnect), spoken over an in-memory duplex stream handed to `aedes.handle`.
+ * station (or the API's gateway) needs (CONNECT with a last will, SUBSCRIBE, PUBLISH at QoS 0 and
+ * 1, PUBACK, PINGREQ, DISCONNECT, reconnect), spoken over an in-memory duplex stream handed to
+ * `aedes.handle`.
  *
  * Why not mqtt.js here: a fleet runs up to 100,000 of these in one thread, and each unlock passes
  * about ten packets through station sessions. mqtt.js pays per client for a Writable stream, an
  * outgoing store, a keepalive manager and per-packet stream plumbing on both ends of the pair;
  * that plumbing was the largest single cost of an unlock in the CPU profile (bench/README.md).
- * Here the broker's end is the only Node stream: packets from the broker are parsed straight out
- * of its writes, packets to the broker are pushed into it as one buffer each. The broker still
- * sees an ordinary MQTT connection, with its own session, last will and retained state.
+ * Here the broker's end is the only Node stream: packets from the broker are read straight out of
+ * its writes, packets to the broker are pushed into it as one buffer each (packet-codec.ts for the
+ * hot packets, mqtt-packet for CONNECT and SUBSCRIBE). The broker still sees an ordinary MQTT
+ * connection, with its own session, last will and retained state.
  *
  * The API is the subset of mqtt.js's `MqttClient` that the station binding and the API's gateway
  * use (`MqttSession`), so they read the same over TCP (mqtt.js) and in memory (this).
  */
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
-import mqttPacket, { type ISubackPacket, type Packet } from 'mqtt-packet';
+import mqttPacket, { type Packet } from 'mqtt-packet';
+import { encodePuback, encodePublish, readPackets, wholePacketsLength, type IncomingPacket } from './packet-codec.js';
 import type { StreamAcceptor } from './transport.js';
 
 /** What the station binding and the gateway use of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
@@ -72,7 +75,7 @@ const CONNACK_REASONS: Record<number, string> = {
   5: 'Not authorized',
 };
 
-type Done = (error?: Error, packet?: Packet) => void;
+type Done = (error?: Error, packet?: IncomingPacket) => void;
 
 export class MemoryMqttClient extends EventEmitter implements MqttSession {
   readonly options: { reconnectPeriod: number };
@@ -144,7 +147,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
       }
       const messageId = this.#allocateId((error, packet) => {
         if (error) reject(error);
-        else resolve(list.map(({ topic }, index) => ({ topic, qos: (packet as ISubackPacket).granted[index] as number })));
+        else resolve(list.map(({ topic }, index) => ({ topic, qos: packet?.cmd === 'suback' ? (packet.granted[index] ?? 128) : 128 })));
       });
       this.#send(mqttPacket.generate({ cmd: 'subscribe', messageId, subscriptions: list }));
     });
@@ -201,25 +204,25 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
   }
 
   /** A packet from the broker; called by the link's reader only. @internal */
-  onPacket(packet: Packet): void {
+  onPacket(packet: IncomingPacket): void {
     switch (packet.cmd) {
       case 'publish': {
-        this.emit('message', packet.topic, packet.payload as Buffer, packet);
+        this.emit('message', packet.topic, packet.payload, packet);
         if (packet.qos === 1 && this.#connected) this.#send(encodePuback(packet.messageId!));
         return;
       }
       case 'puback':
       case 'suback': {
-        const done = this.#inflight.get(packet.messageId!);
+        const done = this.#inflight.get(packet.messageId);
         if (!done) return;
-        this.#inflight.delete(packet.messageId!);
+        this.#inflight.delete(packet.messageId);
         done(undefined, packet);
         return;
       }
       case 'connack': {
         clearTimeout(this.#connectTimer);
         if (packet.returnCode !== 0) {
-          this.emit('error', new ConnackError(packet.returnCode ?? 3));
+          this.emit('error', new ConnackError(packet.returnCode));
           this.#link?.destroy();
           return;
         }
@@ -278,7 +281,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
 /**
  * The broker's end of the connection: a real Duplex, as `aedes.handle` expects. What the broker
  * writes is parsed for the client at once; what the client sends is pushed as one chunk a packet.
- * Whole packets go to a parser shared by every link (`packetReader`); a partial one waits here.
+ * Whole packets are read at once (`readPackets`); the start of a partial one waits here.
  */
 class BrokerLink extends Duplex {
   readonly #client: MemoryMqttClient;
@@ -308,7 +311,14 @@ class BrokerLink extends Duplex {
     const data = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
     const whole = wholePacketsLength(data);
     this.#partial = whole < data.length ? data.subarray(whole) : undefined;
-    if (whole > 0) packetReader.read(whole === data.length ? data : data.subarray(0, whole), this.#client, this);
+    if (whole === 0) return;
+    try {
+      readPackets(whole === data.length ? data : data.subarray(0, whole), (packet) => {
+        if (!this.#closed) this.#client.onPacket(packet);
+      });
+    } catch (error) {
+      this.destroy(error as Error);
+    }
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -327,112 +337,8 @@ class BrokerLink extends Duplex {
   }
 }
 
-/**
- * How many bytes at the start of `data` are whole MQTT packets: each is a fixed-header byte, a
- * remaining length of 1 to 4 bytes (MQTT 3.1.1, section 2.2.3), then that many bytes. A malformed
- * length counts as whole, so that the parser sees it and reports the error.
- */
-export function wholePacketsLength(data: Buffer): number {
-  let offset = 0;
-  while (offset < data.length) {
-    let position = offset + 1;
-    let remaining = 0;
-    let multiplier = 1;
-    let byte: number;
-    do {
-      if (position >= data.length) return offset;
-      if (multiplier > 128 ** 3) return data.length;
-      byte = data[position++]!;
-      remaining += (byte & 0x7f) * multiplier;
-      multiplier *= 128;
-    } while ((byte & 0x80) !== 0);
-    if (position + remaining > data.length) return offset;
-    offset = position + remaining;
-  }
-  return offset;
-}
-
-/**
- * One mqtt-packet parser for every in-memory link: a parser holds buffers and state of its own,
- * which a fleet of 100,000 would pay 100,000 times, while links only ever hand it whole packets.
- * Parsing is synchronous; a link that receives data while another's packets are being handled
- * (a handler that makes the broker write) waits in the queue, so packets never interleave.
- */
-const packetReader = (() => {
-  const queue: { data: Buffer; client: MemoryMqttClient; link: BrokerLink }[] = [];
-  let current: { client: MemoryMqttClient; link: BrokerLink } | undefined;
-  let failed = false;
-  const newParser = (): ReturnType<typeof mqttPacket.parser> => {
-    const fresh = mqttPacket.parser({ protocolVersion: 4 });
-    fresh.on('packet', (packet: Packet) => {
-      if (!current!.link.destroyed) current!.client.onPacket(packet);
-    });
-    fresh.on('error', (error: Error) => {
-      failed = true;
-      current!.link.destroy(error);
-    });
-    return fresh;
-  };
-  let parser = newParser();
-  return {
-    read(data: Buffer, client: MemoryMqttClient, link: BrokerLink): void {
-      queue.push({ data, client, link });
-      if (current) return;
-      try {
-        for (let next = queue.shift(); next; next = queue.shift()) {
-          current = next;
-          if (next.link.destroyed) continue;
-          const left = parser.parse(next.data);
-          // Whole packets leave nothing behind, unless they were malformed: start clean then.
-          if (failed || left !== 0) {
-            failed = false;
-            parser = newParser();
-          }
-        }
-      } finally {
-        current = undefined;
-      }
-    },
-  };
-})();
 const PINGREQ = Buffer.from([0xc0, 0]);
 const DISCONNECT = Buffer.from([0xe0, 0]);
-
-/** PUBACK: fixed header 0x40, remaining length 2, packet id (MQTT 3.1.1, section 3.4). */
-export function encodePuback(messageId: number): Buffer {
-  return Buffer.from([0x40, 2, messageId >> 8, messageId & 0xff]);
-}
-
-/**
- * PUBLISH (MQTT 3.1.1, section 3.3): fixed header with QoS and RETAIN bits, remaining length as a
- * variable-length integer (section 2.2.3), topic as a UTF-8 string with its length, the packet id
- * at QoS 1, then the payload. Written by hand because it is the hot packet: one allocation, no
- * intermediate chunks.
- */
-export function encodePublish(topic: string, message: string | Buffer, qos: 0 | 1, retain: boolean, messageId: number): Buffer {
-  const topicLength = Buffer.byteLength(topic);
-  const payloadLength = typeof message === 'string' ? Buffer.byteLength(message) : message.length;
-  const remaining = 2 + topicLength + (qos > 0 ? 2 : 0) + payloadLength;
-  let lengthBytes = 1;
-  for (let rest = remaining >> 7; rest > 0; rest >>= 7) lengthBytes += 1;
-  if (lengthBytes > 4) throw new RangeError('MQTT packet too large');
-  const buffer = Buffer.allocUnsafe(1 + lengthBytes + remaining);
-  let offset = 0;
-  buffer[offset++] = 0x30 | (qos << 1) | (retain ? 1 : 0);
-  let rest = remaining;
-  do {
-    let byte = rest & 0x7f;
-    rest >>= 7;
-    if (rest > 0) byte |= 0x80;
-    buffer[offset++] = byte;
-  } while (rest > 0);
-  offset = buffer.writeUInt16BE(topicLength, offset);
-  offset += buffer.write(topic, offset);
-  if (qos > 0) offset = buffer.writeUInt16BE(messageId, offset);
-  if (typeof message === 'string') buffer.write(message, offset);
-  else message.copy(buffer, offset);
-  return buffer;
-}
 
 function noop(): void {}
 
