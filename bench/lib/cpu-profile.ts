@@ -79,7 +79,7 @@ const ACTORS: [RegExp, string][] = [
   [/\/src\/(station\/|mqtt\/station-client\.ts|fleet\/)/, 'stations (model and MQTT binding)'],
   [/\/node_modules\/(aedes|aedes-packet|aedes-persistence|mqemitter|qlobber)\/|\/src\/broker\//, 'broker (aedes)'],
   [/\/src\/(control|transcript)\//, 'control plane and event hub'],
-  [/\/src\/mqtt\/memory-client\.ts/, 'in-memory MQTT client (framing, parse, encode)'],
+  [/\/src\/mqtt\/(memory-client|packet-codec)\.ts/, 'in-memory MQTT client (framing, codec)'],
   [/\/src\/service\/|\/node_modules\/(fastify|find-my-way|@fastify\/[^/]+|light-my-request)\/|^node:_http/, 'HTTP (fastify, auth, routes)'],
 ];
 
