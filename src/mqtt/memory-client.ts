@@ -19,7 +19,7 @@
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { encodePuback, encodePublish, readPackets, wholePacketsLength, type IncomingPacket } from './packet-codec.js';
+import { encodePuback, encodePublish, readPackets, type IncomingPacket } from './packet-codec.js';
 import type { StreamAcceptor } from './transport.js';
 
 /** What the station binding and the gateway use of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
@@ -281,7 +281,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
 /**
  * The broker's end of the connection: a real Duplex, as `aedes.handle` expects. What the broker
  * writes is parsed for the client at once; what the client sends is pushed as one chunk a packet.
- * Whole packets are read at once (`readPackets`); the start of a partial one waits here.
+ * Whole packets are read at once (`readPackets`); the start of a packet cut short waits here.
  */
 class BrokerLink extends Duplex {
   readonly #client: MemoryMqttClient;
@@ -309,13 +309,11 @@ class BrokerLink extends Duplex {
   #receive(chunk: Buffer): void {
     if (this.#closed) return;
     const data = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
-    const whole = wholePacketsLength(data);
-    this.#partial = whole < data.length ? data.subarray(whole) : undefined;
-    if (whole === 0) return;
     try {
-      readPackets(whole === data.length ? data : data.subarray(0, whole), (packet) => {
+      const read = readPackets(data, (packet) => {
         if (!this.#closed) this.#client.onPacket(packet);
       });
+      this.#partial = read < data.length && !this.#closed ? data.subarray(read) : undefined;
     } catch (error) {
       this.destroy(error as Error);
     }

@@ -3,8 +3,9 @@
  * and PUBACK out; CONNACK, SUBACK, PUBLISH, PUBACK and PINGRESP in. Every unlock passes about ten
  * of these through in-memory sessions, and mqtt-packet's general streaming parser (a buffer list,
  * a state machine and debug calls per packet) was 8.5 % of the simulator's CPU under load. Here a
- * link hands over whole packets only (`wholePacketsLength`), so reading one is a few offsets into
- * one buffer. CONNECT, SUBSCRIBE and DISCONNECT, sent once a session, stay with mqtt-packet.
+ * link's writes hold whole packets (a packet cut short waits for its rest), so reading one is a
+ * few offsets into one buffer. CONNECT, SUBSCRIBE and DISCONNECT, sent once a session, stay with
+ * mqtt-packet.
  * test/mqtt/packet-codec.test.ts checks both directions against mqtt-packet.
  */
 
@@ -52,36 +53,13 @@ export function encodePublish(topic: string, message: string | Buffer, qos: 0 | 
 }
 
 /**
- * How many bytes at the start of `data` are whole MQTT packets: each is a fixed-header byte, a
- * remaining length of 1 to 4 bytes (MQTT 3.1.1, section 2.2.3), then that many bytes. A malformed
- * length counts as whole, so that `readPackets` sees it and reports the error.
+ * Reads the whole packets at the start of `data`, in order, handing each to `deliver`, and returns
+ * how many bytes they took: each is a fixed-header byte, a remaining length of 1 to 4 bytes (MQTT
+ * 3.1.1, section 2.2.3), then that many bytes. A packet cut short at the end is left for the
+ * caller to complete. Throws on the first malformed or unexpected packet; those before it are
+ * delivered. A PUBLISH payload is a view into `data`, not a copy.
  */
-export function wholePacketsLength(data: Buffer): number {
-  let offset = 0;
-  while (offset < data.length) {
-    let position = offset + 1;
-    let remaining = 0;
-    let multiplier = 1;
-    let byte: number;
-    do {
-      if (position >= data.length) return offset;
-      if (multiplier > 128 ** 3) return data.length;
-      byte = data[position++]!;
-      remaining += (byte & 0x7f) * multiplier;
-      multiplier *= 128;
-    } while ((byte & 0x80) !== 0);
-    if (position + remaining > data.length) return offset;
-    offset = position + remaining;
-  }
-  return offset;
-}
-
-/**
- * Reads the whole packets in `data` (as `wholePacketsLength` counts them), in order, handing each
- * to `deliver`. Throws on the first malformed or unexpected packet; those before it are delivered.
- * A PUBLISH payload is a view into `data`, not a copy.
- */
-export function readPackets(data: Buffer, deliver: (packet: IncomingPacket) => void): void {
+export function readPackets(data: Buffer, deliver: (packet: IncomingPacket) => void): number {
   let offset = 0;
   while (offset < data.length) {
     const header = data[offset]!;
@@ -90,16 +68,18 @@ export function readPackets(data: Buffer, deliver: (packet: IncomingPacket) => v
     let multiplier = 1;
     let byte: number;
     do {
-      if (multiplier > 128 ** 3 || position >= data.length) throw new Error('malformed remaining length');
+      if (multiplier > 128 ** 3) throw new Error('malformed remaining length');
+      if (position >= data.length) return offset;
       byte = data[position++]!;
       remaining += (byte & 0x7f) * multiplier;
       multiplier *= 128;
     } while ((byte & 0x80) !== 0);
     const end = position + remaining;
-    if (end > data.length) throw new Error('incomplete packet');
+    if (end > data.length) return offset;
     deliver(readPacket(header, data, position, end));
     offset = end;
   }
+  return offset;
 }
 
 function readPacket(header: number, data: Buffer, start: number, end: number): IncomingPacket {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { encodePuback, encodePublish, readPackets, wholePacketsLength, type IncomingPacket } from '../../src/mqtt/packet-codec.js';
+import { encodePuback, encodePublish, readPackets, type IncomingPacket } from '../../src/mqtt/packet-codec.js';
 
 function parseOne(buffer: Buffer): Packet {
   const parser = mqttPacket.parser({ protocolVersion: 4 });
@@ -18,7 +18,7 @@ function parseOne(buffer: Buffer): Packet {
 
 function read(buffer: Buffer): IncomingPacket[] {
   const packets: IncomingPacket[] = [];
-  readPackets(buffer, (packet) => packets.push(packet));
+  expect(readPackets(buffer, (packet) => packets.push(packet))).toBe(buffer.length);
   return packets;
 }
 
@@ -57,7 +57,6 @@ describe('reading', () => {
       generate({ cmd: 'puback', messageId: 65535 }),
       generate({ cmd: 'pingresp' }),
     ]);
-    expect(wholePacketsLength(buffer)).toBe(buffer.length);
     expect(read(buffer)).toEqual([
       { cmd: 'connack', sessionPresent: true, returnCode: 0 },
       { cmd: 'connack', sessionPresent: false, returnCode: 5 },
@@ -92,19 +91,21 @@ describe('reading', () => {
     refuse(Buffer.from([0x40, 0x03, 0x00, 0x01, 0x00]), /PUBACK of the wrong length/);
     refuse(Buffer.from([0x90, 0x02, 0x00, 0x01]), /SUBACK without return codes/);
     refuse(Buffer.from([0xd0, 0x01, 0x00]), /PINGRESP with a body/);
-    refuse(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01]), /malformed remaining length/);
-    refuse(Buffer.from([0x40, 0x02, 0x00]), /incomplete packet/);
+    refuse(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01]), /malformed remaining length/); // over 4 bytes
   });
 
-  it('counts only whole packets, whatever the length of their remaining-length field', () => {
+  it('reads only whole packets and says how far it got, whatever the length of their remaining-length field', () => {
     const one = encodePuback(7);
     const big = encodePublish('t', 'x'.repeat(20_000), 1, false, 9); // 3-byte remaining length
-    expect(wholePacketsLength(one)).toBe(4);
-    expect(wholePacketsLength(Buffer.concat([one, big]))).toBe(4 + big.length);
-    expect(wholePacketsLength(Buffer.concat([one, big.subarray(0, 2)]))).toBe(4);
-    expect(wholePacketsLength(Buffer.concat([one, big.subarray(0, 100)]))).toBe(4);
-    expect(wholePacketsLength(Buffer.from([0x30]))).toBe(0);
-    // A remaining length longer than 4 bytes is malformed: handed on whole, so the reader rejects it.
-    expect(wholePacketsLength(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01]))).toBe(6);
+    const readAll = (buffer: Buffer): [number, string[]] => {
+      const seen: string[] = [];
+      return [readPackets(buffer, (packet) => seen.push(packet.cmd)), seen];
+    };
+    expect(readAll(one)).toEqual([4, ['puback']]);
+    expect(readAll(Buffer.concat([one, big]))).toEqual([4 + big.length, ['puback', 'publish']]);
+    expect(readAll(Buffer.concat([one, big.subarray(0, 2)]))).toEqual([4, ['puback']]); // cut in its length
+    expect(readAll(Buffer.concat([one, big.subarray(0, 100)]))).toEqual([4, ['puback']]); // cut in its body
+    expect(readAll(Buffer.from([0x30]))).toEqual([0, []]);
+    expect(readAll(Buffer.from([0x40, 0x02, 0x00]))).toEqual([0, []]);
   });
 });
