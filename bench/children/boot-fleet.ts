@@ -78,9 +78,10 @@ await serveParent(
 
 /**
  * How many retained messages the embedded broker holds right after boot, read from its index at
- * once, and how long until it holds `expected` (at most 10 s). aedes stores a retained message
- * before it sends the PUBACK (`storeRetained` comes first in its publish series), so this is
- * about 0 ms; the figure checks it.
+ * once, and how long until it holds `expected` (at most 10 s). aedes sends a QoS 1 PUBACK before
+ * it stores the message, so an in-process station waits one more event-loop turn before it calls
+ * itself ready (station-client.ts); this figure checks that boot is then honest (a few ms, the
+ * poll interval).
  */
 async function waitForRetained(broker: StartedBroker, expected: number): Promise<{ retained: number; retainedSettleMs: number }> {
   // aedes' types do not declare `persistence`, which it exposes at run time.
