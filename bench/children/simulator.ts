@@ -28,7 +28,7 @@ await serveParent(
   async () => {
     const started = performance.now();
     sim = await startSimulator({ fixture: values.fixture!, ...(values.broker ? { broker: values.broker, http: false } : {}) });
-    if (values['count-messages'] && sim.broker) traffic = countCommandTraffic(sim.broker.aedes);
+    if (values['count-messages'] && sim.broker) traffic = await countCommandTraffic(sim.broker);
     return { apiUrl: sim.apiUrl, bootMs: performance.now() - started, online: sim.fleet.onlineCount() };
   },
   serverChildMethods(stats, async () => {

@@ -2,7 +2,7 @@
  * What a server child reports while the harness loads it: its memory, the unlocks still waiting for
  * an ack, and (embedded broker, when asked) how many unlock commands and acks passed the broker.
  */
-import type { Aedes } from 'aedes';
+import type { StartedBroker } from '../../src/broker/embedded-broker.js';
 import type { ProcessMemory } from './protocol.js';
 import { collectGarbage } from './ipc.js';
 import { selfProfilerMethods } from './self-profiler.js';
@@ -23,16 +23,15 @@ const UNLOCK = /\/locks\/[^/]+\/unlock$/;
 const ACK = /\/acks$/;
 
 /**
- * Counts, from now on, the unlock commands and acks published to `aedes` by its clients. The
- * counts are live: read them whenever needed. (One more listener on the publish path: only the
- * soak asks for it.)
+ * Counts, from now on, the unlock commands and acks the broker routes, through a tap inside it
+ * (on its own thread, the tap's messages come back in the thread link's batches). The counts are
+ * live: read them whenever needed. (One more listener on the publish path: only the soak asks.)
  */
-export function countCommandTraffic(aedes: Aedes): CommandTraffic {
+export async function countCommandTraffic(broker: StartedBroker): Promise<CommandTraffic> {
   const traffic: CommandTraffic = { commands: 0, acks: 0 };
-  aedes.on('publish', (packet, client) => {
-    if (!client) return; // the broker's own $SYS and will messages
-    if (UNLOCK.test(packet.topic)) traffic.commands += 1;
-    else if (ACK.test(packet.topic)) traffic.acks += 1;
+  await broker.tap(['#'], (topic) => {
+    if (UNLOCK.test(topic)) traffic.commands += 1;
+    else if (ACK.test(topic)) traffic.acks += 1;
   });
   return traffic;
 }

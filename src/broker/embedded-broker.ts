@@ -1,6 +1,8 @@
 /**
  * The embedded MQTT broker: aedes behind a TCP server with TCP_NODELAY on every accepted socket,
- * plus `handle(stream)` so in-process stations connect without a socket each.
+ * plus `handle(stream)` so in-process stations connect without a socket each. This runs it on the
+ * calling thread; `startBrokerThread` (broker-thread.ts) runs this same broker on a thread of its
+ * own, which is what the simulator does by default.
  */
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -18,22 +20,34 @@ export interface EmbeddedBrokerOptions {
   fallbackToFreePort?: boolean;
 }
 
-/** A running broker. `stop()` disconnects every client and closes the server. */
+/** A running broker, on this thread or its own. `stop()` disconnects every client and closes the server. */
 export interface StartedBroker extends StreamAcceptor {
   readonly url: string;
   readonly host: string;
   readonly port: number;
   /** True when the requested port was taken and another one was chosen. */
   readonly fellBack: boolean;
-  readonly aedes: Aedes;
   /** Listens to routed messages inside the broker (see `BrokerTap`). */
   readonly tap: BrokerTap;
+  /** How many retained messages the broker holds. */
+  retainedCount(): Promise<number>;
+  /**
+   * Resolves once what was handed to the broker so far has been processed and its answers handed
+   * back (a round trip to the broker's thread; on this thread, a turn of the event loop).
+   */
+  sync(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<StartedBroker> {
+/** The broker on the calling thread, with aedes itself in reach (for hooks such as `authenticate`). */
+export interface InThreadBroker extends StartedBroker {
+  readonly aedes: Aedes;
+}
+
+export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<InThreadBroker> {
   const host = options.host ?? '127.0.0.1';
-  const aedes = await Aedes.createBroker({ persistence: indexedMemoryPersistence() });
+  const persistence = indexedMemoryPersistence();
+  const aedes = await Aedes.createBroker({ persistence });
   const server = net.createServer({ noDelay: true }, (socket) => aedes.handle(socket));
   let bound: { port: number; fellBack: boolean };
   try {
@@ -69,6 +83,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
         await each('unsubscribe');
       };
     },
+    retainedCount: async () => persistence.retainedCount,
+    sync: () => new Promise((resolve) => setImmediate(resolve)),
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await settle(aedes);

@@ -4,6 +4,7 @@
  * `station-sim up` runs.
  */
 import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-broker.js';
+import { startBrokerThread } from '../broker/broker-thread.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
@@ -57,6 +58,12 @@ export interface SimulatorOptions extends HttpOptions {
   mqttPort?: number;
   /** When the requested MQTT port is taken, use a free one instead of failing. @default false */
   mqttFallbackToFreePort?: boolean;
+  /**
+   * Run the embedded broker on a thread of its own, beside the stations and the API instead of
+   * taking turns with them (broker-thread.ts). Off, it runs on the calling thread.
+   * @default true
+   */
+  brokerThread?: boolean;
   /**
    * Serve the `/v1` API and the `/sim/v1` control plane. Off for a fleet-only process.
    * @default true
@@ -121,8 +128,11 @@ export interface SimulatorClock extends Clock {
   advance(ms: number): Promise<void>;
 }
 
-/** Builds the clock asked for. */
-export function makeClock(option: HttpOptions['clock'], timeScale = 1): SimulatorClock {
+/**
+ * Builds the clock asked for. `settle` is awaited on each turn that `advance` gives MQTT traffic,
+ * so messages through a broker on another thread arrive too.
+ */
+export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: () => Promise<void>): SimulatorClock {
   const inner: Clock | ManualClock =
     option === 'manual' ? new ManualClock(Date.now()) : option === undefined || option === 'system' ? (timeScale === 1 ? systemClock : scaledClock(timeScale)) : option;
   const manual = inner instanceof ManualClock;
@@ -136,7 +146,10 @@ export function makeClock(option: HttpOptions['clock'], timeScale = 1): Simulato
       if (!(ms >= 0)) throw new SimError('BAD_REQUEST', 'ms must be a number of at least 0');
       inner.advance(ms);
       // Timers that fired published over MQTT; give those messages a few turns to arrive.
-      for (let turn = 0; turn < 10; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      for (let turn = 0; turn < 10; turn += 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+        await settle?.();
+      }
     },
   };
 }
@@ -176,11 +189,12 @@ class Cleanups {
 
 /** The embedded broker, or the external one given. */
 async function connectBroker(
-  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort'>,
+  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread'>,
   cleanups: Cleanups,
 ): Promise<{ transport: MqttTransport; mqttUrl: string; broker: StartedBroker | undefined }> {
   if (options.broker) return { transport: { kind: 'tcp', url: options.broker }, mqttUrl: redactUrl(options.broker), broker: undefined };
-  const broker = await startEmbeddedBroker({
+  const start = options.brokerThread === false ? startEmbeddedBroker : startBrokerThread;
+  const broker = await start({
     port: options.mqttPort ?? 0,
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.mqttFallbackToFreePort ?? false,
@@ -240,10 +254,10 @@ async function serveHttp(
 export async function startSimulator(options: SimulatorOptions = {}): Promise<StartedSimulator> {
   const fixture = await resolveFixture(options.fixture);
   const seed = options.seed ?? fixture.seed;
-  const clock = makeClock(options.clock, options.timeScale);
   const cleanups = new Cleanups();
   try {
     const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
+    const clock = makeClock(options.clock, options.timeScale, broker?.sync);
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups, broker);
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { RetainedIndex, type IndexedMemoryPersistence } from '../../src/broker/retained-index.js';
+import { RetainedIndex } from '../../src/broker/retained-index.js';
 import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
+import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import { startFleet } from '../../src/fleet/start-fleet.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 
@@ -40,14 +41,17 @@ describe('RetainedIndex', () => {
 });
 
 describe('fleet readiness and the retained store', () => {
-  it('a fleet in the broker process is ready only once the broker retains every status and lock state', async () => {
-    const broker = await startEmbeddedBroker({ port: 0 });
+  const brokers = [
+    ['on the same thread', () => startEmbeddedBroker({ port: 0 })],
+    ['on its own thread', () => startBrokerThread({ port: 0 })],
+  ] as const;
+  it.each(brokers)('a fleet is ready only once the broker %s retains every status and lock state', async (_, start) => {
+    const broker = await start();
     const fixture = parseFixture({ fleets: [{ count: 300, tokenPattern: 'R-{n}', firstStationId: 1, locksPerStation: 4 }] });
     const fleet = await startFleet({ stations: fixture.stations, transport: { kind: 'memory', broker }, seed: 1, concurrency: 50, control: false });
     try {
-      // Read at once, before anything else runs: aedes PUBACKs before it stores.
-      const persistence = (broker.aedes as unknown as { persistence: IndexedMemoryPersistence }).persistence;
-      expect(persistence.retainedCount).toBe(300 * 5);
+      // Asked at once, before anything else runs: aedes PUBACKs before it stores.
+      expect(await broker.retainedCount()).toBe(300 * 5);
     } finally {
       await fleet.stop();
       await broker.stop();

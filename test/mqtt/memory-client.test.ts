@@ -6,14 +6,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import mqttPacket from 'mqtt-packet';
-import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
+import { startEmbeddedBroker, type InThreadBroker } from '../../src/broker/embedded-broker.js';
 import type { Duplex } from 'node:stream';
 import { MemoryMqttClient, type MemoryClientOptions } from '../../src/mqtt/memory-client.js';
 import { encodePublish } from '../../src/mqtt/packet-codec.js';
 import { connectError } from '../../src/mqtt/transport.js';
 
 describe('MemoryMqttClient against aedes', () => {
-  let broker: StartedBroker;
+  let broker: InThreadBroker;
   const clients: MemoryMqttClient[] = [];
 
   beforeEach(async () => {

@@ -1,0 +1,225 @@
+/**
+ * The embedded broker on a thread of its own. Under load aedes is about a third of the CPU of an
+ * unlock (bench/README.md); on its own thread it runs beside the `/v1` API and the stations
+ * instead of taking turns with them, on a second core.
+ *
+ * Nothing about the stations' sessions changes: each in-memory connection handed to `handle` is
+ * still a Duplex stream on this side, and becomes one again for `aedes.handle` on the broker's
+ * side, so every station keeps its own MQTT session, last will and retained state. In between,
+ * the bytes of all connections travel in one batch per turn of the event loop (thread-protocol.ts).
+ * TCP clients connect to the broker's thread directly.
+ */
+import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import type { Duplex } from 'node:stream';
+import type { EmbeddedBrokerOptions, StartedBroker } from './embedded-broker.js';
+import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
+import { SimError, type ErrorCode, ERRORS } from '../errors.js';
+
+export interface BrokerThreadOptions extends EmbeddedBrokerOptions {
+  /** Told when the broker's thread fails; its connections are closed, as if the broker went away. */
+  onError?: (error: Error) => void;
+}
+
+export async function startBrokerThread(options: BrokerThreadOptions = {}): Promise<StartedBroker> {
+  const host = options.host ?? '127.0.0.1';
+  const data: BrokerThreadData = { port: options.port ?? 1883, host, fallbackToFreePort: options.fallbackToFreePort ?? false };
+  const worker = startWorker(data);
+  const link = new ThreadLink(worker, options.onError);
+  const ready = await link.ready;
+  return {
+    url: ready.url,
+    host,
+    port: ready.port,
+    fellBack: ready.fellBack,
+    handle: (stream) => link.open(stream),
+    tap: async (filters, listener) => {
+      const tapId = link.addTap(listener);
+      await link.call({ method: 'tap', tapId, filters });
+      return async () => {
+        await link.call({ method: 'untap', tapId });
+        link.removeTap(tapId);
+      };
+    },
+    retainedCount: () => link.call({ method: 'retainedCount' }) as Promise<number>,
+    sync: async () => {
+      await link.call({ method: 'sync' });
+    },
+    stop: () => link.stop(),
+  };
+}
+
+/**
+ * The worker, running broker-worker.ts. Run from the TypeScript sources (tsx, vitest), the worker
+ * registers tsx first: Node 20 does not apply the parent's `--import tsx` loader to a worker.
+ */
+function startWorker(data: BrokerThreadData): Worker {
+  const fromSources = import.meta.url.endsWith('.ts');
+  const entry = new URL(`./broker-worker.${fromSources ? 'ts' : 'js'}`, import.meta.url);
+  if (!fromSources) return new Worker(entry, { workerData: data });
+  const tsx = tsxEsmApi();
+  const boot = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
+  return new Worker(boot, { eval: true, workerData: data, execArgv: [] });
+}
+
+/** tsx's ESM API, as its package's export map names it (require.resolve would give the CommonJS one). */
+function tsxEsmApi(): string {
+  const manifestPath = createRequire(import.meta.url).resolve('tsx/package.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
+  return new URL(manifest.exports['./esm/api']!.import.default, pathToFileURL(manifestPath)).href;
+}
+
+type TapListener = (topic: string, payload: Buffer) => void;
+type Ready = { url: string; port: number; fellBack: boolean };
+
+/** This side of the link: the streams handed to `handle`, the taps, and calls waiting for replies. */
+class ThreadLink {
+  readonly ready: Promise<Ready>;
+  readonly #worker: Worker;
+  readonly #onError: ((error: Error) => void) | undefined;
+  readonly #streams = new Map<number, Duplex>();
+  readonly #taps = new Map<number, TapListener>();
+  readonly #calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  readonly #out = new BatchWriter();
+  #flushScheduled = false;
+  #nextId = 0;
+  /** Why the broker can no longer be reached, once it cannot. */
+  #gone: Error | undefined;
+
+  constructor(worker: Worker, onError: ((error: Error) => void) | undefined) {
+    this.#worker = worker;
+    this.#onError = onError;
+    let settleReady: { resolve: (ready: Ready) => void; reject: (error: Error) => void };
+    this.ready = new Promise((resolve, reject) => {
+      settleReady = { resolve, reject };
+    });
+    worker.on('message', (message: FromBroker) => {
+      switch (message.type) {
+        case 'batch':
+          this.#receive(message.batch);
+          return;
+        case 'reply': {
+          const call = this.#calls.get(message.id);
+          this.#calls.delete(message.id);
+          if (message.error) call?.reject(toSimError(message.error));
+          else call?.resolve(message.value);
+          return;
+        }
+        case 'ready':
+          settleReady.resolve(message);
+          return;
+        case 'failed':
+          settleReady.reject(toSimError(message));
+          return;
+      }
+    });
+    worker.on('error', (error) => {
+      settleReady.reject(error);
+      this.#lose(error);
+      if (this.#onError) this.#onError(error);
+    });
+    worker.on('exit', () => this.#lose(new Error('the broker thread stopped')));
+  }
+
+  open(stream: Duplex): void {
+    if (this.#gone) {
+      stream.destroy(this.#gone);
+      return;
+    }
+    const id = (this.#nextId = (this.#nextId + 1) | 0);
+    this.#streams.set(id, stream);
+    this.#out.mark(OPEN, id);
+    this.#schedule();
+    stream.on('data', (chunk: Buffer) => {
+      this.#out.data(id, chunk);
+      this.#schedule();
+    });
+    stream.on('end', () => {
+      if (!this.#streams.has(id)) return;
+      this.#out.mark(END, id);
+      this.#schedule();
+    });
+    stream.on('error', () => undefined); // 'close' follows; the stream's owner heard the error
+    stream.on('close', () => {
+      if (!this.#streams.delete(id)) return;
+      this.#out.mark(DESTROY, id);
+      this.#schedule();
+    });
+  }
+
+  addTap(listener: TapListener): number {
+    const tapId = (this.#nextId = (this.#nextId + 1) | 0);
+    this.#taps.set(tapId, listener);
+    return tapId;
+  }
+
+  removeTap(tapId: number): void {
+    this.#taps.delete(tapId);
+  }
+
+  /** Sends what is batched, then the call, so the broker sees them in that order. */
+  call(call: BrokerCall): Promise<unknown> {
+    if (this.#gone) return Promise.reject(this.#gone);
+    this.#flush();
+    const id = (this.#nextId = (this.#nextId + 1) | 0);
+    return new Promise((resolve, reject) => {
+      this.#calls.set(id, { resolve, reject });
+      this.#post({ type: 'call', id, call });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (!this.#gone) await this.call({ method: 'stop' });
+    this.#lose(new Error('the broker was stopped'));
+    await this.#worker.terminate();
+  }
+
+  #post(message: ToBroker, transfer: ArrayBuffer[] = []): void {
+    this.#worker.postMessage(message, transfer);
+  }
+
+  #schedule(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    if (this.#out.empty || this.#gone) return;
+    const { batch, transfer } = this.#out.take();
+    this.#post({ type: 'batch', batch }, transfer);
+  }
+
+  #receive(batch: Batch): void {
+    readBatch(batch, {
+      data: (id, bytes) => this.#streams.get(id)?.write(bytes),
+      end: (id) => this.#streams.get(id)?.end(),
+      destroy: (id) => {
+        const stream = this.#streams.get(id);
+        if (!stream) return;
+        this.#streams.delete(id);
+        stream.destroy();
+      },
+      tap: (tapId, topic, payload) => this.#taps.get(tapId)?.(topic, payload),
+    });
+  }
+
+  /** The broker is out of reach: every connection closes, every waiting call fails. */
+  #lose(reason: Error): void {
+    if (this.#gone) return;
+    this.#gone = reason;
+    const streams = [...this.#streams.values()];
+    this.#streams.clear();
+    for (const stream of streams) stream.destroy();
+    const calls = [...this.#calls.values()];
+    this.#calls.clear();
+    for (const call of calls) call.reject(reason);
+  }
+}
+
+function toSimError(error: { code?: string; message: string }): Error {
+  return error.code && error.code in ERRORS ? new SimError(error.code as ErrorCode, error.message) : new Error(error.message);
+}

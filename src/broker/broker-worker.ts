@@ -1,0 +1,152 @@
+/**
+ * The broker's thread (started by broker-thread.ts): the embedded broker, with every in-memory
+ * connection of the simulator's thread turned back into a Duplex stream for `aedes.handle`. Bytes
+ * aedes writes go out in one batch per turn of the event loop (thread-protocol.ts).
+ */
+import { Duplex } from 'node:stream';
+import { parentPort, workerData } from 'node:worker_threads';
+import { startEmbeddedBroker, type InThreadBroker } from './embedded-broker.js';
+import { BatchWriter, DESTROY, END, readBatch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
+
+const port = parentPort!;
+const out = new BatchWriter();
+let flushScheduled = false;
+
+function post(message: FromBroker, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
+}
+
+function flush(): void {
+  flushScheduled = false;
+  if (out.empty) return;
+  const { batch, transfer } = out.take();
+  post({ type: 'batch', batch }, transfer);
+}
+
+/** Everything produced in this turn goes out together, after aedes has finished with the turn's input. */
+function scheduleFlush(): void {
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flush);
+}
+
+/** One in-memory connection as aedes sees it. */
+class ThreadConnection extends Duplex {
+  readonly id: number;
+  /** The simulator's side closed first: nothing to tell it. */
+  peerClosed = false;
+
+  constructor(id: number) {
+    super({ allowHalfOpen: false });
+    this.id = id;
+  }
+
+  override _read(): void {}
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    out.data(this.id, chunk);
+    scheduleFlush();
+    callback();
+  }
+
+  override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
+    for (const { chunk } of chunks) out.data(this.id, chunk);
+    scheduleFlush();
+    callback();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (!this.peerClosed) {
+      out.mark(END, this.id);
+      scheduleFlush();
+    }
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    connections.delete(this.id);
+    if (!this.peerClosed) {
+      out.mark(DESTROY, this.id);
+      scheduleFlush();
+    }
+    callback(error);
+  }
+}
+
+const connections = new Map<number, ThreadConnection>();
+const untaps = new Map<number, () => Promise<void>>();
+const options = workerData as BrokerThreadData;
+let broker: InThreadBroker;
+
+try {
+  broker = await startEmbeddedBroker(options);
+} catch (error) {
+  post({ type: 'failed', code: (error as { code?: string }).code ?? 'INTERNAL', message: (error as Error).message });
+  port.close();
+  throw error;
+}
+
+port.on('message', (message: ToBroker) => {
+  if (message.type === 'batch') {
+    readBatch(message.batch, {
+      open: (id) => {
+        const connection = new ThreadConnection(id);
+        connections.set(id, connection);
+        broker.handle(connection);
+      },
+      data: (id, bytes) => connections.get(id)?.push(bytes),
+      end: (id) => connections.get(id)?.push(null),
+      destroy: (id) => {
+        const connection = connections.get(id);
+        if (!connection) return;
+        connection.peerClosed = true;
+        connection.destroy();
+      },
+    });
+    return;
+  }
+  answer(message.id, message.call).then(
+    (value) => {
+      flush();
+      post({ type: 'reply', id: message.id, value });
+      if (message.call.method === 'stop') port.close();
+    },
+    (error: Error & { code?: string }) => {
+      flush();
+      post({ type: 'reply', id: message.id, error: { message: error.message, ...(error.code ? { code: error.code } : {}) } });
+    },
+  );
+});
+
+async function answer(id: number, call: BrokerCall): Promise<unknown> {
+  switch (call.method) {
+    case 'tap': {
+      const untap = await broker.tap(call.filters, (topic, payload) => {
+        out.tap(call.tapId, topic, payload);
+        scheduleFlush();
+      });
+      untaps.set(call.tapId, untap);
+      return undefined;
+    }
+    case 'untap': {
+      const untap = untaps.get(call.tapId);
+      untaps.delete(call.tapId);
+      await untap?.();
+      return undefined;
+    }
+    case 'retainedCount':
+      return broker.retainedCount();
+    case 'sync':
+      // Two turns: aedes answers some packets a turn after it read them (a PUBACK's callback).
+      await broker.sync();
+      await broker.sync();
+      return undefined;
+    case 'stop':
+      await broker.stop();
+      return undefined;
+    default:
+      throw new Error(`unknown call ${id}`);
+  }
+}
+
+post({ type: 'ready', url: broker.url, port: broker.port, fellBack: broker.fellBack });
