@@ -6,18 +6,24 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import mqttPacket from 'mqtt-packet';
-import { startEmbeddedBroker, type InThreadBroker } from '../../src/broker/embedded-broker.js';
+import { startEmbeddedBroker, type InThreadBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
+import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import type { Duplex } from 'node:stream';
 import { MemoryMqttClient, type MemoryClientOptions } from '../../src/mqtt/memory-client.js';
 import { encodePublish } from '../../src/mqtt/packet-codec.js';
 import { connectError } from '../../src/mqtt/transport.js';
 
-describe('MemoryMqttClient against aedes', () => {
-  let broker: InThreadBroker;
+const brokers = [
+  ['on the same thread', () => startEmbeddedBroker({ port: 0 })],
+  ['on its own thread', () => startBrokerThread({ port: 0 })],
+] as const;
+
+describe.each(brokers)('MemoryMqttClient against aedes %s', (_, start) => {
+  let broker: StartedBroker;
   const clients: MemoryMqttClient[] = [];
 
   beforeEach(async () => {
-    broker = await startEmbeddedBroker({ port: 0 });
+    broker = await start();
   });
 
   afterEach(async () => {
@@ -84,19 +90,6 @@ describe('MemoryMqttClient against aedes', () => {
     expect(dropped.connected).toBe(false);
   });
 
-  it('reports a refused CONNACK with its return code, which becomes BROKER_REFUSED', async () => {
-    broker.aedes.authenticate = (_client, _user, _password, callback) => {
-      const error = Object.assign(new Error('Not authorized'), { returnCode: 5 });
-      callback(error as never, false);
-    };
-    const error = await connect({ clientId: 'x' }).then(
-      () => undefined,
-      (failure: Error) => failure,
-    );
-    expect(error).toMatchObject({ code: 5 });
-    expect(connectError(error!).code).toBe('BROKER_REFUSED');
-  });
-
   it('reconnects after the broker closes the session, and fails what was in flight', async () => {
     const client = new MemoryMqttClient(broker, { clientId: 'again', reconnectPeriod: 10 });
     clients.push(client);
@@ -113,6 +106,36 @@ describe('MemoryMqttClient against aedes', () => {
     await until(() => connects === 2);
     expect(client.connected).toBe(true);
     await expect(client.publishAsync('t', 'x', { qos: 1 })).resolves.toBeUndefined();
+  });
+});
+
+describe('MemoryMqttClient and aedes hooks', () => {
+  let broker: InThreadBroker;
+
+  beforeEach(async () => {
+    broker = await startEmbeddedBroker({ port: 0 });
+  });
+
+  afterEach(async () => {
+    await broker.stop();
+  });
+
+  it('reports a refused CONNACK with its return code, which becomes BROKER_REFUSED', async () => {
+    broker.aedes.authenticate = (_client, _user, _password, callback) => {
+      const error = Object.assign(new Error('Not authorized'), { returnCode: 5 });
+      callback(error as never, false);
+    };
+    const client = new MemoryMqttClient(broker, { clientId: 'x', reconnectPeriod: 0 });
+    const error = await new Promise<void>((resolve, reject) => {
+      client.once('connect', () => resolve());
+      client.once('error', reject);
+    }).then(
+      () => undefined,
+      (failure: Error) => failure,
+    );
+    expect(error).toMatchObject({ code: 5 });
+    expect(connectError(error!).code).toBe('BROKER_REFUSED');
+    await client.endAsync(true);
   });
 });
 
