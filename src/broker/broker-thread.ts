@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Duplex } from 'node:stream';
+import type { LinkEnd, LinkPeer } from '../mqtt/transport.js';
 import type { EmbeddedBrokerOptions, StartedBroker } from './embedded-broker.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';
@@ -35,6 +36,7 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
     port: ready.port,
     fellBack: ready.fellBack,
     handle: (stream) => link.open(stream),
+    attach: (peer) => link.attach(peer),
     tap: async (filters, listener) => {
       const tapId = link.addTap(listener);
       await link.call({ method: 'tap', tapId, filters });
@@ -72,6 +74,15 @@ function tsxEsmApi(): string {
 }
 
 type TapListener = (topic: string, payload: Buffer) => void;
+
+/** What the broker's records do to one connection's client side. */
+interface ClientSide {
+  receive(bytes: Buffer): void;
+  /** The broker ended its side. */
+  ended(): void;
+  /** The broker dropped the connection (or can no longer be reached). */
+  destroyed(): void;
+}
 type Ready = { url: string; port: number; fellBack: boolean };
 
 /** This side of the link: the streams handed to `handle`, the taps, and calls waiting for replies. */
@@ -79,7 +90,8 @@ class ThreadLink {
   readonly ready: Promise<Ready>;
   readonly #worker: Worker;
   readonly #onError: ((error: Error) => void) | undefined;
-  readonly #streams = new Map<number, Duplex>();
+  /** The client side of every open connection: what to do with the broker's bytes and its closing. */
+  readonly #clients = new Map<number, ClientSide>();
   readonly #taps = new Map<number, TapListener>();
   readonly #calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   readonly #out = new BatchWriter();
@@ -123,30 +135,68 @@ class ThreadLink {
     worker.on('exit', () => this.#lose(new Error('the broker thread stopped')));
   }
 
+  /** A connection from a Duplex stream (mqtt.js over an in-memory pair, for one). */
   open(stream: Duplex): void {
     if (this.#gone) {
       stream.destroy(this.#gone);
       return;
     }
-    const id = (this.#nextId = (this.#nextId + 1) | 0);
-    this.#streams.set(id, stream);
-    this.#out.mark(OPEN, id);
-    this.#schedule();
-    stream.on('data', (chunk: Buffer) => {
-      this.#out.data(id, chunk);
-      this.#schedule();
-    });
+    const id = this.#openId({ receive: (bytes) => stream.write(bytes), ended: () => stream.end(), destroyed: () => stream.destroy() });
+    stream.on('data', (chunk: Buffer) => this.#send(id, chunk));
     stream.on('end', () => {
-      if (!this.#streams.has(id)) return;
+      if (!this.#clients.has(id)) return;
       this.#out.mark(END, id);
       this.#schedule();
     });
     stream.on('error', () => undefined); // 'close' follows; the stream's owner heard the error
-    stream.on('close', () => {
-      if (!this.#streams.delete(id)) return;
-      this.#out.mark(DESTROY, id);
-      this.#schedule();
+    stream.on('close', () => this.#drop(id));
+  }
+
+  /** A connection without a stream on this side (the in-memory client's `DirectLink`). */
+  attach(peer: LinkPeer): LinkEnd {
+    if (this.#gone) {
+      queueMicrotask(() => peer.closed());
+      return { send: () => undefined, end: () => undefined, destroy: () => undefined };
+    }
+    const id = this.#openId({
+      receive: (bytes) => peer.receive(bytes),
+      // The broker is done with it: close this side, and let the broker's side go too.
+      ended: () => {
+        this.#drop(id);
+        peer.closed();
+      },
+      destroyed: () => peer.closed(),
     });
+    return {
+      send: (packet) => this.#send(id, packet),
+      end: () => {
+        if (!this.#clients.has(id)) return;
+        this.#out.mark(END, id);
+        this.#drop(id);
+      },
+      destroy: () => this.#drop(id),
+    };
+  }
+
+  #openId(side: ClientSide): number {
+    const id = (this.#nextId = (this.#nextId + 1) | 0);
+    this.#clients.set(id, side);
+    this.#out.mark(OPEN, id);
+    this.#schedule();
+    return id;
+  }
+
+  #send(id: number, bytes: Buffer): void {
+    if (!this.#clients.has(id)) return;
+    this.#out.data(id, bytes);
+    this.#schedule();
+  }
+
+  /** This side closed the connection: the broker's side is destroyed too. */
+  #drop(id: number): void {
+    if (!this.#clients.delete(id)) return;
+    this.#out.mark(DESTROY, id);
+    this.#schedule();
   }
 
   addTap(listener: TapListener): number {
@@ -199,13 +249,13 @@ class ThreadLink {
 
   #receive(batch: Batch): void {
     readBatch(batch, {
-      data: (id, bytes) => this.#streams.get(id)?.write(bytes),
-      end: (id) => this.#streams.get(id)?.end(),
+      data: (id, bytes) => this.#clients.get(id)?.receive(bytes),
+      end: (id) => this.#clients.get(id)?.ended(),
       destroy: (id) => {
-        const stream = this.#streams.get(id);
-        if (!stream) return;
-        this.#streams.delete(id);
-        stream.destroy();
+        const side = this.#clients.get(id);
+        if (!side) return;
+        this.#clients.delete(id);
+        side.destroyed();
       },
       tap: (tapId, topic, payload) => this.#taps.get(tapId)?.(topic, payload),
     });
@@ -215,9 +265,9 @@ class ThreadLink {
   #lose(reason: Error): void {
     if (this.#gone) return;
     this.#gone = reason;
-    const streams = [...this.#streams.values()];
-    this.#streams.clear();
-    for (const stream of streams) stream.destroy();
+    const sides = [...this.#clients.values()];
+    this.#clients.clear();
+    for (const side of sides) side.destroyed();
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(reason);

@@ -20,7 +20,7 @@ import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePuback, encodePublish, readPackets, type IncomingPacket } from './packet-codec.js';
-import type { StreamAcceptor } from './transport.js';
+import type { LinkEnd, LinkPeer, StreamAcceptor } from './transport.js';
 
 /** What the station binding and the gateway use of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
 export interface MqttSession {
@@ -81,7 +81,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
   readonly options: { reconnectPeriod: number };
   readonly #settings: Required<Omit<MemoryClientOptions, 'will' | 'reconnectPeriod'>> & Pick<MemoryClientOptions, 'will'>;
   readonly #broker: StreamAcceptor;
-  #link: BrokerLink | undefined;
+  #link: Link | undefined;
   #connected = false;
   /** end() was called: no reconnect, and the next close is final. */
   #ending = false;
@@ -177,7 +177,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
   }
 
   #open(): void {
-    const link = new BrokerLink(this);
+    const link: Link = this.#broker.attach ? new DirectLink(this, this.#broker.attach.bind(this.#broker)) : new BrokerLink(this);
     this.#link = link;
     const { clientId, clean, keepalive, will } = this.#settings;
     const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
@@ -186,7 +186,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
       this.emit('error', new Error('connack timeout'));
       link.destroy();
     }, this.#settings.connectTimeout);
-    this.#broker.handle(link);
+    if (link instanceof BrokerLink) this.#broker.handle(link);
     link.push(mqttPacket.generate(connect));
   }
 
@@ -236,8 +236,8 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
     }
   }
 
-  /** The stream into the broker closed, whoever closed it; called by the link only. @internal */
-  onLinkClosed(link: BrokerLink): void {
+  /** The connection to the broker closed, whoever closed it; called by the link only. @internal */
+  onLinkClosed(link: Link): void {
     if (link !== this.#link) return;
     this.#link = undefined;
     this.#connected = false;
@@ -278,15 +278,39 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
   }
 }
 
+/** The client's end of its connection to the broker: one packet a push, `null` after DISCONNECT. */
+interface Link {
+  push(packet: Buffer | null): unknown;
+  destroy(error?: Error): unknown;
+}
+
+/**
+ * Whole packets out of what the broker writes (`readPackets`); the start of a packet cut short
+ * waits here for the rest. Throws on a malformed packet.
+ */
+class PacketReader {
+  /** The start of a packet whose rest has not been written yet. */
+  #partial: Buffer | undefined;
+
+  read(chunk: Buffer, onPacket: (packet: IncomingPacket) => void): void {
+    const data = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
+    this.#partial = undefined;
+    const read = readPackets(data, onPacket);
+    if (read < data.length) this.#partial = data.subarray(read);
+  }
+
+  clear(): void {
+    this.#partial = undefined;
+  }
+}
+
 /**
  * The broker's end of the connection: a real Duplex, as `aedes.handle` expects. What the broker
  * writes is parsed for the client at once; what the client sends is pushed as one chunk a packet.
- * Whole packets are read at once (`readPackets`); the start of a packet cut short waits here.
  */
-class BrokerLink extends Duplex {
+class BrokerLink extends Duplex implements Link {
   readonly #client: MemoryMqttClient;
-  /** The start of a packet whose rest has not been written yet. */
-  #partial: Buffer | undefined;
+  readonly #reader = new PacketReader();
   #closed = false;
 
   constructor(client: MemoryMqttClient) {
@@ -308,12 +332,10 @@ class BrokerLink extends Duplex {
 
   #receive(chunk: Buffer): void {
     if (this.#closed) return;
-    const data = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
     try {
-      const read = readPackets(data, (packet) => {
+      this.#reader.read(chunk, (packet) => {
         if (!this.#closed) this.#client.onPacket(packet);
       });
-      this.#partial = read < data.length && !this.#closed ? data.subarray(read) : undefined;
     } catch (error) {
       this.destroy(error as Error);
     }
@@ -327,11 +349,71 @@ class BrokerLink extends Duplex {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     if (!this.#closed) {
       this.#closed = true;
-      this.#partial = undefined;
+      this.#reader.clear();
       if (error) this.#client.onLinkError(error);
       this.#client.onLinkClosed(this);
     }
     callback(error);
+  }
+}
+
+/**
+ * A connection through a broker's `attach` (a broker on another thread): no stream on this side,
+ * since the bytes cross to the broker's thread in batches anyway. It behaves as `BrokerLink` does:
+ * the client hears of a close it caused on a later microtask, as it would from a stream.
+ */
+class DirectLink implements Link, LinkPeer {
+  readonly #client: MemoryMqttClient;
+  readonly #reader = new PacketReader();
+  readonly #end: LinkEnd;
+  #closed = false;
+
+  constructor(client: MemoryMqttClient, attach: (peer: LinkPeer) => LinkEnd) {
+    this.#client = client;
+    this.#end = attach(this);
+  }
+
+  push(packet: Buffer | null): void {
+    if (this.#closed) return;
+    if (packet) {
+      this.#end.send(packet);
+      return;
+    }
+    this.#end.end();
+    this.#close();
+  }
+
+  destroy(error?: Error): void {
+    if (this.#closed) return;
+    this.#end.destroy();
+    this.#close(error);
+  }
+
+  receive(bytes: Buffer): void {
+    if (this.#closed) return;
+    try {
+      this.#reader.read(bytes, (packet) => {
+        if (!this.#closed) this.#client.onPacket(packet);
+      });
+    } catch (error) {
+      this.destroy(error as Error);
+    }
+  }
+
+  closed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#reader.clear();
+    this.#client.onLinkClosed(this);
+  }
+
+  #close(error?: Error): void {
+    this.#closed = true;
+    this.#reader.clear();
+    queueMicrotask(() => {
+      if (error) this.#client.onLinkError(error);
+      this.#client.onLinkClosed(this);
+    });
   }
 }
 

@@ -20,6 +20,27 @@ export type BrokerTap = (filters: string[], listener: (topic: string, payload: B
 /** Anything that accepts an MQTT connection as a duplex stream, such as `aedes.handle`. */
 export interface StreamAcceptor {
   handle(stream: Duplex): void;
+  /**
+   * Connects a client without a stream on the client's side, where the broker is not on this
+   * thread anyway (broker-thread.ts): the in-memory client uses it when it is there.
+   */
+  attach?(peer: LinkPeer): LinkEnd;
+}
+
+/** The client's side of an attached connection: the broker's bytes, and the end of the connection. */
+export interface LinkPeer {
+  receive(bytes: Buffer): void;
+  /** The broker closed the connection (not called after the client's own `end` or `destroy`). */
+  closed(): void;
+}
+
+/** What an attached client sends through. */
+export interface LinkEnd {
+  send(packet: Buffer): void;
+  /** The client is done sending (after DISCONNECT); the connection closes. */
+  end(): void;
+  /** Drops the connection, as a lost socket would (the broker fires the last will). */
+  destroy(): void;
 }
 
 export type MqttTransport = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; url: string };
