@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { BrokerKind } from './boot.js';
 import { login, runLoad, startUnlockServers, type LoadRun } from './lib/servers.js';
 import { readCpuProfile, summarizeProfile, type ProfileSummary } from './lib/cpu-profile.js';
+import type { ProfileFiles } from './lib/self-profiler.js';
 
 export interface ProfileOptions {
   broker: BrokerKind;
@@ -26,6 +27,11 @@ export interface ProfileOptions {
 
 export interface ProfileResult extends ProfileSummary {
   broker: BrokerKind;
+  /**
+   * The process's other threads over the same load (the embedded broker's thread): each profile
+   * summarised on its own, shares of that thread's samples.
+   */
+  threads?: (ProfileSummary & { title: string })[];
   seconds: number;
   connections: number;
   load: Pick<LoadRun, 'rps' | 'latency' | 'cpu'>;
@@ -39,6 +45,7 @@ export async function runProfile(options: ProfileOptions): Promise<ProfileResult
   const locks = 4;
   const dir = mkdtempSync(path.join(tmpdir(), 'station-sim-bench-prof-'));
   const file = path.join(dir, 'api.cpuprofile');
+  let files: ProfileFiles = { file, workers: [] };
   try {
     const servers = await startUnlockServers({ broker: options.broker, stations, locks, verbose: options.verbose ?? false });
     let load: LoadRun;
@@ -59,20 +66,26 @@ export async function runProfile(options: ProfileOptions): Promise<ProfileResult
         },
       );
       await profiling;
-      await servers.callApi('profile-stop', { file });
+      files = await servers.callApi<ProfileFiles>('profile-stop', { file });
     } finally {
       await servers.stop();
     }
     // Samples inside the profiler's own stop call are the profiler's cost, not the unlock path's.
     const summary = summarizeProfile(readCpuProfile(file), { excludeUrl: /self-profiler/ });
+    const threads = files.workers.map((worker) => ({ title: worker.title, ...summarizeProfile(readCpuProfile(worker.file)) }));
     if (options.keepAs) copyFileSync(file, options.keepAs);
+    files.workers.forEach((worker, index) => {
+      if (options.keepAs) copyFileSync(worker.file, options.keepAs!.replace(/(\.cpuprofile)?$/, `.worker-${index + 1}.cpuprofile`));
+    });
     options.log(`profile ${options.broker}: ${Math.round(load.rps)} req/s while profiling; ${summary.owners.slice(0, 6).map((o) => `${o.owner} ${o.percent}%`).join(', ')}`);
+    for (const thread of threads) options.log(`  thread "${thread.title}": ${thread.owners.slice(0, 6).map((o) => `${o.owner} ${o.percent}%`).join(', ')}`);
     return {
       broker: options.broker,
       seconds,
       connections,
       load: { rps: load.rps, latency: load.latency, cpu: load.cpu },
       ...summary,
+      ...(threads.length > 0 ? { threads } : {}),
       ...(options.keepAs ? { profileFile: options.keepAs } : {}),
     };
   } finally {

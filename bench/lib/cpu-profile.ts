@@ -77,6 +77,7 @@ export function ownerOf(url: string, functionName: string): string {
 const ACTORS: [RegExp, string][] = [
   [/\/src\/service\/(station-gateway\.ts|gateway\/)/, 'API gateway (MQTT side of /v1)'],
   [/\/src\/(station\/|mqtt\/station-client\.ts|fleet\/)/, 'stations (model and MQTT binding)'],
+  [/\/src\/broker\/(broker-thread|broker-worker|thread-protocol)\.ts/, 'link between threads (batches)'],
   [/\/node_modules\/(aedes|aedes-packet|aedes-persistence|mqemitter|qlobber)\/|\/src\/broker\//, 'broker (aedes)'],
   [/\/src\/(control|transcript)\//, 'control plane and event hub'],
   [/\/src\/mqtt\/(memory-client|packet-codec)\.ts/, 'in-memory MQTT client (framing, codec)'],

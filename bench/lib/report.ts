@@ -7,6 +7,7 @@ import type { UnlockResult } from '../unlock.js';
 import { checkTargets } from '../unlock.js';
 import type { SoakResult } from '../soak.js';
 import type { ProfileResult } from '../profile.js';
+import type { ProfileSummary } from './cpu-profile.js';
 import type { BenchOptions } from './args.js';
 import type { RunHeader } from './machine.js';
 
@@ -177,6 +178,21 @@ export function renderSoak(soak: SoakResult): string {
 }
 
 export function renderProfile(profile: ProfileResult, top = 15): string {
+  const lines = [
+    `${profile.broker} broker, ${profile.connections} connections, ${profile.seconds} s: ${formatCount(profile.load.rps)} unlocks/s while profiled; ` +
+      `CPU in cores: ${Object.entries(profile.load.cpu).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}.`,
+    '',
+    '### Main thread (HTTP, gateway, stations, control plane)',
+    '',
+    renderThread(profile, top, true),
+  ];
+  for (const thread of profile.threads ?? []) {
+    lines.push('', `### Thread "${thread.title}" (shares of that thread's own samples)`, '', renderThread(thread, top, false));
+  }
+  return lines.join('\n');
+}
+
+function renderThread(profile: ProfileSummary, top: number, withProject: boolean): string {
   const owners = table(
     ['package / part', 'self time', 'share'],
     profile.owners.slice(0, 12).map((owner) => [owner.owner, formatMs(owner.selfMs), `${owner.percent} %`]),
@@ -193,18 +209,7 @@ export function renderProfile(profile: ProfileResult, top = 15): string {
     ['station-sim function (inclusive)', 'where', 'time', 'share'],
     profile.project.slice(0, 12).map((entry) => [entry.name, entry.where, formatMs(entry.totalMs), `${entry.percent} %`]),
   );
-  return [
-    `${profile.broker} broker, ${profile.connections} connections, ${profile.seconds} s: ${formatCount(profile.load.rps)} unlocks/s while profiled; ` +
-      `CPU in cores: ${Object.entries(profile.load.cpu).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}.`,
-    '',
-    owners,
-    '',
-    actors,
-    '',
-    functions,
-    '',
-    project,
-  ].join('\n');
+  return [owners, '', actors, '', functions, ...(withProject ? ['', project] : [])].join('\n');
 }
 
 /** The whole result as markdown. */
@@ -215,7 +220,7 @@ export function renderMarkdown(result: BenchResult): string {
   if (result.unlock) sections.push('## Unlock round trip, embedded broker', renderUnlock(result.unlock));
   if (result.mosquitto) sections.push('## Unlock round trip, Mosquitto (stations and API in their own processes)', renderUnlock(result.mosquitto.unlock));
   if (result.soak) sections.push('## Soak', renderSoak(result.soak));
-  if (result.profile) sections.push('## Where the unlock time goes (CPU profile of the API process)', renderProfile(result.profile));
+  if (result.profile) sections.push('## Where the unlock time goes (CPU profile of the API process, each thread)', renderProfile(result.profile));
   if (result.errors.length > 0) sections.push('## Errors', result.errors.map((error) => `- ${error}`).join('\n'));
   return `${sections.join('\n\n')}\n`;
 }

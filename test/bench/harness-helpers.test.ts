@@ -139,6 +139,8 @@ describe('CPU profiles by part of the simulator', () => {
     expect(actorOf('file:///w/node_modules/fastify/lib/route.js')).toBe('HTTP (fastify, auth, routes)');
     expect(actorOf('file:///w/src/station/station-model.ts')).toBe('stations (model and MQTT binding)');
     expect(actorOf('file:///w/node_modules/aedes/lib/handlers/publish.js')).toBe('broker (aedes)');
+    expect(actorOf('file:///w/src/broker/thread-protocol.ts')).toBe('link between threads (batches)');
+    expect(actorOf('file:///w/src/broker/retained-index.ts')).toBe('broker (aedes)');
     expect(actorOf('file:///w/node_modules/mqtt-packet/parser.js')).toBeUndefined();
     expect(actorOf('node:internal/streams/writable')).toBeUndefined();
   });
