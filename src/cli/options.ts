@@ -32,6 +32,14 @@ export function withMqttPort<T>(yargs: Argv<T>) {
   });
 }
 
+export function withBrokerThread<T>(yargs: Argv<T>) {
+  return yargs.option('broker-thread', {
+    type: 'boolean',
+    default: true,
+    describe: 'Run the embedded broker on a thread of its own (--no-broker-thread: on the main thread, for debugging)',
+  });
+}
+
 export function withBroker<T>(yargs: Argv<T>, required: boolean) {
   return yargs.option('broker', {
     type: 'string',

@@ -189,16 +189,19 @@ class Cleanups {
 
 /** The embedded broker, or the external one given. */
 async function connectBroker(
-  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread'>,
+  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread' | 'onNotice'>,
   cleanups: Cleanups,
 ): Promise<{ transport: MqttTransport; mqttUrl: string; broker: StartedBroker | undefined }> {
   if (options.broker) return { transport: { kind: 'tcp', url: options.broker }, mqttUrl: redactUrl(options.broker), broker: undefined };
-  const start = options.brokerThread === false ? startEmbeddedBroker : startBrokerThread;
-  const broker = await start({
+  const where = {
     port: options.mqttPort ?? 0,
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.mqttFallbackToFreePort ?? false,
-  });
+  };
+  const broker =
+    options.brokerThread === false
+      ? await startEmbeddedBroker(where)
+      : await startBrokerThread({ ...where, onError: (error) => options.onNotice?.(`the embedded broker's thread failed: ${error.message}`) });
   cleanups.add(() => broker.stop());
   return { transport: { kind: 'memory', broker }, mqttUrl: broker.url, broker };
 }

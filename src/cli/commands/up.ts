@@ -9,6 +9,7 @@ import {
   controlAccess,
   httpOptions,
   withBroker,
+  withBrokerThread,
   withFixture,
   withHost,
   withHttp,
@@ -28,7 +29,7 @@ export function upCommand(io: CliIo): CommandModule {
     command: 'up',
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
     builder: (yargs) =>
-      withTime(withHttp(withBroker(withMqttPort(withHost(withJson(withSeed(withFixture(yargs))))), false))).option('dashboard', {
+      withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false))).option('dashboard', {
         type: 'string',
         describe: 'Show the live dashboard (--dashboard); "auto" shows it only in an interactive terminal',
         coerce: (value: string) => (value === '' || value === 'true' ? 'on' : value),
@@ -53,6 +54,7 @@ export function upCommand(io: CliIo): CommandModule {
         mqttPort: mqttPort ?? DEFAULT_MQTT_PORT,
         // A port falls back to a free one only when it was not given explicitly.
         mqttFallbackToFreePort: mqttPort === undefined,
+        brokerThread: argv['broker-thread'] as boolean,
         onNotice: (message) => notice(io, message),
       });
       if (sim.broker?.fellBack) {

@@ -1,0 +1,135 @@
+/**
+ * The embedded broker on its own thread: the batch format both sides speak, the port rules of the
+ * CLI, in-memory and TCP clients on one broker, taps, and what happens to clients when it stops.
+ */
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import mqtt from 'mqtt';
+import { startBrokerThread } from '../../src/broker/broker-thread.js';
+import type { StartedBroker } from '../../src/broker/embedded-broker.js';
+import { BatchWriter, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
+import { MemoryMqttClient } from '../../src/mqtt/memory-client.js';
+
+describe('thread-protocol batches', () => {
+  it('replays every record in order, with its bytes, after a transfer', () => {
+    const writer = new BatchWriter();
+    expect(writer.empty).toBe(true);
+    writer.mark(OPEN, 7);
+    writer.data(7, Buffer.from([1, 2, 3]));
+    writer.tap(2, 'stations/Ü-1/status', Buffer.from('{"status":"online"}'));
+    writer.data(7, Buffer.alloc(0));
+    writer.tap(2, 'empty', Buffer.alloc(0));
+    writer.mark(END, 7);
+    writer.mark(DESTROY, 8);
+    const { batch, transfer } = writer.take();
+    expect(writer.empty).toBe(true);
+    // What the receiving thread gets: a structured clone with the buffers moved, not copied.
+    const received = structuredClone(batch, { transfer });
+    expect(batch.data.byteLength).toBe(0); // detached on this side
+    const seen: unknown[] = [];
+    readBatch(received, {
+      open: (id) => seen.push(['open', id]),
+      data: (id, bytes) => seen.push(['data', id, [...bytes]]),
+      end: (id) => seen.push(['end', id]),
+      destroy: (id) => seen.push(['destroy', id]),
+      tap: (id, topic, payload) => seen.push(['tap', id, topic, payload.toString()]),
+    });
+    expect(seen).toEqual([
+      ['open', 7],
+      ['data', 7, [1, 2, 3]],
+      ['tap', 2, 'stations/Ü-1/status', '{"status":"online"}'],
+      ['data', 7, []],
+      ['tap', 2, 'empty', ''],
+      ['end', 7],
+      ['destroy', 8],
+    ]);
+  });
+
+  it('never transfers a slice of the shared buffer pool', () => {
+    const writer = new BatchWriter();
+    const pooled = Buffer.from('small'); // Buffer.from of a short string comes from the pool
+    writer.data(1, pooled);
+    const { batch, transfer } = writer.take();
+    structuredClone(batch, { transfer });
+    expect(pooled.toString()).toBe('small');
+  });
+});
+
+describe('startBrokerThread', () => {
+  const stops: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  });
+
+  async function start(options: Parameters<typeof startBrokerThread>[0] = { port: 0 }): Promise<StartedBroker> {
+    const broker = await startBrokerThread(options);
+    stops.push(() => broker.stop());
+    return broker;
+  }
+
+  async function until(check: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
+  function memoryClient(broker: StartedBroker, clientId: string): Promise<MemoryMqttClient> {
+    const client = new MemoryMqttClient(broker, { clientId, reconnectPeriod: 0 });
+    stops.push(() => client.endAsync(true));
+    return new Promise((resolve, reject) => {
+      client.once('connect', () => resolve(client));
+      client.once('error', reject);
+    });
+  }
+
+  it('refuses a port that is taken with PORT_IN_USE, or takes a free one when told to', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    stops.push(() => new Promise((resolve) => blocker.close(resolve)));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    await expect(startBrokerThread({ port: taken })).rejects.toMatchObject({ code: 'PORT_IN_USE', message: expect.stringContaining(`${taken}`) });
+    const broker = await start({ port: taken, fallbackToFreePort: true });
+    expect(broker.fellBack).toBe(true);
+    expect(broker.port).not.toBe(taken);
+    expect(broker.url).toBe(`mqtt://127.0.0.1:${broker.port}`);
+  });
+
+  it('carries messages between in-memory and TCP clients, retained state included, and taps see them', async () => {
+    const broker = await start();
+    const station = await memoryClient(broker, 'station');
+    await station.publishAsync('stations/S-1/status', '{"status":"online"}', { qos: 1, retain: true });
+    const tapped: string[] = [];
+    const untap = await broker.tap(['stations/#'], (topic, payload) => tapped.push(`${topic} ${payload}`));
+
+    const tcp = await mqtt.connectAsync(broker.url, { clientId: 'tcp', reconnectPeriod: 0 });
+    stops.push(() => tcp.endAsync());
+    const overTcp: string[] = [];
+    tcp.on('message', (topic, payload) => overTcp.push(`${topic} ${payload}`));
+    await tcp.subscribeAsync('stations/#', { qos: 1 });
+    const fromTcp = new Promise<string>((resolve) => station.on('message', (topic, payload) => resolve(`${topic} ${payload}`)));
+    await station.subscribeAsync({ 'stations/S-1/locks/+/unlock': { qos: 1 } });
+    await tcp.publishAsync('stations/S-1/locks/1/unlock', '{"commandId":"c1"}', { qos: 1 });
+    expect(await fromTcp).toBe('stations/S-1/locks/1/unlock {"commandId":"c1"}');
+    await until(() => overTcp.length === 2);
+    expect(overTcp).toEqual(['stations/S-1/status {"status":"online"}', 'stations/S-1/locks/1/unlock {"commandId":"c1"}']);
+    // A tap does not replay retained messages; it sees what is routed after it was set.
+    expect(tapped).toEqual(['stations/S-1/locks/1/unlock {"commandId":"c1"}']);
+    expect(await broker.retainedCount()).toBe(1);
+
+    await untap();
+    await station.publishAsync('stations/S-1/status', '{"status":"offline"}', { qos: 1, retain: true });
+    await broker.sync();
+    expect(tapped).toHaveLength(1);
+  });
+
+  it('closes every in-memory client when it stops, and a client that connects later is closed at once', async () => {
+    const broker = await startBrokerThread({ port: 0 });
+    const client = await memoryClient(broker, 'c');
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    await broker.stop();
+    await closed;
+    expect(client.connected).toBe(false);
+    const late = new MemoryMqttClient(broker, { clientId: 'late', reconnectPeriod: 0 });
+    await new Promise<void>((resolve) => late.once('close', () => resolve()));
+    expect(late.connected).toBe(false);
+    await expect(broker.retainedCount()).rejects.toThrow(/stopped/);
+  });
+});
