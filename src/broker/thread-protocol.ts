@@ -43,8 +43,15 @@ export class BatchWriter {
     this.#ops.push(kind, id, 0, 0);
   }
 
+  /**
+   * Bytes of a connection. Bytes that follow bytes of the same connection join their record: aedes
+   * writes a packet in several pieces (header, topic, payload), and the reader is better off
+   * with whole packets.
+   */
   data(id: number, chunk: Uint8Array): void {
-    this.#ops.push(DATA, id, chunk.length, 0);
+    const last = this.#ops.length - FIELDS;
+    if (last >= 0 && this.#ops[last] === DATA && this.#ops[last + 1] === id) this.#ops[last + 2] = this.#ops[last + 2]! + chunk.length;
+    else this.#ops.push(DATA, id, chunk.length, 0);
     this.#chunks.push(chunk);
     this.#bytes += chunk.length;
   }

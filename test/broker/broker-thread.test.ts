@@ -16,6 +16,7 @@ describe('thread-protocol batches', () => {
     expect(writer.empty).toBe(true);
     writer.mark(OPEN, 7);
     writer.data(7, Buffer.from([1, 2, 3]));
+    writer.data(7, Buffer.from([4])); // joins the record before: one connection's bytes in a row
     writer.tap(2, 'stations/Ü-1/status', Buffer.from('{"status":"online"}'));
     writer.data(7, Buffer.alloc(0));
     writer.tap(2, 'empty', Buffer.alloc(0));
@@ -36,7 +37,7 @@ describe('thread-protocol batches', () => {
     });
     expect(seen).toEqual([
       ['open', 7],
-      ['data', 7, [1, 2, 3]],
+      ['data', 7, [1, 2, 3, 4]],
       ['tap', 2, 'stations/Ü-1/status', '{"status":"online"}'],
       ['data', 7, []],
       ['tap', 2, 'empty', ''],
