@@ -127,10 +127,16 @@ class ThreadLink {
           return;
       }
     });
+    let started = false;
+    void this.ready.then(
+      () => (started = true),
+      () => undefined,
+    );
     worker.on('error', (error) => {
       settleReady.reject(error);
       this.#lose(error);
-      if (this.#onError) this.#onError(error);
+      // A thread that never started is reported by the rejection alone.
+      if (started) this.#onError?.(error);
     });
     worker.on('exit', () => this.#lose(new Error('the broker thread stopped')));
   }

@@ -75,50 +75,50 @@ class ThreadConnection extends Duplex {
 
 const connections = new Map<number, ThreadConnection>();
 const untaps = new Map<number, () => Promise<void>>();
-const options = workerData as BrokerThreadData;
-let broker: InThreadBroker;
-
-try {
-  broker = await startEmbeddedBroker(options);
-} catch (error) {
-  post({ type: 'failed', code: (error as { code?: string }).code ?? 'INTERNAL', message: (error as Error).message });
+const broker = await startEmbeddedBroker(workerData as BrokerThreadData).catch((error: Error & { code?: string }) => {
+  // A port that is taken, say: the simulator's thread reports it, and this thread just ends.
+  post({ type: 'failed', code: error.code ?? 'INTERNAL', message: error.message });
   port.close();
-  throw error;
+  return undefined;
+});
+if (broker) serve(broker);
+
+function serve(broker: InThreadBroker): void {
+  port.on('message', (message: ToBroker) => {
+    if (message.type === 'batch') {
+      readBatch(message.batch, {
+        open: (id) => {
+          const connection = new ThreadConnection(id);
+          connections.set(id, connection);
+          broker.handle(connection);
+        },
+        data: (id, bytes) => connections.get(id)?.push(bytes),
+        end: (id) => connections.get(id)?.push(null),
+        destroy: (id) => {
+          const connection = connections.get(id);
+          if (!connection) return;
+          connection.peerClosed = true;
+          connection.destroy();
+        },
+      });
+      return;
+    }
+    answer(broker, message.id, message.call).then(
+      (value) => {
+        flush();
+        post({ type: 'reply', id: message.id, value });
+        if (message.call.method === 'stop') port.close();
+      },
+      (error: Error & { code?: string }) => {
+        flush();
+        post({ type: 'reply', id: message.id, error: { message: error.message, ...(error.code ? { code: error.code } : {}) } });
+      },
+    );
+  });
+  post({ type: 'ready', url: broker.url, port: broker.port, fellBack: broker.fellBack });
 }
 
-port.on('message', (message: ToBroker) => {
-  if (message.type === 'batch') {
-    readBatch(message.batch, {
-      open: (id) => {
-        const connection = new ThreadConnection(id);
-        connections.set(id, connection);
-        broker.handle(connection);
-      },
-      data: (id, bytes) => connections.get(id)?.push(bytes),
-      end: (id) => connections.get(id)?.push(null),
-      destroy: (id) => {
-        const connection = connections.get(id);
-        if (!connection) return;
-        connection.peerClosed = true;
-        connection.destroy();
-      },
-    });
-    return;
-  }
-  answer(message.id, message.call).then(
-    (value) => {
-      flush();
-      post({ type: 'reply', id: message.id, value });
-      if (message.call.method === 'stop') port.close();
-    },
-    (error: Error & { code?: string }) => {
-      flush();
-      post({ type: 'reply', id: message.id, error: { message: error.message, ...(error.code ? { code: error.code } : {}) } });
-    },
-  );
-});
-
-async function answer(id: number, call: BrokerCall): Promise<unknown> {
+async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Promise<unknown> {
   switch (call.method) {
     case 'tap': {
       const untap = await broker.tap(call.filters, (topic, payload) => {
@@ -149,4 +149,3 @@ async function answer(id: number, call: BrokerCall): Promise<unknown> {
   }
 }
 
-post({ type: 'ready', url: broker.url, port: broker.port, fellBack: broker.fellBack });

@@ -27,8 +27,10 @@ async function start(overrides: Partial<DashboardOptions> = {}) {
     ...overrides,
   });
   await fake.waitForConnections(1);
-  // Let the snapshot reach the screen (one flush interval).
-  await settle(50);
+  // Let the snapshot reach the screen: one flush interval is enough on an idle machine, but the
+  // full suite loaded both cores and 50 ms was once not enough (in CI Ink draws only on exit, so
+  // there is no frame to wait for).
+  await settle(200);
   return { fake, stdout, stdin, dashboard };
 }
 
