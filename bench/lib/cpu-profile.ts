@@ -80,7 +80,7 @@ const ACTORS: [RegExp, string][] = [
   [/\/src\/broker\/(broker-thread|broker-worker|thread-protocol)\.ts/, 'link between threads (batches)'],
   [/\/node_modules\/(aedes|aedes-packet|aedes-persistence|mqemitter|qlobber)\/|\/src\/broker\//, 'broker (aedes)'],
   [/\/src\/(control|transcript)\//, 'control plane and event hub'],
-  [/\/src\/mqtt\/(memory-client|packet-codec)\.ts/, 'in-memory MQTT client (framing, codec)'],
+  [/\/src\/mqtt\/(lean-client|packet-codec)\.ts/, 'lean MQTT client (framing, codec)'],
   [/\/src\/service\/|\/node_modules\/(fastify|find-my-way|@fastify\/[^/]+|light-my-request)\/|^node:_http/, 'HTTP (fastify, auth, routes)'],
 ];
 

@@ -9,7 +9,7 @@ import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
 import { brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
-import type { MemoryClientOptions, MqttSession } from './memory-client.js';
+import type { LeanClientOptions, MqttSession } from './lean-client.js';
 
 export interface StationClientOptions {
   config: StationConfig;
@@ -105,7 +105,7 @@ export class StationClient {
     const { config } = this.#options;
     const token = config.token;
     const baseReconnect = this.#options.reconnectMs ?? 500;
-    const options: MemoryClientOptions = {
+    const options: LeanClientOptions = {
       clientId: `station-sim-${token}`,
       clean: true,
       keepalive: this.#options.keepaliveSeconds ?? 30,

@@ -7,7 +7,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import { duplexPair } from './duplex-pair.js';
-import { MemoryMqttClient, type MemoryClientOptions, type MqttSession } from './memory-client.js';
+import { LeanMqttClient, type LeanClientOptions, type MqttSession } from './lean-client.js';
 import { SimError } from '../errors.js';
 
 /**
@@ -101,12 +101,12 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
 
 /**
  * A session of the product's own hot path (stations, the API's gateway): in memory, the lean
- * `MemoryMqttClient` (a fleet holds many of these in one thread, see memory-client.ts); over TCP,
+ * `LeanMqttClient` (a fleet holds many of these in one thread, see lean-client.ts); over TCP,
  * mqtt.js, which knows every broker's manners. Subscriptions are not renewed by the client after
  * a reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
  */
-export function createSession(transport: MqttTransport, options: MemoryClientOptions): MqttSession {
-  if (transport.kind === 'memory') return new MemoryMqttClient(transport.broker, options);
+export function createSession(transport: MqttTransport, options: LeanClientOptions): MqttSession {
+  if (transport.kind === 'memory') return new LeanMqttClient(transport.broker, options);
   return createMqttClient(transport, { ...options, resubscribe: false });
 }
 

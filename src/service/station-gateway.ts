@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, encodePayload, parsePayload } from '../mqtt/topics.js';
 import { connectError, createSession, dropUnacknowledged, redactUrl, type MqttTransport } from '../mqtt/transport.js';
-import type { MqttSession } from '../mqtt/memory-client.js';
+import type { MqttSession } from '../mqtt/lean-client.js';
 import { SimError } from '../errors.js';
 import type { Station } from './http/api-schemas.js';
 import { TopicRouter, type RoutedTopic } from './gateway/topic-router.js';

@@ -8,7 +8,7 @@ import mqtt from 'mqtt';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import type { StartedBroker } from '../../src/broker/embedded-broker.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
-import { MemoryMqttClient } from '../../src/mqtt/memory-client.js';
+import { LeanMqttClient } from '../../src/mqtt/lean-client.js';
 
 describe('thread-protocol batches', () => {
   it('replays every record in order, with its bytes, after a transfer', () => {
@@ -72,8 +72,8 @@ describe('startBrokerThread', () => {
     for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
-  function memoryClient(broker: StartedBroker, clientId: string): Promise<MemoryMqttClient> {
-    const client = new MemoryMqttClient(broker, { clientId, reconnectPeriod: 0 });
+  function memoryClient(broker: StartedBroker, clientId: string): Promise<LeanMqttClient> {
+    const client = new LeanMqttClient(broker, { clientId, reconnectPeriod: 0 });
     stops.push(() => client.endAsync(true));
     return new Promise((resolve, reject) => {
       client.once('connect', () => resolve(client));
@@ -128,7 +128,7 @@ describe('startBrokerThread', () => {
     await broker.stop();
     await closed;
     expect(client.connected).toBe(false);
-    const late = new MemoryMqttClient(broker, { clientId: 'late', reconnectPeriod: 0 });
+    const late = new LeanMqttClient(broker, { clientId: 'late', reconnectPeriod: 0 });
     await new Promise<void>((resolve) => late.once('close', () => resolve()));
     expect(late.connected).toBe(false);
     await expect(broker.retainedCount()).rejects.toThrow(/stopped/);

@@ -9,7 +9,7 @@ import mqttPacket from 'mqtt-packet';
 import { startEmbeddedBroker, type InThreadBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import type { Duplex } from 'node:stream';
-import { MemoryMqttClient, type MemoryClientOptions } from '../../src/mqtt/memory-client.js';
+import { LeanMqttClient, type LeanClientOptions } from '../../src/mqtt/lean-client.js';
 import { encodePublish } from '../../src/mqtt/packet-codec.js';
 import { connectError } from '../../src/mqtt/transport.js';
 
@@ -18,9 +18,9 @@ const brokers = [
   ['on its own thread', () => startBrokerThread({ port: 0 })],
 ] as const;
 
-describe.each(brokers)('MemoryMqttClient against aedes %s', (_, start) => {
+describe.each(brokers)('LeanMqttClient against aedes %s', (_, start) => {
   let broker: StartedBroker;
-  const clients: MemoryMqttClient[] = [];
+  const clients: LeanMqttClient[] = [];
 
   beforeEach(async () => {
     broker = await start();
@@ -31,8 +31,8 @@ describe.each(brokers)('MemoryMqttClient against aedes %s', (_, start) => {
     await broker.stop();
   });
 
-  function connect(options: Partial<MemoryClientOptions> & { clientId: string }): Promise<MemoryMqttClient> {
-    const client = new MemoryMqttClient(broker, { reconnectPeriod: 0, ...options });
+  function connect(options: Partial<LeanClientOptions> & { clientId: string }): Promise<LeanMqttClient> {
+    const client = new LeanMqttClient(broker, { reconnectPeriod: 0, ...options });
     clients.push(client);
     return new Promise((resolve, reject) => {
       client.once('connect', () => resolve(client));
@@ -40,7 +40,7 @@ describe.each(brokers)('MemoryMqttClient against aedes %s', (_, start) => {
     });
   }
 
-  function subscribe(client: MemoryMqttClient, filter: string, qos: 0 | 1 = 1): Promise<{ topic: string; payload: string }[]> {
+  function subscribe(client: LeanMqttClient, filter: string, qos: 0 | 1 = 1): Promise<{ topic: string; payload: string }[]> {
     const seen: { topic: string; payload: string }[] = [];
     client.on('message', (topic, payload) => seen.push({ topic, payload: payload.toString() }));
     return new Promise((resolve, reject) => client.subscribe(filter, { qos }, (error) => (error ? reject(error) : resolve(seen))));
@@ -91,7 +91,7 @@ describe.each(brokers)('MemoryMqttClient against aedes %s', (_, start) => {
   });
 
   it('reconnects after the broker closes the session, and fails what was in flight', async () => {
-    const client = new MemoryMqttClient(broker, { clientId: 'again', reconnectPeriod: 10 });
+    const client = new LeanMqttClient(broker, { clientId: 'again', reconnectPeriod: 10 });
     clients.push(client);
     let connects = 0;
     let closes = 0;
@@ -99,7 +99,7 @@ describe.each(brokers)('MemoryMqttClient against aedes %s', (_, start) => {
     client.on('close', () => (closes += 1));
     await until(() => connects === 1);
     // A second session with the same client id takes over: the broker closes the first (MQTT 3.1.1, 3.1.4).
-    const thief = new MemoryMqttClient(broker, { clientId: 'again', reconnectPeriod: 0 });
+    const thief = new LeanMqttClient(broker, { clientId: 'again', reconnectPeriod: 0 });
     clients.push(thief);
     await until(() => closes === 1);
     await thief.endAsync();
@@ -109,7 +109,7 @@ describe.each(brokers)('MemoryMqttClient against aedes %s', (_, start) => {
   });
 });
 
-describe('MemoryMqttClient and aedes hooks', () => {
+describe('LeanMqttClient and aedes hooks', () => {
   let broker: InThreadBroker;
 
   beforeEach(async () => {
@@ -125,7 +125,7 @@ describe('MemoryMqttClient and aedes hooks', () => {
       const error = Object.assign(new Error('Not authorized'), { returnCode: 5 });
       callback(error as never, false);
     };
-    const client = new MemoryMqttClient(broker, { clientId: 'x', reconnectPeriod: 0 });
+    const client = new LeanMqttClient(broker, { clientId: 'x', reconnectPeriod: 0 });
     const error = await new Promise<void>((resolve, reject) => {
       client.once('connect', () => resolve());
       client.once('error', reject);
@@ -144,7 +144,7 @@ describe('framing of what the broker writes', () => {
     const links: Duplex[] = [];
     // A broker that only records its end of each link; like aedes, it listens for the link's errors.
     const broker = { handle: (stream: Duplex) => links.push(stream.on('error', () => undefined)) };
-    const client = new MemoryMqttClient(broker, { clientId: 'c', reconnectPeriod: 0 });
+    const client = new LeanMqttClient(broker, { clientId: 'c', reconnectPeriod: 0 });
     const events: string[] = [];
     client.on('connect', () => events.push('connect'));
     client.on('message', (topic, payload) => events.push(`${topic}=${payload.length}`));

@@ -43,7 +43,7 @@ export interface MqttSession {
   removeAllListeners(event?: 'connect' | 'close' | 'error' | 'message'): unknown;
 }
 
-export interface MemoryClientOptions {
+export interface LeanClientOptions {
   clientId: string;
   /** @default true */
   clean?: boolean;
@@ -77,9 +77,9 @@ const CONNACK_REASONS: Record<number, string> = {
 
 type Done = (error?: Error, packet?: IncomingPacket) => void;
 
-export class MemoryMqttClient extends EventEmitter implements MqttSession {
+export class LeanMqttClient extends EventEmitter implements MqttSession {
   readonly options: { reconnectPeriod: number };
-  readonly #settings: Required<Omit<MemoryClientOptions, 'will' | 'reconnectPeriod'>> & Pick<MemoryClientOptions, 'will'>;
+  readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod'>> & Pick<LeanClientOptions, 'will'>;
   readonly #broker: StreamAcceptor;
   #link: Link | undefined;
   #connected = false;
@@ -93,7 +93,7 @@ export class MemoryMqttClient extends EventEmitter implements MqttSession {
   #connectTimer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
 
-  constructor(broker: StreamAcceptor, options: MemoryClientOptions) {
+  constructor(broker: StreamAcceptor, options: LeanClientOptions) {
     super();
     this.#broker = broker;
     this.options = { reconnectPeriod: options.reconnectPeriod ?? 1000 };
@@ -309,11 +309,11 @@ class PacketReader {
  * writes is parsed for the client at once; what the client sends is pushed as one chunk a packet.
  */
 class BrokerLink extends Duplex implements Link {
-  readonly #client: MemoryMqttClient;
+  readonly #client: LeanMqttClient;
   readonly #reader = new PacketReader();
   #closed = false;
 
-  constructor(client: MemoryMqttClient) {
+  constructor(client: LeanMqttClient) {
     super({ allowHalfOpen: false });
     this.#client = client;
   }
@@ -363,12 +363,12 @@ class BrokerLink extends Duplex implements Link {
  * the client hears of a close it caused on a later microtask, as it would from a stream.
  */
 class DirectLink implements Link, LinkPeer {
-  readonly #client: MemoryMqttClient;
+  readonly #client: LeanMqttClient;
   readonly #reader = new PacketReader();
   readonly #end: LinkEnd;
   #closed = false;
 
-  constructor(client: MemoryMqttClient, attach: (peer: LinkPeer) => LinkEnd) {
+  constructor(client: LeanMqttClient, attach: (peer: LinkPeer) => LinkEnd) {
     this.#client = client;
     this.#end = attach(this);
   }
