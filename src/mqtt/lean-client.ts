@@ -1,26 +1,29 @@
 /**
- * A lean MQTT 3.1.1 client for sessions inside the embedded broker's process: what a virtual
- * station (or the API's gateway) needs (CONNECT with a last will, SUBSCRIBE, PUBLISH at QoS 0 and
- * 1, PUBACK, PINGREQ, DISCONNECT, reconnect), spoken over an in-memory duplex stream handed to
- * `aedes.handle`.
+ * A lean MQTT 3.1.1 client: what a virtual station (or the API's gateway) needs (CONNECT with a
+ * last will and credentials, SUBSCRIBE, PUBLISH at QoS 0 and 1, PUBACK, PINGREQ with a PINGRESP
+ * deadline, DISCONNECT, reconnect), over an in-memory connection into the embedded broker or over
+ * TCP to any broker.
  *
- * Why not mqtt.js here: a fleet runs up to 100,000 of these in one thread, and each unlock passes
- * about ten packets through station sessions. mqtt.js pays per client for a Writable stream, an
- * outgoing store, a keepalive manager and per-packet stream plumbing on both ends of the pair;
- * that plumbing was the largest single cost of an unlock in the CPU profile (bench/README.md).
- * Here the broker's end is the only Node stream: packets from the broker are read straight out of
- * its writes, packets to the broker are pushed into it as one buffer each (packet-codec.ts for the
- * hot packets, mqtt-packet for CONNECT and SUBSCRIBE). The broker still sees an ordinary MQTT
- * connection, with its own session, last will and retained state.
+ * Why not mqtt.js: a fleet runs up to 100,000 of these in one thread, and each unlock passes about
+ * ten packets through station sessions. mqtt.js pays per client for a Writable stream, an
+ * outgoing store, a keepalive manager and per-packet stream plumbing; in memory that plumbing was
+ * the largest single cost of an unlock in the CPU profile (bench/README.md). Here packets from the
+ * broker are read straight out of what arrives, and packets to the broker go out as one buffer each
+ * (packet-codec.ts for the hot packets, mqtt-packet for CONNECT and SUBSCRIBE). The broker still
+ * sees an ordinary MQTT connection, with its own session, last will and retained state.
  *
  * The API is the subset of mqtt.js's `MqttClient` that the station binding and the API's gateway
- * use (`MqttSession`), so they read the same over TCP (mqtt.js) and in memory (this).
+ * use (`MqttSession`), so they read the same with either.
  */
 import { EventEmitter } from 'node:events';
+import net from 'node:net';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePuback, encodePublish, readPackets, type IncomingPacket } from './packet-codec.js';
 import type { LinkEnd, LinkPeer, StreamAcceptor } from './transport.js';
+
+/** Where a lean client connects: into a broker in this process, or to a broker's TCP port. */
+export type LeanTarget = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; host: string; port: number };
 
 /** What the station binding and the gateway use of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
 export interface MqttSession {
@@ -58,6 +61,8 @@ export interface LeanClientOptions {
   /** How long to wait for the CONNACK. @default 30000 */
   connectTimeout?: number;
   will?: { topic: string; payload: Buffer; qos: 0 | 1; retain: boolean };
+  username?: string;
+  password?: string;
 }
 
 /** A CONNACK refusal, with the return code as `code` like mqtt.js's errors (MQTT 3.1.1, 3.2.2.3). */
@@ -79,8 +84,9 @@ type Done = (error?: Error, packet?: IncomingPacket) => void;
 
 export class LeanMqttClient extends EventEmitter implements MqttSession {
   readonly options: { reconnectPeriod: number };
-  readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod'>> & Pick<LeanClientOptions, 'will'>;
-  readonly #broker: StreamAcceptor;
+  readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod' | 'username' | 'password'>> &
+    Pick<LeanClientOptions, 'will' | 'username' | 'password'>;
+  readonly #target: LeanTarget;
   #link: Link | undefined;
   #connected = false;
   /** end() was called: no reconnect, and the next close is final. */
@@ -90,12 +96,15 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   readonly #inflight = new Map<number, Done>();
   #keepaliveTimer: NodeJS.Timeout | undefined;
   #sentSinceTick = false;
+  /** A PINGREQ went out and nothing has come back since. */
+  #awaitingPingresp = false;
   #connectTimer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
 
-  constructor(broker: StreamAcceptor, options: LeanClientOptions) {
+  /** `target` may also be a broker in this process as such (`aedes.handle`, a broker thread). */
+  constructor(target: LeanTarget | StreamAcceptor, options: LeanClientOptions) {
     super();
-    this.#broker = broker;
+    this.#target = 'kind' in target ? target : { kind: 'memory', broker: target };
     this.options = { reconnectPeriod: options.reconnectPeriod ?? 1000 };
     this.#settings = {
       clientId: options.clientId,
@@ -103,6 +112,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       keepalive: options.keepalive ?? 60,
       connectTimeout: options.connectTimeout ?? 30_000,
       will: options.will,
+      username: options.username,
+      password: options.password,
     };
     this.#open();
   }
@@ -177,17 +188,36 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   }
 
   #open(): void {
-    const link: Link = this.#broker.attach ? new DirectLink(this, this.#broker.attach.bind(this.#broker)) : new BrokerLink(this);
+    const link = this.#connectLink();
     this.#link = link;
-    const { clientId, clean, keepalive, will } = this.#settings;
+    const { clientId, clean, keepalive, will, username, password } = this.#settings;
     const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
     if (will) connect.will = will;
+    if (username !== undefined) connect.username = username;
+    if (password !== undefined) connect.password = Buffer.from(password);
     this.#connectTimer = setTimeout(() => {
-      this.emit('error', new Error('connack timeout'));
+      this.#emitError(new Error('connack timeout'));
       link.destroy();
     }, this.#settings.connectTimeout);
-    if (link instanceof BrokerLink) this.#broker.handle(link);
     link.push(mqttPacket.generate(connect));
+  }
+
+  #connectLink(): Link {
+    const target = this.#target;
+    if (target.kind === 'tcp') return new SocketLink(this, target);
+    const { broker } = target;
+    if (broker.attach) return new DirectLink(this, broker.attach.bind(broker));
+    const link = new BrokerLink(this);
+    broker.handle(link);
+    return link;
+  }
+
+  /**
+   * Errors are reported to whoever listens; a session nobody listens to for errors (a short-lived
+   * one, say) closes and reconnects without throwing, as the 'close' event tells.
+   */
+  #emitError(error: Error): void {
+    if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
   #send(packet: Buffer): void {
@@ -205,6 +235,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
 
   /** A packet from the broker; called by the link's reader only. @internal */
   onPacket(packet: IncomingPacket): void {
+    this.#awaitingPingresp = false;
     switch (packet.cmd) {
       case 'publish': {
         this.emit('message', packet.topic, packet.payload, packet);
@@ -222,7 +253,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       case 'connack': {
         clearTimeout(this.#connectTimer);
         if (packet.returnCode !== 0) {
-          this.emit('error', new ConnackError(packet.returnCode));
+          this.#emitError(new ConnackError(packet.returnCode));
           this.#link?.destroy();
           return;
         }
@@ -241,6 +272,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     if (link !== this.#link) return;
     this.#link = undefined;
     this.#connected = false;
+    this.#awaitingPingresp = false;
     clearTimeout(this.#connectTimer);
     clearTimeout(this.#keepaliveTimer);
     // Unacknowledged publications are not replayed on the next session: the station republishes
@@ -258,19 +290,29 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
 
   /** @internal */
   onLinkError(error: Error): void {
-    this.emit('error', error);
+    this.#emitError(error);
   }
 
   /**
    * A PINGREQ when nothing was sent for a whole keepalive period: checking every half period keeps
-   * silence under 1.5× keepalive without touching a timer on every packet.
+   * silence under 1.5× keepalive without touching a timer on every packet. A PINGREQ that nothing
+   * answered by the next check means the connection is dead without having closed (a broker or a
+   * network that went away over TCP): it is dropped, and the client reconnects.
    */
   #scheduleKeepalive(): void {
     const seconds = this.#settings.keepalive;
     if (seconds <= 0) return;
     this.#keepaliveTimer = setTimeout(() => {
       if (!this.#connected) return;
-      if (!this.#sentSinceTick) this.#send(PINGREQ);
+      if (this.#awaitingPingresp) {
+        this.#emitError(new Error('no PINGRESP within the keepalive period'));
+        this.#link?.destroy();
+        return;
+      }
+      if (!this.#sentSinceTick) {
+        this.#send(PINGREQ);
+        this.#awaitingPingresp = true;
+      }
       this.#sentSinceTick = false;
       this.#scheduleKeepalive();
     }, (seconds * 1000) / 2);
@@ -414,6 +456,53 @@ class DirectLink implements Link, LinkPeer {
       if (error) this.#client.onLinkError(error);
       this.#client.onLinkClosed(this);
     });
+  }
+}
+
+/**
+ * A connection over TCP, with TCP_NODELAY set on every socket (a reconnect opens a new one):
+ * Nagle's algorithm adds about 44 ms per round trip on loopback.
+ */
+class SocketLink implements Link {
+  readonly #client: LeanMqttClient;
+  readonly #reader = new PacketReader();
+  readonly #socket: net.Socket;
+  #closed = false;
+
+  constructor(client: LeanMqttClient, address: { host: string; port: number }) {
+    this.#client = client;
+    const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
+    this.#socket = socket;
+    socket.on('data', (chunk: Buffer) => {
+      if (this.#closed) return;
+      try {
+        this.#reader.read(chunk, (packet) => {
+          if (!this.#closed) this.#client.onPacket(packet);
+        });
+      } catch (error) {
+        socket.destroy(error as Error);
+      }
+    });
+    socket.on('error', (error) => {
+      if (!this.#closed) this.#client.onLinkError(error);
+    });
+    socket.on('close', () => {
+      if (this.#closed) return;
+      this.#closed = true;
+      this.#reader.clear();
+      this.#client.onLinkClosed(this);
+    });
+  }
+
+  /** Written before the socket connects, a packet waits in the socket's buffer. */
+  push(packet: Buffer | null): void {
+    if (this.#closed || this.#socket.destroyed) return;
+    if (packet) this.#socket.write(packet);
+    else this.#socket.end();
+  }
+
+  destroy(error?: Error): void {
+    this.#socket.destroy(error);
   }
 }
 

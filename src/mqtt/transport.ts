@@ -100,24 +100,22 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
 }
 
 /**
- * A session of the product's own hot path (stations, the API's gateway): in memory, the lean
- * `LeanMqttClient` (a fleet holds many of these in one thread, see lean-client.ts); over TCP,
- * mqtt.js, which knows every broker's manners. Subscriptions are not renewed by the client after
- * a reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
+ * A session of the product's own hot path (stations, the API's gateway): the lean client
+ * (lean-client.ts), in memory or over TCP. A fleet holds many of these in one thread, and mqtt.js
+ * cost more per packet than the broker itself. Subscriptions are not renewed by the client after a
+ * reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
  */
 export function createSession(transport: MqttTransport, options: LeanClientOptions): MqttSession {
   if (transport.kind === 'memory') return new LeanMqttClient(transport.broker, options);
-  return createMqttClient(transport, { ...options, resubscribe: false });
-}
-
-/**
- * Forgets the QoS 1 publications the broker has not acknowledged, so that a reconnect does not
- * send them late. mqtt.js replays them after a reconnect, clean session or not; the in-memory
- * client never replays (it fails them when the connection closes).
- */
-export function dropUnacknowledged(session: MqttSession): void {
-  if (!(session instanceof MqttClient)) return;
-  for (const messageId of Object.keys(session.outgoing)) session.removeOutgoingMessage(Number(messageId));
+  const address = parseBrokerUrl(transport.url);
+  return new LeanMqttClient(
+    { kind: 'tcp', host: address.host, port: address.port },
+    {
+      ...options,
+      ...(address.username === undefined ? {} : { username: address.username }),
+      ...(address.password === undefined ? {} : { password: address.password }),
+    },
+  );
 }
 
 /** The broker as messages name it: its URL without credentials, or nothing for the in-process broker. */

@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, encodePayload, parsePayload } from '../mqtt/topics.js';
-import { connectError, createSession, dropUnacknowledged, redactUrl, type MqttTransport } from '../mqtt/transport.js';
+import { connectError, createSession, redactUrl, type MqttTransport } from '../mqtt/transport.js';
 import type { MqttSession } from '../mqtt/lean-client.js';
 import { SimError } from '../errors.js';
 import type { Station } from './http/api-schemas.js';
@@ -209,8 +209,8 @@ class MqttStationGateway implements StartedMqttGateway {
         if (this.#ready && !this.#stopped) this.#logger.warn(`MQTT ${this.mqttUrl}: connection lost; stations show offline until it is back`);
         this.#ready = false;
         // An unlock replayed after a reconnect would open a lock after its caller was told the
-        // command failed, so whatever the broker has not acknowledged is dropped with the connection.
-        dropUnacknowledged(client);
+        // command failed: the lean client never replays, it fails what the broker has not
+        // acknowledged when the connection closes.
       });
       client.on('connect', () => {
         this.#subscribe(client).then(

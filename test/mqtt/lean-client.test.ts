@@ -5,20 +5,24 @@
  * session), and packets split over several writes or malformed are handled.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import mqttPacket from 'mqtt-packet';
+import net from 'node:net';
+import mqttPacket, { type Packet } from 'mqtt-packet';
 import { startEmbeddedBroker, type InThreadBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import type { Duplex } from 'node:stream';
-import { LeanMqttClient, type LeanClientOptions } from '../../src/mqtt/lean-client.js';
+import { LeanMqttClient, type LeanClientOptions, type LeanTarget } from '../../src/mqtt/lean-client.js';
 import { encodePublish } from '../../src/mqtt/packet-codec.js';
 import { connectError } from '../../src/mqtt/transport.js';
 
+const inMemory = (broker: StartedBroker): LeanTarget => ({ kind: 'memory', broker });
+const overTcp = (broker: StartedBroker): LeanTarget => ({ kind: 'tcp', host: broker.host, port: broker.port });
 const brokers = [
-  ['on the same thread', () => startEmbeddedBroker({ port: 0 })],
-  ['on its own thread', () => startBrokerThread({ port: 0 })],
+  ['in memory on the same thread', () => startEmbeddedBroker({ port: 0 }), inMemory],
+  ['in memory on its own thread', () => startBrokerThread({ port: 0 }), inMemory],
+  ['over TCP', () => startEmbeddedBroker({ port: 0 }), overTcp],
 ] as const;
 
-describe.each(brokers)('LeanMqttClient against aedes %s', (_, start) => {
+describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) => {
   let broker: StartedBroker;
   const clients: LeanMqttClient[] = [];
 
@@ -32,7 +36,7 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start) => {
   });
 
   function connect(options: Partial<LeanClientOptions> & { clientId: string }): Promise<LeanMqttClient> {
-    const client = new LeanMqttClient(broker, { reconnectPeriod: 0, ...options });
+    const client = new LeanMqttClient(targetOf(broker), { reconnectPeriod: 0, ...options });
     clients.push(client);
     return new Promise((resolve, reject) => {
       client.once('connect', () => resolve(client));
@@ -91,7 +95,7 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start) => {
   });
 
   it('reconnects after the broker closes the session, and fails what was in flight', async () => {
-    const client = new LeanMqttClient(broker, { clientId: 'again', reconnectPeriod: 10 });
+    const client = new LeanMqttClient(targetOf(broker), { clientId: 'again', reconnectPeriod: 10 });
     clients.push(client);
     let connects = 0;
     let closes = 0;
@@ -99,7 +103,7 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start) => {
     client.on('close', () => (closes += 1));
     await until(() => connects === 1);
     // A second session with the same client id takes over: the broker closes the first (MQTT 3.1.1, 3.1.4).
-    const thief = new LeanMqttClient(broker, { clientId: 'again', reconnectPeriod: 0 });
+    const thief = new LeanMqttClient(targetOf(broker), { clientId: 'again', reconnectPeriod: 0 });
     clients.push(thief);
     await until(() => closes === 1);
     await thief.endAsync();
@@ -164,5 +168,65 @@ describe('framing of what the broker writes', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(events).toEqual(['connect', 'a/b=300', 'error', 'close']);
     expect(client.connected).toBe(false);
+  });
+});
+
+describe('LeanMqttClient over TCP', () => {
+  /** A TCP server that answers CONNECT with CONNACK and records what it read; it never answers PINGREQ. */
+  async function silentBroker(): Promise<{ port: number; packets: Packet[]; close: () => Promise<void> }> {
+    const packets: Packet[] = [];
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      const parser = mqttPacket.parser({ protocolVersion: 4 });
+      parser.on('packet', (packet: Packet) => {
+        packets.push(packet);
+        if (packet.cmd === 'connect') socket.write(mqttPacket.generate({ cmd: 'connack', returnCode: 0, sessionPresent: false }));
+      });
+      socket.on('data', (chunk) => parser.parse(chunk));
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (server.address() as net.AddressInfo).port,
+      packets,
+      close: () => {
+        for (const socket of sockets) socket.destroy();
+        return new Promise((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  it('sends its credentials, and drops a connection whose PINGREQ gets no PINGRESP', async () => {
+    const broker = await silentBroker();
+    try {
+      const client = new LeanMqttClient(
+        { kind: 'tcp', host: '127.0.0.1', port: broker.port },
+        { clientId: 'pinger', keepalive: 1, reconnectPeriod: 0, username: 'station', password: 'secret' },
+      );
+      const errors: string[] = [];
+      client.on('error', (error) => errors.push(error.message));
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      const connect = broker.packets[0] as Packet & { username?: string; password?: Buffer };
+      expect(connect).toMatchObject({ cmd: 'connect', clientId: 'pinger', keepalive: 1, username: 'station' });
+      expect(connect.password?.toString()).toBe('secret');
+      // Keepalive 1 s: a PINGREQ after half a second of silence, given up half a second later.
+      await new Promise<void>((resolve) => client.once('close', () => resolve()));
+      expect(broker.packets.map((packet) => packet.cmd)).toEqual(['connect', 'pingreq']);
+      expect(errors).toEqual(['no PINGRESP within the keepalive period']);
+      expect(client.connected).toBe(false);
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('reports a refused connection with the socket error code, which becomes BROKER_UNREACHABLE', async () => {
+    const broker = await silentBroker();
+    await broker.close(); // nothing listens on the port any more
+    const client = new LeanMqttClient({ kind: 'tcp', host: '127.0.0.1', port: broker.port }, { clientId: 'nobody', reconnectPeriod: 0 });
+    const error = await new Promise<Error & { code?: string }>((resolve) => client.once('error', resolve));
+    expect(error.code).toBe('ECONNREFUSED');
+    expect(connectError(error, 'mqtt://127.0.0.1').code).toBe('BROKER_UNREACHABLE');
+    await client.endAsync(true);
   });
 });
