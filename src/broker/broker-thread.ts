@@ -3,11 +3,15 @@
  * unlock (bench/README.md); on its own thread it runs beside the `/v1` API and the stations
  * instead of taking turns with them, on a second core.
  *
- * Nothing about the stations' sessions changes: each in-memory connection handed to `handle` is
- * still a Duplex stream on this side, and becomes one again for `aedes.handle` on the broker's
- * side, so every station keeps its own MQTT session, last will and retained state. In between,
- * the bytes of all connections travel in one batch per turn of the event loop (thread-protocol.ts).
- * TCP clients connect to the broker's thread directly.
+ * Nothing about the stations' sessions changes: each in-memory connection (a Duplex stream handed
+ * to `handle`, or a lean client's `attach` without a stream on this side) becomes a Duplex stream
+ * for `aedes.handle` on the broker's side, so every station keeps its own MQTT session, last will
+ * and retained state. In between, the bytes of all connections travel in one batch per turn of the
+ * event loop (thread-protocol.ts). TCP clients connect to the broker's thread directly.
+ *
+ * Nothing holds a sender back across the boundary (the broker's writes and the simulator's
+ * sends complete at once), as with the in-thread broker's in-memory streams: both sides keep up
+ * with each other at the bench's loads, and a flood would show as memory, not as lost messages.
  */
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
@@ -39,10 +43,18 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
     attach: (peer) => link.attach(peer),
     tap: async (filters, listener) => {
       const tapId = link.addTap(listener);
-      await link.call({ method: 'tap', tapId, filters });
-      return async () => {
-        await link.call({ method: 'untap', tapId });
+      try {
+        await link.call({ method: 'tap', tapId, filters });
+      } catch (error) {
         link.removeTap(tapId);
+        throw error;
+      }
+      return async () => {
+        try {
+          await link.call({ method: 'untap', tapId });
+        } finally {
+          link.removeTap(tapId);
+        }
       };
     },
     retainedCount: () => link.call({ method: 'retainedCount' }) as Promise<number>,
@@ -80,13 +92,16 @@ interface ClientSide {
   receive(bytes: Buffer): void;
   /** The broker ended its side. */
   ended(): void;
-  /** The broker dropped the connection (or can no longer be reached). */
-  destroyed(): void;
+  /** The broker dropped the connection, or (with a reason) can no longer be reached. */
+  destroyed(reason?: Error): void;
 }
 type Ready = { url: string; port: number; fellBack: boolean };
 
-/** This side of the link: the streams handed to `handle`, the taps, and calls waiting for replies. */
-class ThreadLink {
+/**
+ * This side of the link: the connections handed to `handle` and `attach`, the taps, and calls
+ * waiting for replies. Exported for tests, which run it against a stand-in worker.
+ */
+export class ThreadLink {
   readonly ready: Promise<Ready>;
   readonly #worker: Worker;
   readonly #onError: ((error: Error) => void) | undefined;
@@ -99,6 +114,8 @@ class ThreadLink {
   #nextId = 0;
   /** Why the broker can no longer be reached, once it cannot. */
   #gone: Error | undefined;
+  /** Resolves when the thread has ended, however it ended. */
+  readonly #exited: Promise<void>;
 
   constructor(worker: Worker, onError: ((error: Error) => void) | undefined) {
     this.#worker = worker;
@@ -138,30 +155,36 @@ class ThreadLink {
       // A thread that never started is reported by the rejection alone.
       if (started) this.#onError?.(error);
     });
-    worker.on('exit', () => this.#lose(new Error('the broker thread stopped')));
+    this.#exited = new Promise((resolve) => {
+      worker.once('exit', (code) => {
+        const reason = new Error(code === 0 ? 'the broker thread stopped' : `the broker thread exited with code ${code}`);
+        settleReady.reject(reason);
+        if (!this.#gone && started && code !== 0) this.#onError?.(reason);
+        this.#lose(reason);
+        resolve();
+      });
+    });
   }
 
   /** A connection from a Duplex stream (mqtt.js over an in-memory pair, for one). */
   open(stream: Duplex): void {
+    stream.on('error', () => undefined); // 'close' follows; the stream's owner heard the error
     if (this.#gone) {
       stream.destroy(this.#gone);
       return;
     }
     const id = this.#openId({ receive: (bytes) => stream.write(bytes), ended: () => stream.end(), destroyed: () => stream.destroy() });
     stream.on('data', (chunk: Buffer) => this.#send(id, chunk));
-    stream.on('end', () => {
-      if (!this.#clients.has(id)) return;
-      this.#out.mark(END, id);
-      this.#schedule();
-    });
-    stream.on('error', () => undefined); // 'close' follows; the stream's owner heard the error
+    // The stream stays until the broker ends its side too, which closes it (its owner waits for that).
+    stream.on('end', () => this.#end(id, { forget: false }));
     stream.on('close', () => this.#drop(id));
   }
 
-  /** A connection without a stream on this side (the in-memory client's `DirectLink`). */
+  /** A connection without a stream on this side (the lean client's `DirectLink`). */
   attach(peer: LinkPeer): LinkEnd {
     if (this.#gone) {
-      queueMicrotask(() => peer.closed());
+      const reason = this.#gone;
+      queueMicrotask(() => peer.closed(reason));
       return { send: () => undefined, end: () => undefined, destroy: () => undefined };
     }
     const id = this.#openId({
@@ -171,15 +194,12 @@ class ThreadLink {
         this.#drop(id);
         peer.closed();
       },
-      destroyed: () => peer.closed(),
+      destroyed: (reason) => peer.closed(reason),
     });
     return {
       send: (packet) => this.#send(id, packet),
-      end: () => {
-        if (!this.#clients.has(id)) return;
-        this.#out.mark(END, id);
-        this.#drop(id);
-      },
+      // The lean client closes its side at once and needs nothing back.
+      end: () => this.#end(id, { forget: true }),
       destroy: () => this.#drop(id),
     };
   }
@@ -198,7 +218,19 @@ class ThreadLink {
     this.#schedule();
   }
 
-  /** This side closed the connection: the broker's side is destroyed too. */
+  /**
+   * This side is done sending (after DISCONNECT): the broker reads to the end and closes its side
+   * itself, as it would a socket, so a DISCONNECT that aedes has not read yet is not cut off and
+   * taken for a lost connection (which fires the last will).
+   */
+  #end(id: number, { forget }: { forget: boolean }): void {
+    if (!this.#clients.has(id)) return;
+    if (forget) this.#clients.delete(id);
+    this.#out.mark(END, id);
+    this.#schedule();
+  }
+
+  /** This side dropped the connection: the broker's side is destroyed too. */
   #drop(id: number): void {
     if (!this.#clients.delete(id)) return;
     this.#out.mark(DESTROY, id);
@@ -228,12 +260,14 @@ class ThreadLink {
 
   /** Stops the broker, then lets its thread end on its own (so it finishes what it writes, a CPU profile say); 2 s at most. */
   async stop(): Promise<void> {
-    const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
-    if (!this.#gone) await this.call({ method: 'stop' });
-    this.#lose(new Error('the broker was stopped'));
     const timer = setTimeout(() => void this.#worker.terminate(), 2000);
-    await exited;
-    clearTimeout(timer);
+    try {
+      if (!this.#gone) await this.call({ method: 'stop' });
+    } finally {
+      this.#lose(new Error('the broker was stopped'));
+      await this.#exited;
+      clearTimeout(timer);
+    }
   }
 
   #post(message: ToBroker, transfer: ArrayBuffer[] = []): void {
@@ -248,8 +282,9 @@ class ThreadLink {
 
   #flush(): void {
     this.#flushScheduled = false;
-    if (this.#out.empty || this.#gone) return;
+    if (this.#out.empty) return;
     const { batch, transfer } = this.#out.take();
+    if (this.#gone) return; // nobody to read it
     this.#post({ type: 'batch', batch }, transfer);
   }
 
@@ -273,7 +308,7 @@ class ThreadLink {
     this.#gone = reason;
     const sides = [...this.#clients.values()];
     this.#clients.clear();
-    for (const side of sides) side.destroyed();
+    for (const side of sides) side.destroyed(reason);
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     for (const call of calls) call.reject(reason);

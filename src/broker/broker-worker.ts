@@ -92,7 +92,9 @@ function serve(broker: InThreadBroker): void {
           connections.set(id, connection);
           broker.handle(connection);
         },
-        data: (id, bytes) => connections.get(id)?.push(bytes),
+        // A copy: aedes keeps payloads (retained messages, wills) as views of what it read, and a
+        // view of the batch would keep the whole batch alive.
+        data: (id, bytes) => connections.get(id)?.push(Buffer.from(bytes)),
         end: (id) => connections.get(id)?.push(null),
         destroy: (id) => {
           const connection = connections.get(id);

@@ -96,8 +96,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   readonly #inflight = new Map<number, Done>();
   #keepaliveTimer: NodeJS.Timeout | undefined;
   #sentSinceTick = false;
-  /** A PINGREQ went out and nothing has come back since. */
-  #awaitingPingresp = false;
+  /** Keepalive checks since a PINGREQ went out with nothing come back (0: none waiting). */
+  #unansweredChecks = 0;
   #connectTimer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
 
@@ -235,7 +235,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
 
   /** A packet from the broker; called by the link's reader only. @internal */
   onPacket(packet: IncomingPacket): void {
-    this.#awaitingPingresp = false;
+    this.#unansweredChecks = 0;
     switch (packet.cmd) {
       case 'publish': {
         this.emit('message', packet.topic, packet.payload, packet);
@@ -272,7 +272,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     if (link !== this.#link) return;
     this.#link = undefined;
     this.#connected = false;
-    this.#awaitingPingresp = false;
+    this.#unansweredChecks = 0;
     clearTimeout(this.#connectTimer);
     clearTimeout(this.#keepaliveTimer);
     // Unacknowledged publications are not replayed on the next session: the station republishes
@@ -294,24 +294,27 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   }
 
   /**
-   * A PINGREQ when nothing was sent for a whole keepalive period: checking every half period keeps
-   * silence under 1.5× keepalive without touching a timer on every packet. A PINGREQ that nothing
-   * answered by the next check means the connection is dead without having closed (a broker or a
-   * network that went away over TCP): it is dropped, and the client reconnects.
+   * A PINGREQ when nothing was sent for half a keepalive period: checking every half period keeps
+   * silence under 1.5× keepalive without touching a timer on every packet. Over TCP, a PINGREQ
+   * that nothing answered for a whole keepalive period (two checks) means the connection is dead
+   * without having closed (a broker or a network that went away): it is dropped, and the client
+   * reconnects. In memory a connection cannot die silently, and a busy thread must not look dead.
    */
   #scheduleKeepalive(): void {
     const seconds = this.#settings.keepalive;
     if (seconds <= 0) return;
     this.#keepaliveTimer = setTimeout(() => {
       if (!this.#connected) return;
-      if (this.#awaitingPingresp) {
-        this.#emitError(new Error('no PINGRESP within the keepalive period'));
-        this.#link?.destroy();
-        return;
-      }
-      if (!this.#sentSinceTick) {
+      if (this.#unansweredChecks > 0 && this.#target.kind === 'tcp') {
+        this.#unansweredChecks += 1;
+        if (this.#unansweredChecks > 2) {
+          this.#emitError(new Error('no PINGRESP within the keepalive period'));
+          this.#link?.destroy();
+          return;
+        }
+      } else if (!this.#sentSinceTick) {
         this.#send(PINGREQ);
-        this.#awaitingPingresp = true;
+        this.#unansweredChecks = 1;
       }
       this.#sentSinceTick = false;
       this.#scheduleKeepalive();
@@ -442,10 +445,11 @@ class DirectLink implements Link, LinkPeer {
     }
   }
 
-  closed(): void {
+  closed(error?: Error): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#reader.clear();
+    if (error) this.#client.onLinkError(error);
     this.#client.onLinkClosed(this);
   }
 

@@ -137,7 +137,7 @@ export class StationClient {
 
     return new Promise<void>((resolve, reject) => {
       const fail = (error: Error): void => {
-        if (this.#everConnected) return; // after the first success, mqtt.js keeps reconnecting
+        if (this.#everConnected) return; // after the first success, the client keeps reconnecting
         client.removeAllListeners('connect');
         client.end(true);
         this.#client = undefined;

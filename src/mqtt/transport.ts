@@ -22,7 +22,7 @@ export interface StreamAcceptor {
   handle(stream: Duplex): void;
   /**
    * Connects a client without a stream on the client's side, where the broker is not on this
-   * thread anyway (broker-thread.ts): the in-memory client uses it when it is there.
+   * thread anyway (broker-thread.ts): the lean client uses it when it is there.
    */
   attach?(peer: LinkPeer): LinkEnd;
 }
@@ -30,8 +30,11 @@ export interface StreamAcceptor {
 /** The client's side of an attached connection: the broker's bytes, and the end of the connection. */
 export interface LinkPeer {
   receive(bytes: Buffer): void;
-  /** The broker closed the connection (not called after the client's own `end` or `destroy`). */
-  closed(): void;
+  /**
+   * The broker closed the connection, or (with an error) can no longer be reached. Not called
+   * after the client's own `end` or `destroy`.
+   */
+  closed(error?: Error): void;
 }
 
 /** What an attached client sends through. */
@@ -141,7 +144,7 @@ export function connectError(error: Error & { code?: string | number }, brokerUr
 
 /**
  * Resolves on the client's first CONNACK; on a failure first, ends the client and rejects with
- * `connectError`. Errors after that are the caller's to handle (mqtt.js reconnects by itself).
+ * `connectError`. Errors after that are the caller's to handle (both clients reconnect by themselves).
  */
 export function firstConnect(client: MqttSession, transport: MqttTransport): Promise<void> {
   return new Promise<void>((resolve, reject) => {

@@ -5,9 +5,13 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
-import { startBrokerThread } from '../../src/broker/broker-thread.js';
+import { Worker } from 'node:worker_threads';
+import type { Duplex } from 'node:stream';
+import { startBrokerThread, ThreadLink } from '../../src/broker/broker-thread.js';
+import { duplexPair } from '../../src/mqtt/duplex-pair.js';
+import type { LinkPeer } from '../../src/mqtt/transport.js';
 import type { StartedBroker } from '../../src/broker/embedded-broker.js';
-import { BatchWriter, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
+import { BatchWriter, DATA, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
 import { LeanMqttClient } from '../../src/mqtt/lean-client.js';
 
 describe('thread-protocol batches', () => {
@@ -132,5 +136,51 @@ describe('startBrokerThread', () => {
     await new Promise<void>((resolve) => late.once('close', () => resolve()));
     expect(late.connected).toBe(false);
     await expect(broker.retainedCount()).rejects.toThrow(/stopped/);
+  });
+});
+
+describe('the thread link when the broker thread dies', () => {
+  /** A stand-in for broker-worker.ts: ready at once, and a CONNACK for every connection opened. */
+  const FAKE_BROKER = `
+    const { parentPort } = require('node:worker_threads');
+    parentPort.postMessage({ type: 'ready', url: 'mqtt://127.0.0.1:1', port: 1, fellBack: false });
+    parentPort.on('message', (message) => {
+      if (message.type !== 'batch') return;
+      const ops = [];
+      for (let i = 0; i < message.batch.ops.length; i += 4) if (message.batch.ops[i] === ${OPEN}) ops.push(${DATA}, message.batch.ops[i + 1], 4, 0);
+      if (ops.length === 0) return;
+      const data = new Uint8Array((ops.length / 4) * 4);
+      for (let i = 0; i < data.length; i += 4) data.set([0x20, 2, 0, 0], i);
+      parentPort.postMessage({ type: 'batch', batch: { ops: Int32Array.from(ops), data } });
+    });`;
+
+  it('closes every client with the reason, reports it once, turns later connections away without throwing, and still stops', async () => {
+    const worker = new Worker(FAKE_BROKER, { eval: true });
+    const notices: string[] = [];
+    const link = new ThreadLink(worker, (error) => notices.push(error.message));
+    await link.ready;
+    const broker = { handle: (stream: Duplex) => link.open(stream), attach: (peer: LinkPeer) => link.attach(peer) };
+    const client = new LeanMqttClient(broker, { clientId: 'c', reconnectPeriod: 0 });
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    const errors: string[] = [];
+    client.on('error', (error) => errors.push(error.message));
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    // The thread ends without a stop call, as a crash in it would end it.
+    await worker.terminate();
+    await closed;
+    expect(errors).toEqual(['the broker thread exited with code 1']);
+    expect(notices).toEqual(['the broker thread exited with code 1']);
+    // A Duplex stream (mqtt.js's in-memory pair) handed over now is destroyed, not thrown at.
+    const [, server] = duplexPair();
+    broker.handle(server);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(server.destroyed).toBe(true);
+    // A lean client connecting now hears why, and closes.
+    const late = new LeanMqttClient(broker, { clientId: 'late', reconnectPeriod: 0 });
+    const lateError = new Promise<Error>((resolve) => late.once('error', resolve));
+    await new Promise<void>((resolve) => late.once('close', () => resolve()));
+    expect((await lateError).message).toBe('the broker thread exited with code 1');
+    await link.stop();
+    expect(notices).toHaveLength(1);
   });
 });
