@@ -330,18 +330,34 @@ interface Link {
 }
 
 /**
- * Whole packets out of what the broker writes (`readPackets`); the start of a packet cut short
- * waits here for the rest. Throws on a malformed packet.
+ * Whole packets out of what the broker sends (`readPackets`), for the client; the start of a
+ * packet cut short waits here for the rest. Shared by the three kinds of link.
  */
 class PacketReader {
-  /** The start of a packet whose rest has not been written yet. */
+  readonly #client: LeanMqttClient;
+  readonly #isOpen: () => boolean;
+  /** The start of a packet whose rest has not arrived yet. */
   #partial: Buffer | undefined;
 
-  read(chunk: Buffer, onPacket: (packet: IncomingPacket) => void): void {
+  constructor(client: LeanMqttClient, isOpen: () => boolean) {
+    this.#client = client;
+    this.#isOpen = isOpen;
+  }
+
+  /** Hands each whole packet to the client while the link is open; returns the error of a malformed one. */
+  feed(chunk: Buffer): Error | undefined {
+    if (!this.#isOpen()) return undefined;
     const data = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
     this.#partial = undefined;
-    const read = readPackets(data, onPacket);
-    if (read < data.length) this.#partial = data.subarray(read);
+    try {
+      const read = readPackets(data, (packet) => {
+        if (this.#isOpen()) this.#client.onPacket(packet);
+      });
+      if (read < data.length) this.#partial = data.subarray(read);
+      return undefined;
+    } catch (error) {
+      return error as Error;
+    }
   }
 
   clear(): void {
@@ -355,12 +371,13 @@ class PacketReader {
  */
 class BrokerLink extends Duplex implements Link {
   readonly #client: LeanMqttClient;
-  readonly #reader = new PacketReader();
+  readonly #reader: PacketReader;
   #closed = false;
 
   constructor(client: LeanMqttClient) {
     super({ allowHalfOpen: false });
     this.#client = client;
+    this.#reader = new PacketReader(client, () => !this.#closed);
   }
 
   override _read(): void {}
@@ -376,14 +393,8 @@ class BrokerLink extends Duplex implements Link {
   }
 
   #receive(chunk: Buffer): void {
-    if (this.#closed) return;
-    try {
-      this.#reader.read(chunk, (packet) => {
-        if (!this.#closed) this.#client.onPacket(packet);
-      });
-    } catch (error) {
-      this.destroy(error as Error);
-    }
+    const error = this.#reader.feed(chunk);
+    if (error) this.destroy(error);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -409,12 +420,13 @@ class BrokerLink extends Duplex implements Link {
  */
 class DirectLink implements Link, LinkPeer {
   readonly #client: LeanMqttClient;
-  readonly #reader = new PacketReader();
+  readonly #reader: PacketReader;
   readonly #end: LinkEnd;
   #closed = false;
 
   constructor(client: LeanMqttClient, attach: (peer: LinkPeer) => LinkEnd) {
     this.#client = client;
+    this.#reader = new PacketReader(client, () => !this.#closed);
     this.#end = attach(this);
   }
 
@@ -435,14 +447,8 @@ class DirectLink implements Link, LinkPeer {
   }
 
   receive(bytes: Buffer): void {
-    if (this.#closed) return;
-    try {
-      this.#reader.read(bytes, (packet) => {
-        if (!this.#closed) this.#client.onPacket(packet);
-      });
-    } catch (error) {
-      this.destroy(error as Error);
-    }
+    const error = this.#reader.feed(bytes);
+    if (error) this.destroy(error);
   }
 
   closed(error?: Error): void {
@@ -469,23 +475,18 @@ class DirectLink implements Link, LinkPeer {
  */
 class SocketLink implements Link {
   readonly #client: LeanMqttClient;
-  readonly #reader = new PacketReader();
+  readonly #reader: PacketReader;
   readonly #socket: net.Socket;
   #closed = false;
 
   constructor(client: LeanMqttClient, address: { host: string; port: number }) {
     this.#client = client;
+    this.#reader = new PacketReader(client, () => !this.#closed);
     const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
     this.#socket = socket;
     socket.on('data', (chunk: Buffer) => {
-      if (this.#closed) return;
-      try {
-        this.#reader.read(chunk, (packet) => {
-          if (!this.#closed) this.#client.onPacket(packet);
-        });
-      } catch (error) {
-        socket.destroy(error as Error);
-      }
+      const error = this.#reader.feed(chunk);
+      if (error) socket.destroy(error);
     });
     socket.on('error', (error) => {
       if (!this.#closed) this.#client.onLinkError(error);
