@@ -1,9 +1,20 @@
 /** Runs the real `station-sim` CLI in a child process, as a user would. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+/**
+ * CLI processes still running. A test that times out never reaches its own cleanup, and its CLI
+ * would outlive the run (holding ports and a core); whatever is left when the file ends is killed.
+ */
+const running = new Set<ChildProcessWithoutNullStreams>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+});
 
 export class CliProcess {
   readonly child: ChildProcessWithoutNullStreams;
@@ -18,7 +29,13 @@ export class CliProcess {
     });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
     this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    running.add(this.child);
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code) => {
+        running.delete(this.child);
+        resolve(code);
+      }),
+    );
   }
 
   /** The first stdout line, parsed as JSON (the `--json` ready line). */
