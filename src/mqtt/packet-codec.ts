@@ -1,7 +1,7 @@
 /**
- * The MQTT 3.1.1 packets of the in-memory client's hot path, written and read by hand: PUBLISH
- * and PUBACK out; CONNACK, SUBACK, PUBLISH, PUBACK and PINGRESP in. Every unlock passes about ten
- * of these through in-memory sessions, and mqtt-packet's general streaming parser (a buffer list,
+ * The MQTT 3.1.1 packets of the lean client's hot path, written and read by hand: PUBLISH and
+ * PUBACK out; CONNACK, SUBACK, PUBLISH, PUBACK and PINGRESP in. Every unlock passes about ten of
+ * these through station and gateway sessions, and mqtt-packet's general streaming parser (a buffer list,
  * a state machine and debug calls per packet) was 8.5 % of the simulator's CPU under load. Here a
  * link's writes hold whole packets (a packet cut short waits for its rest), so reading one is a
  * few offsets into one buffer. CONNECT, SUBSCRIBE and DISCONNECT, sent once a session, stay with
