@@ -51,15 +51,15 @@ export class FaultSet {
     return this.#faults.map((fault) => ({ ...fault }));
   }
 
-  /**
-   * The first fault of `kind` that fires for this command, if any; a counted fault is used up by
-   * firing. Faults for another lock never fire.
-   */
   /** No fault at all: the usual case, checked before anything else on the hot path. */
   get empty(): boolean {
     return this.#faults.length === 0;
   }
 
+  /**
+   * The first fault of `kind` that fires for this command, if any; a counted fault is used up by
+   * firing. Faults for another lock never fire.
+   */
   take(kind: FaultKind, lockId: string | undefined, random: Random): Fault | undefined {
     for (const fault of this.#faults) {
       if (fault.kind !== kind) continue;
