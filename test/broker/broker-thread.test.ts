@@ -3,7 +3,7 @@
  * CLI, in-memory and TCP clients on one broker, taps, and what happens to clients when it stops.
  */
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import mqtt from 'mqtt';
 import { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
@@ -72,10 +72,6 @@ describe('startBrokerThread', () => {
     return broker;
   }
 
-  async function until(check: () => boolean): Promise<void> {
-    for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-
   function memoryClient(broker: StartedBroker, clientId: string): Promise<LeanMqttClient> {
     const client = new LeanMqttClient(broker, { clientId, reconnectPeriod: 0 });
     stops.push(() => client.endAsync(true));
@@ -113,7 +109,7 @@ describe('startBrokerThread', () => {
     await station.subscribeAsync({ 'stations/S-1/locks/+/unlock': { qos: 1 } });
     await tcp.publishAsync('stations/S-1/locks/1/unlock', '{"commandId":"c1"}', { qos: 1 });
     expect(await fromTcp).toBe('stations/S-1/locks/1/unlock {"commandId":"c1"}');
-    await until(() => overTcp.length === 2);
+    await vi.waitFor(() => expect(overTcp).toHaveLength(2));
     expect(overTcp).toEqual(['stations/S-1/status {"status":"online"}', 'stations/S-1/locks/1/unlock {"commandId":"c1"}']);
     // A tap does not replay retained messages; it sees what is routed after it was set.
     expect(tapped).toEqual(['stations/S-1/locks/1/unlock {"commandId":"c1"}']);
