@@ -13,15 +13,13 @@
  * sends complete at once), as with the in-thread broker's in-memory streams: both sides keep up
  * with each other at the bench's loads, and a flood would show as memory, not as lost messages.
  */
-import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
 import type { LinkEnd, LinkPeer } from '../mqtt/transport.js';
 import type { EmbeddedBrokerOptions, StartedBroker } from './embedded-broker.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';
+import { startModuleWorker } from '../shared/worker-thread.js';
 
 export interface BrokerThreadOptions extends EmbeddedBrokerOptions {
   /** Told when the broker's thread fails; its connections are closed, as if the broker went away. */
@@ -31,7 +29,7 @@ export interface BrokerThreadOptions extends EmbeddedBrokerOptions {
 export async function startBrokerThread(options: BrokerThreadOptions = {}): Promise<StartedBroker> {
   const host = options.host ?? '127.0.0.1';
   const data: BrokerThreadData = { port: options.port ?? 1883, host, fallbackToFreePort: options.fallbackToFreePort ?? false };
-  const worker = startWorker(data);
+  const worker = startModuleWorker(import.meta.url, 'broker-worker', data);
   const link = new ThreadLink(worker, options.onError);
   const ready = await link.ready;
   return {
@@ -63,26 +61,6 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
     },
     stop: () => link.stop(),
   };
-}
-
-/**
- * The worker, running broker-worker.ts. Run from the TypeScript sources (tsx, vitest), the worker
- * registers tsx first: Node 20 does not apply the parent's `--import tsx` loader to a worker.
- */
-function startWorker(data: BrokerThreadData): Worker {
-  const fromSources = import.meta.url.endsWith('.ts');
-  const entry = new URL(`./broker-worker.${fromSources ? 'ts' : 'js'}`, import.meta.url);
-  if (!fromSources) return new Worker(entry, { workerData: data });
-  const tsx = tsxEsmApi();
-  const boot = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(boot, { eval: true, workerData: data });
-}
-
-/** tsx's ESM API, as its package's export map names it (require.resolve would give the CommonJS one). */
-function tsxEsmApi(): string {
-  const manifestPath = createRequire(import.meta.url).resolve('tsx/package.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
-  return new URL(manifest.exports['./esm/api']!.import.default, pathToFileURL(manifestPath)).href;
 }
 
 type TapListener = (topic: string, payload: Buffer) => void;
