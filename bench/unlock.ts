@@ -7,7 +7,7 @@
 import type { BrokerKind } from './boot.js';
 import type { LoadConfig } from './children/load.js';
 import { login, runLoad, sampleUnlocks, startHello, startUnlockServers, type LoadRun, type SampleCheck } from './lib/servers.js';
-import { medianFigures, round } from './lib/stats.js';
+import { medianFigures, round, type LatencySummary } from './lib/stats.js';
 
 export interface UnlockOptions {
   broker: BrokerKind;
@@ -132,8 +132,13 @@ async function oneRun(run: number, options: UnlockOptions, stations: number, loc
       await helloLoad(10, options.warmupSeconds);
     }
     for (const row of result.rows) {
+      await servers.callApi('serverLatency');
       const unlock = await unlockLoad(row.connections, options.durationSeconds);
+      const unlockServer = await servers.callApi<LatencySummary>('serverLatency');
+      await hello.serverLatency();
       const helloRun = await helloLoad(row.connections, options.durationSeconds);
+      const helloServer = await hello.serverLatency();
+      options.log(`server-side: unlock p50 ${unlockServer.p50.toFixed(2)} p99 ${unlockServer.p99.toFixed(2)} (n ${unlockServer.count}); hello p50 ${helloServer.p50.toFixed(2)} p99 ${helloServer.p99.toFixed(2)}`);
       const figures = toFigures(unlock, helloRun, servers.processes[0]!.name);
       row.runs.push(figures);
       row.details.push({ unlock, hello: helloRun });

@@ -5,8 +5,11 @@
 import Fastify from 'fastify';
 import { serveParent } from '../lib/ipc.js';
 import { processMemory } from '../lib/protocol.js';
+import { recordServerLatency } from '../lib/server-latency.js';
+import { summarizeLatencies } from '../lib/stats.js';
 
 const app = Fastify({ logger: false });
+const latency = recordServerLatency();
 app.get('/', async () => ({ hello: 'world' }));
 
 await serveParent(
@@ -15,7 +18,7 @@ await serveParent(
     return { url };
   },
   {
-    methods: { stats: () => ({ memory: processMemory(), pendingCommands: 0 }) },
+    methods: { stats: () => ({ memory: processMemory(), pendingCommands: 0 }), serverLatency: () => summarizeLatencies(latency.take()) },
     stop: async () => {
       await app.close();
     },

@@ -6,6 +6,8 @@ import type { StartedBroker } from '../../src/broker/embedded-broker.js';
 import type { ProcessMemory } from './protocol.js';
 import { collectGarbage } from './ipc.js';
 import { selfProfilerMethods } from './self-profiler.js';
+import { recordServerLatency } from './server-latency.js';
+import { summarizeLatencies } from './stats.js';
 
 /** Unlock commands and acks the broker received from its clients. */
 export interface CommandTraffic {
@@ -41,9 +43,12 @@ export async function countCommandTraffic(broker: StartedBroker): Promise<Comman
  * and on stop, the last stats after `stop` has run.
  */
 export function serverChildMethods(stats: () => ServerStats, stop: () => Promise<void>) {
+  const latency = recordServerLatency();
   return {
     methods: {
       ...selfProfilerMethods(),
+      /** Server-side latency of the requests since the last call. */
+      serverLatency: () => summarizeLatencies(latency.take()),
       stats,
       gc: () => {
         collectGarbage();
@@ -51,6 +56,7 @@ export function serverChildMethods(stats: () => ServerStats, stop: () => Promise
       },
     },
     stop: async () => {
+      latency.stop();
       await stop();
       return stats();
     },

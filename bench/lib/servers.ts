@@ -13,6 +13,7 @@ import { BENCH_ACCOUNT, unlockFixture, unlockPath, unlockTargets } from './fixtu
 import { startMosquitto, type StartedMosquitto } from './mosquitto.js';
 import { readCpuSeconds, readMachineBusySeconds } from './proc.js';
 import type { ServerStats } from './server-stats.js';
+import type { LatencySummary } from './stats.js';
 import type { BrokerKind } from '../boot.js';
 
 /** A process taking part in a measurement, for CPU accounting. */
@@ -103,11 +104,11 @@ export async function startUnlockServers(options: UnlockServerOptions): Promise<
 }
 
 /** The hello-world baseline server. */
-export async function startHello(verbose = false): Promise<{ url: string; process: MeasuredProcess; stop(): Promise<void> }> {
+export async function startHello(verbose = false): Promise<{ url: string; process: MeasuredProcess; serverLatency(): Promise<LatencySummary>; stop(): Promise<void> }> {
   const child = startChild<{ url: string }>({ script: 'hello.ts', label: 'hello', echo: verbose });
   try {
     const { url } = await child.ready;
-    return { url, process: { name: 'hello', pid: child.pid }, stop: async () => void (await child.stop()) };
+    return { url, process: { name: 'hello', pid: child.pid }, serverLatency: () => child.call<LatencySummary>('serverLatency'), stop: async () => void (await child.stop()) };
   } catch (error) {
     await child.stop();
     throw error;
