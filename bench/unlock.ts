@@ -32,11 +32,20 @@ export interface UnlockRunFigures {
   unlockP50: number;
   unlockP99: number;
   unlockMean: number;
+  /**
+   * The same latencies as the server's HTTP layer sees them (request in → response finished), so
+   * the part of the driver's p99 spent queued outside the server shows (server-latency.ts).
+   */
+  serverP50: number;
+  serverP99: number;
   /** Non-2xx answers, connection errors, timeouts and `success:false` bodies. */
   unlockErrors: number;
   helloRps: number;
   helloP50: number;
   helloP99: number;
+  /** The hello-world's latencies in its HTTP layer: next to nothing, so its whole latency is queueing outside. */
+  helloServerP50: number;
+  helloServerP99: number;
   helloErrors: number;
   /** unlockRps / helloRps of this run. */
   ratio: number;
@@ -138,13 +147,13 @@ async function oneRun(run: number, options: UnlockOptions, stations: number, loc
       await hello.serverLatency();
       const helloRun = await helloLoad(row.connections, options.durationSeconds);
       const helloServer = await hello.serverLatency();
-      options.log(`server-side: unlock p50 ${unlockServer.p50.toFixed(2)} p99 ${unlockServer.p99.toFixed(2)} (n ${unlockServer.count}); hello p50 ${helloServer.p50.toFixed(2)} p99 ${helloServer.p99.toFixed(2)}`);
-      const figures = toFigures(unlock, helloRun, servers.processes[0]!.name);
+      const figures = toFigures(unlock, helloRun, servers.processes[0]!.name, unlockServer, helloServer);
       row.runs.push(figures);
       row.details.push({ unlock, hello: helloRun });
       options.log(
         `unlock ${options.broker} ×${row.connections} run ${run}/${options.runs}: ${Math.round(figures.unlockRps)} req/s ` +
-          `(p50 ${figures.unlockP50} ms, p99 ${figures.unlockP99} ms, ${figures.unlockErrors} errors), hello ${Math.round(figures.helloRps)} req/s, ratio ${figures.ratio}`,
+          `(p50 ${figures.unlockP50} ms, p99 ${figures.unlockP99} ms, in the server ${figures.serverP50} / ${figures.serverP99} ms, ${figures.unlockErrors} errors), ` +
+          `hello ${Math.round(figures.helloRps)} req/s (in the server ${figures.helloServerP50} / ${figures.helloServerP99} ms), ratio ${figures.ratio}`,
       );
     }
     const stats = await servers.apiStats();
@@ -162,13 +171,17 @@ export function cpuMicrosPerRequest(load: Pick<LoadRun, 'cpu' | 'rps'>): number 
   return load.rps > 0 ? Math.round((cores / load.rps) * 1e6) : Number.NaN;
 }
 
-function toFigures(unlock: LoadRun, hello: LoadRun, apiProcess: string): UnlockRunFigures {
+function toFigures(unlock: LoadRun, hello: LoadRun, apiProcess: string, unlockServer: LatencySummary, helloServer: LatencySummary): UnlockRunFigures {
   const errors = (load: LoadRun): number => load.non2xx + load.errors + load.bodyFailures;
   return {
     unlockRps: round(unlock.rps, 0),
     unlockP50: round(unlock.latency.p50, 2),
     unlockP99: round(unlock.latency.p99, 2),
     unlockMean: round(unlock.latency.mean, 2),
+    serverP50: round(unlockServer.p50, 2),
+    serverP99: round(unlockServer.p99, 2),
+    helloServerP50: round(helloServer.p50, 3),
+    helloServerP99: round(helloServer.p99, 3),
     unlockErrors: errors(unlock),
     helloRps: round(hello.rps, 0),
     helloP50: round(hello.latency.p50, 2),

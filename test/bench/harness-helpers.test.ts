@@ -11,6 +11,9 @@ import { parseProcStatus } from '../../bench/lib/proc.js';
 import { actorOf, ownerOf, summarizeProfile, type CpuProfile } from '../../bench/lib/cpu-profile.js';
 import { formatMiB, formatMs } from '../../bench/lib/report.js';
 import { mosquittoConfig } from '../../bench/lib/mosquitto.js';
+import { recordServerLatency } from '../../bench/lib/server-latency.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 
 describe('stats', () => {
@@ -180,5 +183,29 @@ describe('report formatting', () => {
     expect(formatMs(undefined)).toBe('–');
     expect(formatMiB(575.4)).toBe('575 MiB');
     expect(formatMiB(3686)).toBe('3.6 GiB');
+  });
+});
+
+describe('server-side latency', () => {
+  it('times each request from arrival to finished response, and take() hands them over once', async () => {
+    const latency = recordServerLatency();
+    const server = http.createServer((_request, response) => {
+      setTimeout(() => response.end('ok'), 25);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      await Promise.all([1, 2, 3].map(() => fetch(`http://127.0.0.1:${port}/`).then((response) => response.text())));
+      const taken = latency.take();
+      expect(taken).toHaveLength(3);
+      for (const ms of taken) expect(ms).toBeGreaterThanOrEqual(24);
+      expect(latency.take()).toEqual([]);
+      latency.stop();
+      await fetch(`http://127.0.0.1:${port}/`).then((response) => response.text());
+      expect(latency.take()).toEqual([]);
+    } finally {
+      latency.stop();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
