@@ -51,6 +51,9 @@ export interface SoakResult {
   /** At the end, after a full GC: what the process keeps. */
   rssEndAfterGcMiB: number;
   heapEndAfterGcMiB: number;
+  /** The embedded broker thread's heap after a GC there, at the start and the end (NaN without one). */
+  brokerHeapStartMiB: number;
+  brokerHeapEndAfterGcMiB: number;
   peakRssMiB: number;
   /** RSS and heap over the run: seconds since the load started, MiB. */
   samples: { atSeconds: number; rssMiB: number; heapMiB: number }[];
@@ -108,13 +111,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       rssEndMiB: mib(end.memory.rss),
       rssEndAfterGcMiB: mib(endGc.memory.rss),
       heapEndAfterGcMiB: mib(endGc.memory.heapUsed),
+      brokerHeapStartMiB: start.brokerHeapUsed === undefined ? Number.NaN : mib(start.brokerHeapUsed),
+      brokerHeapEndAfterGcMiB: endGc.brokerHeapUsed === undefined ? Number.NaN : mib(endGc.brokerHeapUsed),
       peakRssMiB: round(endGc.memory.maxRssKiB / 1024),
       samples,
       cpu: load.cpu,
     };
     options.log(
       `soak: ${result.ok}/${result.requests} ok, ${result.lost} lost; commands ${result.commandsAtBroker}, acks ${result.acksAtBroker}; ` +
-        `RSS ${result.rssStartMiB} → ${result.rssEndMiB} MiB (${result.rssEndAfterGcMiB} after GC), heap ${result.heapStartMiB} → ${result.heapEndAfterGcMiB} MiB`,
+        `RSS ${result.rssStartMiB} → ${result.rssEndMiB} MiB (${result.rssEndAfterGcMiB} after GC), heap ${result.heapStartMiB} → ${result.heapEndAfterGcMiB} MiB, ` +
+        `broker thread's heap ${result.brokerHeapStartMiB} → ${result.brokerHeapEndAfterGcMiB} MiB`,
     );
     return result;
   } finally {

@@ -31,7 +31,11 @@ await serveParent(
     if (values['count-messages'] && sim.broker) traffic = await countCommandTraffic(sim.broker);
     return { apiUrl: sim.apiUrl, bootMs: performance.now() - started, online: sim.fleet.onlineCount() };
   },
-  serverChildMethods(stats, async () => {
-    await sim?.stop();
-  }),
+  serverChildMethods(
+    stats,
+    async () => {
+      await sim?.stop();
+    },
+    () => sim?.broker,
+  ),
 );

@@ -162,7 +162,7 @@ export function renderUnlock(result: UnlockResult): string {
 }
 
 export function renderSoak(soak: SoakResult): string {
-  const head = ['length', 'rate', 'requests', 'ok', 'lost', 'non-2xx / body / errors', 'commands / acks at broker', 'RSS start → end (after GC)', 'heap start → end (after GC)', 'p50 / p99'];
+  const head = ['length', 'rate', 'requests', 'ok', 'lost', 'non-2xx / body / errors', 'commands / acks at broker', 'RSS start → end (after GC)', 'heap start → end (after GC)', 'broker thread heap start → end (after GC)', 'p50 / p99'];
   return table(head, [
     [
       formatMs(soak.seconds * 1000),
@@ -174,6 +174,7 @@ export function renderSoak(soak: SoakResult): string {
       `${formatCount(soak.commandsAtBroker)} / ${formatCount(soak.acksAtBroker)}`,
       `${formatMiB(soak.rssStartMiB)} → ${formatMiB(soak.rssEndMiB)} (${formatMiB(soak.rssEndAfterGcMiB)})`,
       `${formatMiB(soak.heapStartMiB)} → ${formatMiB(soak.heapEndAfterGcMiB)}`,
+      Number.isFinite(soak.brokerHeapStartMiB) ? `${formatMiB(soak.brokerHeapStartMiB)} → ${formatMiB(soak.brokerHeapEndAfterGcMiB)}` : '–',
       `${formatMs(soak.latency.p50)} / ${formatMs(soak.latency.p99)}`,
     ],
   ]);

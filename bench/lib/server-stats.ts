@@ -17,6 +17,8 @@ export interface CommandTraffic {
 
 export interface ServerStats {
   memory: ProcessMemory;
+  /** V8 heap in use on the embedded broker's thread, when it has one (after a GC there for `gc`). */
+  brokerHeapUsed?: number;
   pendingCommands: number;
   traffic?: CommandTraffic;
 }
@@ -42,17 +44,23 @@ export async function countCommandTraffic(broker: StartedBroker): Promise<Comman
  * What every server child answers besides starting: stats, a GC then stats, its own CPU profile,
  * and on stop, the last stats after `stop` has run.
  */
-export function serverChildMethods(stats: () => ServerStats, stop: () => Promise<void>) {
+export function serverChildMethods(stats: () => ServerStats | Promise<ServerStats>, stop: () => Promise<void>, broker?: () => StartedBroker | undefined) {
+  /** The stats, with the broker thread's heap (after a GC there too when `collect`). */
+  const withBroker = async (collect: boolean): Promise<ServerStats> => {
+    const heap = await broker?.()?.threadHeapUsed?.({ collect });
+    const own = await stats();
+    return heap === undefined ? own : { ...own, brokerHeapUsed: heap };
+  };
   const latency = recordServerLatency();
   return {
     methods: {
       ...selfProfilerMethods(),
       /** Server-side latency of the requests since the last call. */
       serverLatency: () => summarizeLatencies(latency.take()),
-      stats,
+      stats: () => withBroker(false),
       gc: () => {
         collectGarbage();
-        return stats();
+        return withBroker(true);
       },
     },
     stop: async () => {

@@ -56,6 +56,7 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
       };
     },
     retainedCount: () => link.call({ method: 'retainedCount' }) as Promise<number>,
+    threadHeapUsed: ({ collect = false } = {}) => link.call({ method: 'heapUsed', collect }) as Promise<number>,
     sync: async () => {
       await link.call({ method: 'sync' });
     },

@@ -5,6 +5,7 @@
  */
 import { Duplex } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
+import { getHeapStatistics } from 'node:v8';
 import { startEmbeddedBroker, type InThreadBroker } from './embedded-broker.js';
 import { BatchWriter, DESTROY, END, readBatch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 
@@ -143,6 +144,15 @@ async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Pro
       await broker.sync();
       await broker.sync();
       return undefined;
+    case 'heapUsed': {
+      // `gc` exists when the process runs with --expose-gc (a worker inherits its options).
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (call.collect && gc) {
+        gc();
+        gc();
+      }
+      return getHeapStatistics().used_heap_size;
+    }
     case 'stop':
       await broker.stop();
       return undefined;

@@ -36,6 +36,12 @@ export interface StartedBroker extends StreamAcceptor {
    * back (a round trip to the broker's thread; on this thread, a turn of the event loop).
    */
   sync(): Promise<void>;
+  /**
+   * The V8 heap in use on the broker's own thread, in bytes, when it has one (broker-thread.ts);
+   * with `collect`, after a full GC there when the process runs with `--expose-gc`. For memory
+   * figures: `process.memoryUsage().heapUsed` counts only the calling thread's heap.
+   */
+  threadHeapUsed?(options?: { collect?: boolean }): Promise<number>;
   stop(): Promise<void>;
 }
 

@@ -140,6 +140,8 @@ export type BrokerCall =
   | { method: 'untap'; tapId: number }
   | { method: 'retainedCount' }
   | { method: 'sync' }
+  /** The broker thread's V8 heap in use, bytes; after a full GC first when `collect` (and `gc` is exposed). */
+  | { method: 'heapUsed'; collect: boolean }
   | { method: 'stop' };
 
 export type ToBroker = { type: 'batch'; batch: Batch } | { type: 'call'; id: number; call: BrokerCall };
