@@ -64,6 +64,8 @@ await serveParent(
     if (online !== stations) throw new Error(`only ${online} of ${stations} stations are online after boot`);
     const retainedFigures = sim.broker ? await waitForRetained(sim.broker, stations * (locks + 1)) : {};
     collectGarbage();
+    // The broker's thread too: the raw baseline's broker shares its one thread, so its garbage goes in the GC above.
+    await sim.broker?.threadHeapUsed?.({ collect: true });
     return { stations, locks, fixtureMs, bootMs, online, ...retainedFigures, before, after: processMemory() };
   },
   {
