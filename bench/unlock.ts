@@ -141,10 +141,10 @@ async function oneRun(run: number, options: UnlockOptions, stations: number, loc
       await helloLoad(10, options.warmupSeconds);
     }
     for (const row of result.rows) {
-      await servers.callApi('serverLatency');
+      await servers.callApi('serverLatency'); // drops what the warm-up and earlier rows left
       const unlock = await unlockLoad(row.connections, options.durationSeconds);
       const unlockServer = await servers.callApi<LatencySummary>('serverLatency');
-      await hello.serverLatency();
+      await hello.serverLatency(); // the same for the hello-world
       const helloRun = await helloLoad(row.connections, options.durationSeconds);
       const helloServer = await hello.serverLatency();
       const figures = toFigures(unlock, helloRun, servers.processes[0]!.name, unlockServer, helloServer);
