@@ -19,7 +19,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { encodePuback, encodePublish, readPackets, type IncomingPacket } from './packet-codec.js';
+import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from './packet-codec.js';
 import type { LinkEnd, LinkPeer, StreamAcceptor } from './transport.js';
 
 /** Where a lean client connects: into a broker in this process, or to a broker's TCP port. */
@@ -96,6 +96,9 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   readonly #inflight = new Map<number, Done>();
   #keepaliveTimer: NodeJS.Timeout | undefined;
   #sentSinceTick = false;
+  #receivedSinceTick = false;
+  /** The CONNECT packet, built once: a CONNECT that cannot be encoded fails the constructor, before any connection. */
+  readonly #connectPacket: Buffer;
   /** Keepalive checks since a PINGREQ went out with nothing come back (0: none waiting). */
   #unansweredChecks = 0;
   #connectTimer: NodeJS.Timeout | undefined;
@@ -115,6 +118,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       username: options.username,
       password: options.password,
     };
+    this.#connectPacket = encodeConnect(this.#settings);
     this.#open();
   }
 
@@ -133,7 +137,16 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       return this;
     }
     const id = this.#allocateId(callback ?? noop);
-    this.#send(encodePublish(topic, message, 1, opts.retain === true, id));
+    if (id === undefined) return this;
+    let packet: Buffer;
+    try {
+      packet = encodePublish(topic, message, 1, opts.retain === true, id);
+    } catch (error) {
+      // Nothing was sent: the caller hears of it once, from the throw.
+      this.#inflight.delete(id);
+      throw error;
+    }
+    this.#send(packet);
     return this;
   }
 
@@ -160,6 +173,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
         if (error) reject(error);
         else resolve(list.map(({ topic }, index) => ({ topic, qos: packet?.cmd === 'suback' ? (packet.granted[index] ?? 128) : 128 })));
       });
+      if (messageId === undefined) return;
       this.#send(mqttPacket.generate({ cmd: 'subscribe', messageId, subscriptions: list }));
     });
   }
@@ -174,8 +188,12 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       return this;
     }
     if (callback) this.once('close', callback);
-    if (!force && this.#connected) {
-      this.#send(DISCONNECT);
+    const wasConnected = this.#connected;
+    // Nothing goes out after DISCONNECT [MQTT-3.14.4-2]: no publication, PUBACK or PINGREQ.
+    this.#connected = false;
+    clearTimeout(this.#keepaliveTimer);
+    if (!force && wasConnected) {
+      link.push(DISCONNECT);
       link.push(null);
     } else {
       link.destroy();
@@ -190,16 +208,11 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   #open(): void {
     const link = this.#connectLink();
     this.#link = link;
-    const { clientId, clean, keepalive, will, username, password } = this.#settings;
-    const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
-    if (will) connect.will = will;
-    if (username !== undefined) connect.username = username;
-    if (password !== undefined) connect.password = Buffer.from(password);
     this.#connectTimer = setTimeout(() => {
       this.#emitError(new Error('connack timeout'));
       link.destroy();
     }, this.#settings.connectTimeout);
-    link.push(mqttPacket.generate(connect));
+    link.push(this.#connectPacket);
   }
 
   #connectLink(): Link {
@@ -225,9 +238,16 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     this.#link?.push(packet);
   }
 
-  #allocateId(done: Done): number {
-    // Packet ids are 1..65535 and must not be reused while in flight (MQTT 3.1.1, section 2.3.1).
-    do this.#nextId = this.#nextId === 65535 ? 1 : this.#nextId + 1;
+  /**
+   * A packet id for `done`, or (with every id in flight) `undefined` after failing `done` at once.
+   * Packet ids are 1..65535 and must not be reused while in flight (MQTT 3.1.1, section 2.3.1).
+   */
+  #allocateId(done: Done): number | undefined {
+    if (this.#inflight.size >= MAX_PACKET_ID) {
+      done(new Error(`${MAX_PACKET_ID} QoS 1 packets are waiting for the broker's answer: no packet id is free`));
+      return undefined;
+    }
+    do this.#nextId = this.#nextId === MAX_PACKET_ID ? 1 : this.#nextId + 1;
     while (this.#inflight.has(this.#nextId));
     this.#inflight.set(this.#nextId, done);
     return this.#nextId;
@@ -236,10 +256,15 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   /** A packet from the broker; called by the link's reader only. @internal */
   onPacket(packet: IncomingPacket): void {
     this.#unansweredChecks = 0;
+    this.#receivedSinceTick = true;
     switch (packet.cmd) {
       case 'publish': {
-        this.emit('message', packet.topic, packet.payload, packet);
-        if (packet.qos === 1 && this.#connected) this.#send(encodePuback(packet.messageId!));
+        try {
+          this.emit('message', packet.topic, packet.payload, packet);
+        } finally {
+          // Acknowledged even when a listener throws: the message was delivered, the listener failed.
+          if (packet.qos === 1 && this.#connected) this.#send(encodePuback(packet.messageId!));
+        }
         return;
       }
       case 'puback':
@@ -251,6 +276,11 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
         return;
       }
       case 'connack': {
+        if (this.#connected) {
+          // A second CONNACK on one connection breaks the protocol (MQTT 3.1.1, section 3.2).
+          this.#link?.destroy(new Error('the broker sent a second CONNACK'));
+          return;
+        }
         clearTimeout(this.#connectTimer);
         if (packet.returnCode !== 0) {
           this.#emitError(new ConnackError(packet.returnCode));
@@ -279,7 +309,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     // its whole state when it reconnects, and a stale command answer is worth nothing.
     const waiting = [...this.#inflight.values()];
     this.#inflight.clear();
-    for (const done of waiting) done(new Error('connection closed'));
+    const closed = new Error('connection closed');
+    for (const done of waiting) callSafely(() => done(closed));
     this.emit('close');
     if (!this.#ending && this.options.reconnectPeriod > 0) {
       this.#reconnectTimer = setTimeout(() => {
@@ -294,17 +325,24 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   }
 
   /**
-   * A PINGREQ when nothing was sent for half a keepalive period: checking every half period keeps
-   * silence under 1.5× keepalive without touching a timer on every packet. Over TCP, a PINGREQ
-   * that nothing answered for a whole keepalive period (two checks) means the connection is dead
-   * without having closed (a broker or a network that went away): it is dropped, and the client
-   * reconnects. In memory a connection cannot die silently, and a busy thread must not look dead.
+   * Checked every half keepalive period, without touching a timer on every packet: a PINGREQ goes
+   * out when nothing was sent since the last check (so the broker hears from the client within
+   * 1.5× keepalive), or when nothing was received (so a client that keeps sending into a dead
+   * connection finds out). The PINGREQ counts as sent, so an idle client pings once a period. Over
+   * TCP, a PINGREQ that nothing answered for a whole keepalive period (two checks) means the
+   * connection is dead without having closed (a broker or a network that went away): it is
+   * dropped, and the client reconnects. In memory a connection cannot die silently, and a busy
+   * thread must not look dead.
    */
   #scheduleKeepalive(): void {
     const seconds = this.#settings.keepalive;
     if (seconds <= 0) return;
     this.#keepaliveTimer = setTimeout(() => {
       if (!this.#connected) return;
+      const sent = this.#sentSinceTick;
+      const received = this.#receivedSinceTick;
+      this.#sentSinceTick = false;
+      this.#receivedSinceTick = false;
       if (this.#unansweredChecks > 0 && this.#target.kind === 'tcp') {
         this.#unansweredChecks += 1;
         if (this.#unansweredChecks > 2) {
@@ -312,11 +350,10 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
           this.#link?.destroy();
           return;
         }
-      } else if (!this.#sentSinceTick) {
+      } else if (!sent || !received) {
         this.#send(PINGREQ);
         this.#unansweredChecks = 1;
       }
-      this.#sentSinceTick = false;
       this.#scheduleKeepalive();
     }, (seconds * 1000) / 2);
     this.#keepaliveTimer.unref();
@@ -336,24 +373,47 @@ interface Link {
 class PacketReader {
   readonly #client: LeanMqttClient;
   readonly #isOpen: () => boolean;
-  /** The start of a packet whose rest has not arrived yet. */
-  #partial: Buffer | undefined;
+  /** The start of a packet whose rest has not arrived yet, in the chunks it came in. */
+  #partial: Buffer[] = [];
+  #partialBytes = 0;
+  /** Bytes the cut-short packet needs in all (one more than it has while its header is incomplete). */
+  #needed = 0;
 
   constructor(client: LeanMqttClient, isOpen: () => boolean) {
     this.#client = client;
     this.#isOpen = isOpen;
   }
 
-  /** Hands each whole packet to the client while the link is open; returns the error of a malformed one. */
+  /**
+   * Hands each whole packet to the client while the link is open; returns the error of a malformed
+   * one. A large packet arriving in many chunks is joined once, when its last byte is in.
+   */
   feed(chunk: Buffer): Error | undefined {
     if (!this.#isOpen()) return undefined;
-    const data = this.#partial ? Buffer.concat([this.#partial, chunk]) : chunk;
-    this.#partial = undefined;
+    let data = chunk;
+    if (this.#partialBytes > 0) {
+      this.#partial.push(chunk);
+      this.#partialBytes += chunk.length;
+      if (this.#partialBytes < this.#needed) return undefined;
+      data = Buffer.concat(this.#partial, this.#partialBytes);
+      this.clear();
+    }
     try {
       const read = readPackets(data, (packet) => {
-        if (this.#isOpen()) this.#client.onPacket(packet);
+        if (!this.#isOpen()) return;
+        // What a listener throws is its own failure, not a malformed packet from the broker.
+        try {
+          this.#client.onPacket(packet);
+        } catch (error) {
+          throwLater(error);
+        }
       });
-      if (read < data.length) this.#partial = data.subarray(read);
+      if (read < data.length) {
+        const rest = data.subarray(read);
+        this.#partial = [rest];
+        this.#partialBytes = rest.length;
+        this.#needed = packetSize(rest) ?? rest.length + 1;
+      }
       return undefined;
     } catch (error) {
       return error as Error;
@@ -361,7 +421,9 @@ class PacketReader {
   }
 
   clear(): void {
-    this.#partial = undefined;
+    this.#partial = [];
+    this.#partialBytes = 0;
+    this.#needed = 0;
   }
 }
 
@@ -511,6 +573,35 @@ class SocketLink implements Link {
   }
 }
 
+/** The CONNECT packet of these settings (mqtt-packet throws for one MQTT forbids, such as a password without a user name). */
+function encodeConnect(settings: Pick<LeanClientOptions, 'clientId' | 'will' | 'username' | 'password'> & { clean: boolean; keepalive: number }): Buffer {
+  const { clientId, clean, keepalive, will, username, password } = settings;
+  const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
+  if (will) connect.will = will;
+  if (username !== undefined) connect.username = username;
+  if (password !== undefined) connect.password = Buffer.from(password);
+  return mqttPacket.generate(connect);
+}
+
+/**
+ * Runs a listener or callback of the client's user; what it throws is thrown again on its own
+ * (an uncaught exception, as from any event listener), not taken for a fault of the connection.
+ */
+function callSafely(call: () => void): void {
+  try {
+    call();
+  } catch (error) {
+    throwLater(error);
+  }
+}
+
+function throwLater(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
+}
+
+const MAX_PACKET_ID = 65535;
 const PINGREQ = Buffer.from([0xc0, 0]);
 const DISCONNECT = Buffer.from([0xe0, 0]);
 

@@ -62,24 +62,44 @@ export function encodePublish(topic: string, message: string | Buffer, qos: 0 | 
 export function readPackets(data: Buffer, deliver: (packet: IncomingPacket) => void): number {
   let offset = 0;
   while (offset < data.length) {
-    const header = data[offset]!;
-    let position = offset + 1;
-    let remaining = 0;
-    let multiplier = 1;
-    let byte: number;
-    do {
-      if (multiplier > 128 ** 3) throw new Error('malformed remaining length');
-      if (position >= data.length) return offset;
-      byte = data[position++]!;
-      remaining += (byte & 0x7f) * multiplier;
-      multiplier *= 128;
-    } while ((byte & 0x80) !== 0);
-    const end = position + remaining;
+    const position = readFixedHeader(data, offset);
+    if (position < 0) return offset;
+    const end = position + headerRemaining;
     if (end > data.length) return offset;
-    deliver(readPacket(header, data, position, end));
+    deliver(readPacket(data[offset]!, data, position, end));
     offset = end;
   }
   return offset;
+}
+
+/**
+ * The whole size in bytes of the packet `data` starts with, or `undefined` while its fixed header
+ * is still cut short; throws on a malformed remaining length. A reader waiting for the rest of a
+ * large packet knows from it when the packet is complete.
+ */
+export function packetSize(data: Buffer): number | undefined {
+  const position = readFixedHeader(data, 0);
+  return position < 0 ? undefined : position + headerRemaining;
+}
+
+/** The remaining length read by the last `readFixedHeader` (a module variable: no object per packet). */
+let headerRemaining = 0;
+
+/** Where the body of the packet at `offset` starts, its length left in `headerRemaining`; -1 when the header is cut short. */
+function readFixedHeader(data: Buffer, offset: number): number {
+  let position = offset + 1;
+  let remaining = 0;
+  let multiplier = 1;
+  let byte: number;
+  do {
+    if (multiplier > 128 ** 3) throw new Error('malformed remaining length');
+    if (position >= data.length) return -1;
+    byte = data[position++]!;
+    remaining += (byte & 0x7f) * multiplier;
+    multiplier *= 128;
+  } while ((byte & 0x80) !== 0);
+  headerRemaining = remaining;
+  return position;
 }
 
 function readPacket(header: number, data: Buffer, start: number, end: number): IncomingPacket {

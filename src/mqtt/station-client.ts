@@ -58,7 +58,7 @@ export class StationClient {
       }
       collecting.push(
         new Promise((resolve) => {
-          // A failed publication is redelivered by mqtt.js after a reconnect; readiness need not wait for it.
+          // A failed publication is not retried: after a reconnect the station publishes its whole state again, so readiness need not wait for it.
           client.publish(topic, payload, { qos: CONTRACT_QOS, retain }, () => resolve());
         }),
       );

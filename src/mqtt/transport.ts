@@ -71,8 +71,15 @@ export function parseBrokerUrl(url: string): BrokerAddress {
     host: parsed.hostname.replace(/^\[|\]$/g, '') || 'localhost',
     port: parsed.port === '' ? 1883 : Number(parsed.port),
   };
-  if (parsed.username) address.username = decodeURIComponent(parsed.username);
-  if (parsed.password) address.password = decodeURIComponent(parsed.password);
+  const invalid = (why: string): SimError => new SimError('BROKER_UNREACHABLE', `Invalid broker URL "${redactUrl(url)}": ${why}`);
+  try {
+    if (parsed.username) address.username = decodeURIComponent(parsed.username);
+    if (parsed.password) address.password = decodeURIComponent(parsed.password);
+  } catch {
+    throw invalid('the user name or password is not percent-encoded (write % as %25)');
+  }
+  // MQTT 3.1.1 has no password without a user name [MQTT-3.1.2-22].
+  if (address.password !== undefined && address.username === undefined) throw invalid('a password needs a user name');
   return address;
 }
 

@@ -4,7 +4,7 @@
  * clean one, a refused CONNACK reported with its code, a reconnect after the broker closes the
  * session), and packets split over several writes or malformed are handled.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import net from 'node:net';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { startEmbeddedBroker, type InThreadBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
@@ -171,6 +171,132 @@ describe('framing of what the broker writes', () => {
   });
 });
 
+describe('LeanMqttClient at the edges of the protocol', () => {
+  /**
+   * A broker end that answers CONNECT with CONNACK (and PINGREQ with PINGRESP when asked) and
+   * records every packet the client sends; it never acknowledges a publication.
+   */
+  function recordingBroker(options: { pingresp?: boolean; connacks?: number } = {}) {
+    const links: Duplex[] = [];
+    const packets: Packet[] = [];
+    return {
+      links,
+      packets,
+      handle(stream: Duplex): void {
+        links.push(stream.on('error', () => undefined));
+        const parser = mqttPacket.parser({ protocolVersion: 4 });
+        parser.on('packet', (packet: Packet) => {
+          packets.push(packet);
+          if (packet.cmd === 'connect') {
+            for (let i = 0; i < (options.connacks ?? 1); i += 1) stream.write(mqttPacket.generate({ cmd: 'connack', returnCode: 0, sessionPresent: false }));
+          }
+          if (packet.cmd === 'pingreq' && options.pingresp) stream.write(mqttPacket.generate({ cmd: 'pingresp' }));
+        });
+        stream.on('data', (chunk: Buffer) => parser.parse(chunk));
+      },
+    };
+  }
+
+  async function connected(client: LeanMqttClient): Promise<void> {
+    if (!client.connected) await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+  }
+
+  it('fails a QoS 1 publication at once when all 65,535 packet ids are in flight', async () => {
+    const client = new LeanMqttClient(recordingBroker(), { clientId: 'busy', reconnectPeriod: 0 });
+    await connected(client);
+    const failures: string[] = [];
+    for (let i = 0; i < 65_535; i += 1) client.publish('t', 'x', { qos: 1 }, (error) => error && failures.push(error.message));
+    expect(failures).toEqual([]);
+    let answer: Error | undefined;
+    client.publish('t', 'one more', { qos: 1 }, (error) => (answer = error));
+    expect(answer?.message).toMatch(/65535 QoS 1 packets are waiting/);
+    await expect(client.subscribeAsync({ t: { qos: 1 } })).rejects.toThrow(/no packet id is free/);
+    await client.endAsync(true);
+    // Closing fails every one of them once.
+    expect(failures).toHaveLength(65_535);
+  });
+
+  it('refuses a password without a user name before it opens any connection', () => {
+    const broker = recordingBroker();
+    expect(() => new LeanMqttClient(broker, { clientId: 'c', password: 'secret' })).toThrow(/Username is required/);
+    expect(broker.links).toEqual([]);
+  });
+
+  it('joins a large packet that arrives in many pieces, its header cut in two', async () => {
+    const broker = recordingBroker();
+    const client = new LeanMqttClient(broker, { clientId: 'big', reconnectPeriod: 0 });
+    await connected(client);
+    const received: Buffer[] = [];
+    client.on('message', (_topic, payload) => received.push(Buffer.from(payload)));
+    const payload = Buffer.alloc(3 * 1024 * 1024, 7);
+    payload.write('end', payload.length - 3);
+    const packet = encodePublish('big/one', payload, 0, false, 0);
+    const link = broker.links[0]!;
+    link.write(packet.subarray(0, 2)); // the fixed header has 4 bytes here: cut after the second
+    for (let at = 2; at < packet.length; at += 64 * 1024) link.write(packet.subarray(at, Math.min(at + 64 * 1024, packet.length)));
+    link.write(encodePublish('small/two', 'after', 0, false, 0));
+    await vi.waitFor(() => expect(received).toHaveLength(2));
+    expect(received[0]!.equals(payload)).toBe(true);
+    expect(received[1]!.toString()).toBe('after');
+    await client.endAsync(true);
+  });
+
+  it("acknowledges a message whose listener throws, stays connected, and lets the listener's error surface", async () => {
+    const broker = recordingBroker();
+    const client = new LeanMqttClient(broker, { clientId: 'l', reconnectPeriod: 0 });
+    await connected(client);
+    client.on('message', () => {
+      throw new Error('bug in a listener');
+    });
+    const later: (() => void)[] = [];
+    const spy = vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((callback) => void later.push(callback));
+    try {
+      broker.links[0]!.write(encodePublish('t', 'x', 1, false, 42));
+    } finally {
+      spy.mockRestore();
+    }
+    await vi.waitFor(() => expect(broker.packets.map((packet) => packet.cmd)).toContain('puback'));
+    expect(broker.packets.find((packet) => packet.cmd === 'puback')).toMatchObject({ messageId: 42 });
+    expect(client.connected).toBe(true);
+    expect(later).toHaveLength(1);
+    expect(() => later[0]!()).toThrow('bug in a listener');
+    await client.endAsync(true);
+  });
+
+  it('sends nothing after DISCONNECT: end() makes it disconnected at once', async () => {
+    const broker = recordingBroker();
+    const client = new LeanMqttClient(broker, { clientId: 'e', reconnectPeriod: 0 });
+    await connected(client);
+    const closed = client.endAsync();
+    expect(client.connected).toBe(false);
+    let answer: Error | undefined;
+    client.publish('t', 'late', { qos: 0 }, (error) => (answer = error));
+    expect(answer?.message).toBe('client disconnected');
+    await closed;
+    expect(broker.packets.map((packet) => packet.cmd)).toEqual(['connect', 'disconnect']);
+  });
+
+  it('pings once per keepalive period when idle, and drops a connection that sends a second CONNACK', async () => {
+    const broker = recordingBroker({ pingresp: true });
+    const client = new LeanMqttClient(broker, { clientId: 'idle', keepalive: 1, reconnectPeriod: 0 });
+    await connected(client);
+    await new Promise((resolve) => setTimeout(resolve, 3200));
+    // Checks every 0.5 s: a PINGREQ at 0.5, 1.5 and 2.5 s; its own PINGREQ and PINGRESP cover the checks between.
+    expect(broker.packets.filter((packet) => packet.cmd === 'pingreq')).toHaveLength(3);
+    await client.endAsync(true);
+
+    const twice = recordingBroker({ connacks: 2 });
+    const confused = new LeanMqttClient(twice, { clientId: 'twice', reconnectPeriod: 0 });
+    const errors: string[] = [];
+    confused.on('error', (error) => errors.push(error.message));
+    let connects = 0;
+    confused.on('connect', () => (connects += 1));
+    await new Promise<void>((resolve) => confused.once('close', () => resolve()));
+    expect(connects).toBe(1);
+    expect(errors).toEqual(['the broker sent a second CONNACK']);
+  });
+});
+
 describe('LeanMqttClient over TCP', () => {
   /** A TCP server that answers CONNECT with CONNACK and records what it read; it never answers PINGREQ. */
   async function silentBroker(): Promise<{ port: number; packets: Packet[]; close: () => Promise<void> }> {
@@ -215,6 +341,23 @@ describe('LeanMqttClient over TCP', () => {
       expect(broker.packets.map((packet) => packet.cmd)).toEqual(['connect', 'pingreq']);
       expect(errors).toEqual(['no PINGRESP within the keepalive period']);
       expect(client.connected).toBe(false);
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('finds a dead connection while it keeps sending: nothing received means a PINGREQ too', async () => {
+    const broker = await silentBroker();
+    try {
+      const client = new LeanMqttClient({ kind: 'tcp', host: '127.0.0.1', port: broker.port }, { clientId: 'talker', keepalive: 1, reconnectPeriod: 0 });
+      const errors: string[] = [];
+      client.on('error', (error) => errors.push(error.message));
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      const talking = setInterval(() => client.publish('t', 'x', { qos: 0 }), 100);
+      await new Promise<void>((resolve) => client.once('close', () => resolve()));
+      clearInterval(talking);
+      expect(broker.packets.map((packet) => packet.cmd)).toContain('pingreq');
+      expect(errors).toEqual(['no PINGRESP within the keepalive period']);
     } finally {
       await broker.close();
     }

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { encodePuback, encodePublish, readPackets, type IncomingPacket } from '../../src/mqtt/packet-codec.js';
+import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from '../../src/mqtt/packet-codec.js';
+import { parseBrokerUrl } from '../../src/mqtt/transport.js';
 
 function parseOne(buffer: Buffer): Packet {
   const parser = mqttPacket.parser({ protocolVersion: 4 });
@@ -107,5 +108,27 @@ describe('reading', () => {
     expect(readAll(Buffer.concat([one, big.subarray(0, 100)]))).toEqual([4, ['puback']]); // cut in its body
     expect(readAll(Buffer.from([0x30]))).toEqual([0, []]);
     expect(readAll(Buffer.from([0x40, 0x02, 0x00]))).toEqual([0, []]);
+  });
+
+  it('tells the whole size of a packet from its fixed header, or undefined while the header is cut short', () => {
+    for (const length of [0, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152]) {
+      const packet = encodePublish('t', Buffer.alloc(length), 0, false, 0);
+      expect(packetSize(packet.subarray(0, 6))).toBe(packet.length);
+    }
+    const big = encodePublish('t', Buffer.alloc(2_097_152), 0, false, 0); // 4-byte remaining length
+    expect(packetSize(big.subarray(0, 4))).toBeUndefined();
+    expect(packetSize(Buffer.from([0x30]))).toBeUndefined();
+    expect(() => packetSize(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01]))).toThrow(/malformed remaining length/);
+  });
+});
+
+describe('broker URLs', () => {
+  it('takes percent-encoded credentials, and refuses a bad escape or a password without a user name without showing them', () => {
+    expect(parseBrokerUrl('mqtt://st%40tion:p%25ss@127.0.0.1:1884')).toEqual({ host: '127.0.0.1', port: 1884, username: 'st@tion', password: 'p%ss' });
+    expect(() => parseBrokerUrl('mqtt://user:50%off@127.0.0.1')).toThrow(/Invalid broker URL "mqtt:\/\/\*\*\*@127\.0\.0\.1": the user name or password is not percent-encoded/);
+    expect(() => parseBrokerUrl('mqtt://:secret@127.0.0.1')).toThrow(/a password needs a user name/);
+    for (const bad of ['mqtt://user:50%off@127.0.0.1', 'mqtt://:secret@127.0.0.1']) {
+      expect(() => parseBrokerUrl(bad)).toThrow(expect.objectContaining({ code: 'BROKER_UNREACHABLE', message: expect.not.stringMatching(/secret|50%off/) }));
+    }
   });
 });
