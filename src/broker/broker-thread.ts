@@ -20,6 +20,7 @@ import type { EmbeddedBrokerOptions, StartedBroker } from './embedded-broker.js'
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';
 import { startModuleWorker } from '../shared/worker-thread.js';
+import { callSafely } from '../shared/throw-later.js';
 
 export interface BrokerThreadOptions extends EmbeddedBrokerOptions {
   /** Told when the broker's thread fails; its connections are closed, as if the broker went away. */
@@ -50,6 +51,9 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
       return async () => {
         try {
           await link.call({ method: 'untap', tapId });
+        } catch (error) {
+          // A tap dies with the broker's thread: once that is gone there is nothing to remove.
+          if (!link.gone) throw error;
         } finally {
           link.removeTap(tapId);
         }
@@ -65,6 +69,9 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
 }
 
 type TapListener = (topic: string, payload: Buffer) => void;
+
+/** How long a stopping broker thread may take to end before it is terminated (closing 100,000 connections takes seconds). */
+const STOP_TIMEOUT_MS = 10_000;
 
 /** What the broker's records do to one connection's client side. */
 interface ClientSide {
@@ -95,6 +102,7 @@ export class ThreadLink {
   #gone: Error | undefined;
   /** Resolves when the thread has ended, however it ended. */
   readonly #exited: Promise<void>;
+  #stopping: Promise<void> | undefined;
 
   constructor(worker: Worker, onError: ((error: Error) => void) | undefined) {
     this.#worker = worker;
@@ -132,13 +140,13 @@ export class ThreadLink {
       settleReady.reject(error);
       this.#lose(error);
       // A thread that never started is reported by the rejection alone.
-      if (started) this.#onError?.(error);
+      if (started && !this.#stopping) this.#onError?.(error);
     });
     this.#exited = new Promise((resolve) => {
       worker.once('exit', (code) => {
         const reason = new Error(code === 0 ? 'the broker thread stopped' : `the broker thread exited with code ${code}`);
         settleReady.reject(reason);
-        if (!this.#gone && started && code !== 0) this.#onError?.(reason);
+        if (!this.#gone && started && code !== 0 && !this.#stopping) this.#onError?.(reason);
         this.#lose(reason);
         resolve();
       });
@@ -237,16 +245,28 @@ export class ThreadLink {
     });
   }
 
-  /** Stops the broker, then lets its thread end on its own (so it finishes what it writes, a CPU profile say); 2 s at most. */
-  async stop(): Promise<void> {
-    const timer = setTimeout(() => void this.#worker.terminate(), 2000);
-    try {
-      if (!this.#gone) await this.call({ method: 'stop' });
-    } finally {
-      this.#lose(new Error('the broker was stopped'));
-      await this.#exited;
-      clearTimeout(timer);
-    }
+  /** The broker can no longer be reached (stopped, or its thread ended). */
+  get gone(): boolean {
+    return this.#gone !== undefined;
+  }
+
+  /**
+   * Stops the broker, then lets its thread end on its own (so it finishes what it writes, a CPU
+   * profile say). A thread that does not end within 10 s is terminated; either way `stop` resolves,
+   * once, however often it is called, and a thread that ends while stopping is not a failure.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      const timer = setTimeout(() => void this.#worker.terminate(), STOP_TIMEOUT_MS);
+      try {
+        if (!this.#gone) await this.call({ method: 'stop' }).catch(() => undefined);
+      } finally {
+        this.#lose(new Error('the broker was stopped'));
+        await this.#exited;
+        clearTimeout(timer);
+      }
+    })();
+    return this.#stopping;
   }
 
   #post(message: ToBroker, transfer: ArrayBuffer[] = []): void {
@@ -277,7 +297,11 @@ export class ThreadLink {
         this.#clients.delete(id);
         side.destroyed();
       },
-      tap: (tapId, topic, payload) => this.#taps.get(tapId)?.(topic, payload),
+      // A listener that throws must not cost the rest of the batch (other connections' bytes).
+      tap: (tapId, topic, payload) => {
+        const listener = this.#taps.get(tapId);
+        if (listener) callSafely(() => listener(topic, payload));
+      },
     });
   }
 

@@ -7,6 +7,7 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Aedes } from 'aedes';
+import { callSafely } from '../shared/throw-later.js';
 import { listen } from '../shared/listen.js';
 import { indexedMemoryPersistence } from './retained-index.js';
 import type { BrokerTap, StreamAcceptor } from '../mqtt/transport.js';
@@ -78,8 +79,16 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       aedes.handle(stream);
     },
     tap: async (filters, listener) => {
+      // One aedes subscription per filter: a message matching two of them comes twice, as the same
+      // packet object, and is handed over once.
+      const seen = filters.length > 1 ? new WeakSet<object>() : undefined;
       const deliver = (packet: { topic: string; payload: Buffer | string }, done: () => void): void => {
-        listener(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload));
+        if (seen?.has(packet)) {
+          done();
+          return;
+        }
+        seen?.add(packet);
+        callSafely(() => listener(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)));
         done();
       };
       const each = (method: 'subscribe' | 'unsubscribe') =>

@@ -121,6 +121,7 @@ export type IndexedMemoryPersistence = AedesMemoryPersistence & {
 export function indexedMemoryPersistence(): IndexedMemoryPersistence {
   const persistence = memoryPersistence();
   const index = new RetainedIndex();
+  const clearMessageId = persistence.outgoingClearMessageId.bind(persistence) as (client: unknown, packet: unknown) => Promise<unknown>;
   const matchAll = function* (patterns: string[]): Generator<RetainedPacket> {
     for (const pattern of patterns) yield* index.match(pattern);
   };
@@ -135,6 +136,11 @@ export function indexedMemoryPersistence(): IndexedMemoryPersistence {
       return Promise.resolve();
     },
     createRetainedStream: (pattern: string) => Readable.from(index.match(pattern)),
+    // aedes keeps outgoing QoS 1 messages only for persistent sessions, but asks to clear one on
+    // every PUBACK, and the store makes an empty queue for a client id it has not seen, for good:
+    // about 130 bytes for every clean-session client id that ever acknowledged a message.
+    outgoingClearMessageId: (client: { clean?: boolean }, packet: unknown) =>
+      client.clean ? Promise.resolve(undefined) : clearMessageId(client, packet),
     createRetainedStreamCombi: (patterns: string[]) => Readable.from(matchAll(patterns)),
   });
   Object.defineProperty(persistence, 'retainedCount', { get: () => index.size });

@@ -21,6 +21,7 @@ import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from './packet-codec.js';
 import type { LinkEnd, LinkPeer, StreamAcceptor } from './transport.js';
+import { callSafely, throwLater } from '../shared/throw-later.js';
 
 /** Where a lean client connects: into a broker in this process, or to a broker's TCP port. */
 export type LeanTarget = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; host: string; port: number };
@@ -581,24 +582,6 @@ function encodeConnect(settings: Pick<LeanClientOptions, 'clientId' | 'will' | '
   if (username !== undefined) connect.username = username;
   if (password !== undefined) connect.password = Buffer.from(password);
   return mqttPacket.generate(connect);
-}
-
-/**
- * Runs a listener or callback of the client's user; what it throws is thrown again on its own
- * (an uncaught exception, as from any event listener), not taken for a fault of the connection.
- */
-function callSafely(call: () => void): void {
-  try {
-    call();
-  } catch (error) {
-    throwLater(error);
-  }
-}
-
-function throwLater(error: unknown): void {
-  queueMicrotask(() => {
-    throw error;
-  });
 }
 
 const MAX_PACKET_ID = 65535;

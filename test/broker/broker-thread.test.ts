@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import { startBrokerThread, ThreadLink } from '../../src/broker/broker-thread.js';
 import { duplexPair } from '../../src/mqtt/duplex-pair.js';
 import type { LinkPeer } from '../../src/mqtt/transport.js';
-import type { StartedBroker } from '../../src/broker/embedded-broker.js';
+import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { BatchWriter, DATA, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
 import { LeanMqttClient } from '../../src/mqtt/lean-client.js';
 
@@ -132,6 +132,54 @@ describe('startBrokerThread', () => {
     // 20,000 retained packets with their topics live on the broker's thread. (Without --expose-gc,
     // as under vitest, `collect` cannot run a GC and garbage counts too; the bench runs with it.)
     expect(after - before).toBeGreaterThan(2 * 1024 * 1024);
+  });
+
+  it('hands a message matching several filters of one tap over once, and a tap that throws costs no other connection anything', async () => {
+    for (const broker of [await start(), await startEmbeddedBroker({ port: 0 })]) {
+      const station = await memoryClient(broker, 'station');
+      const watcher = await memoryClient(broker, 'watcher');
+      const watched: string[] = [];
+      watcher.on('message', (topic) => watched.push(topic));
+      await watcher.subscribeAsync({ 't/#': { qos: 0 } });
+      const tapped: string[] = [];
+      const untap = await broker.tap(['t/#', 't/+'], (topic) => {
+        tapped.push(topic);
+        throw new Error(`listener bug on ${topic}`);
+      });
+      // The listener's errors surface on their own, after the batch: caught here to be counted.
+      const thrown: string[] = [];
+      const realQueueMicrotask = globalThis.queueMicrotask;
+      const spy = vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((callback) =>
+        realQueueMicrotask(() => {
+          try {
+            callback();
+          } catch (error) {
+            thrown.push((error as Error).message);
+          }
+        }),
+      );
+      try {
+        for (let i = 0; i < 5; i += 1) station.publish(`t/${i}`, 'x', { qos: 0 });
+        await vi.waitFor(() => expect(watched).toHaveLength(5));
+        await broker.sync();
+        expect(tapped).toEqual(['t/0', 't/1', 't/2', 't/3', 't/4']);
+        expect(thrown).toEqual(tapped.map((topic) => `listener bug on ${topic}`));
+      } finally {
+        spy.mockRestore();
+        await untap();
+        if ('aedes' in broker) await broker.stop();
+      }
+    }
+  });
+
+  it('stops once however often it is told to, and a tap removed after the stop is no error', async () => {
+    const failures: Error[] = [];
+    const broker = await startBrokerThread({ port: 0, onError: (error) => failures.push(error) });
+    const untap = await broker.tap(['#'], () => undefined);
+    await Promise.all([broker.stop(), broker.stop()]);
+    await broker.stop();
+    await expect(untap()).resolves.toBeUndefined();
+    expect(failures).toEqual([]);
   });
 
   it('closes every in-memory client when it stops, and a client that connects later is closed at once', async () => {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { RetainedIndex } from '../../src/broker/retained-index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { RetainedIndex, indexedMemoryPersistence } from '../../src/broker/retained-index.js';
 import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import { startFleet } from '../../src/fleet/start-fleet.js';
@@ -55,6 +55,23 @@ describe('fleet readiness and the retained store', () => {
     } finally {
       await fleet.stop();
       await broker.stop();
+    }
+  });
+});
+
+describe('the outgoing queues of the persistence', () => {
+  it('leaves clean-session clients out: nothing is kept for them, so nothing is made on their PUBACK', async () => {
+    const base = Object.getPrototypeOf(indexedMemoryPersistence()) as { outgoingClearMessageId(client: unknown, packet: unknown): Promise<unknown> };
+    const spy = vi.spyOn(base, 'outgoingClearMessageId');
+    try {
+      const persistence = indexedMemoryPersistence() as unknown as { outgoingClearMessageId(client: object, packet: object): Promise<unknown> };
+      await expect(persistence.outgoingClearMessageId({ id: 'fresh-1', clean: true }, { messageId: 1 })).resolves.toBeUndefined();
+      expect(spy).not.toHaveBeenCalled();
+      // A persistent session's queue is the store's business, as before.
+      await persistence.outgoingClearMessageId({ id: 'station', clean: false }, { messageId: 1 });
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
     }
   });
 });
