@@ -98,8 +98,6 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   #keepaliveTimer: NodeJS.Timeout | undefined;
   #sentSinceTick = false;
   #receivedSinceTick = false;
-  /** The CONNECT packet, built once: a CONNECT that cannot be encoded fails the constructor, before any connection. */
-  readonly #connectPacket: Buffer;
   /** Keepalive checks since a PINGREQ went out with nothing come back (0: none waiting). */
   #unansweredChecks = 0;
   #connectTimer: NodeJS.Timeout | undefined;
@@ -119,7 +117,6 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       username: options.username,
       password: options.password,
     };
-    this.#connectPacket = encodeConnect(this.#settings);
     this.#open();
   }
 
@@ -207,13 +204,17 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   }
 
   #open(): void {
+    // Encoded before the connection opens: a CONNECT that cannot be encoded (a password without a
+    // user name) fails the constructor with nothing left behind. It is not kept between
+    // connections: a small Buffer held per client would pin a slab of the buffer pool each.
+    const connect = encodeConnect(this.#settings);
     const link = this.#connectLink();
     this.#link = link;
     this.#connectTimer = setTimeout(() => {
       this.#emitError(new Error('connack timeout'));
       link.destroy();
     }, this.#settings.connectTimeout);
-    link.push(this.#connectPacket);
+    link.push(connect);
   }
 
   #connectLink(): Link {
