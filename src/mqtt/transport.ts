@@ -85,7 +85,8 @@ export function parseBrokerUrl(url: string): BrokerAddress {
 
 /** The URL without credentials, for logs and messages. */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
+  // Up to the last `@` before any query or fragment: a password may itself hold `@` or `/`.
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^?#]*@/i, '$1***@');
 }
 
 function silentLog(): void {}

@@ -12,7 +12,7 @@ import type { StationGateway } from './station-gateway.js';
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
 import type { ApiInstance } from './http/api-instance.js';
 import { installJsonBodyParser } from './http/json-body-parser.js';
-import { frameworkErrorHandler, installErrorHandling } from './http/error-handling.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handling.js';
 import { loggerSettings, type ApiLoggerOption } from './http/request-logging.js';
 import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
 import { registerAuthRoutes } from './http/auth-routes.js';
@@ -77,6 +77,7 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
     },
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // The command id of an unlock, for request summaries (the event stream and transcripts).

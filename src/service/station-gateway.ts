@@ -213,13 +213,20 @@ class MqttStationGateway implements StartedMqttGateway {
         // acknowledged when the connection closes.
       });
       client.on('connect', () => {
+        // Back after a lost connection, the picture is rebuilt from what the broker retains now: a
+        // broker that restarted empty, or a status cleared meanwhile, must not leave a station
+        // shown online from memory (and sent commands that nobody answers).
+        if (started) this.#cache.clear();
         this.#subscribe(client).then(
           async () => {
-            this.#ready = true;
             if (started) {
+              await this.#sync(client);
+              if (this.#stopped || !client.connected) return;
+              this.#ready = true;
               this.#logger.info(`MQTT ${this.mqttUrl}: reconnected`);
               return;
             }
+            this.#ready = true;
             await this.#sync(client);
             if (started) return; // the first connection failed while syncing; already rejected
             started = true;

@@ -22,6 +22,11 @@ interface CachedStation {
 export class StationStateCache {
   readonly #stations = new Map<string, CachedStation>();
 
+  /** Forgets everything, before the retained messages are received again (after a reconnect). */
+  clear(): void {
+    this.#stations.clear();
+  }
+
   /** Records a retained status message; `undefined` means the retained message was cleared. */
   applyStatus(token: string, payload: StatusPayload | undefined): void {
     const entry = this.#entry(token);

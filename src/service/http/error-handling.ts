@@ -4,6 +4,8 @@
  * from the catalogue in `src/errors.ts`; anything unexpected is a 500 whose body says nothing
  * about the cause, which goes to the log instead.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS, SimError, type ErrorCode } from '../../errors.js';
 import type { ApiInstance } from './api-instance.js';
@@ -85,9 +87,10 @@ function send(reply: FastifyReply, error: HttpError): void {
 export function installErrorHandling(app: ApiInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const translated = toHttpError(error);
-    // Only unexpected failures are logged with their error. 4xx are the client's business and are
-    // visible in the access log line with their status; their errors carry nothing worth keeping.
-    if (translated.status >= 500) request.log.error({ err: error }, 'request failed');
+    // Only unexpected failures are logged with their error. 4xx (and the webhooks' 501) are the
+    // client's business and are visible in the access log line with their status; their errors
+    // carry nothing worth keeping, and anyone could flood the log with them.
+    if (translated.code === 'INTERNAL') request.log.error({ err: error }, 'request failed');
     send(reply, translated);
   });
   app.setNotFoundHandler((_request, reply) => {
@@ -102,3 +105,26 @@ export function installErrorHandling(app: ApiInstance): void {
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   send(reply, toHttpError(error));
 }
+
+/**
+ * fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (a malformed header line,
+ * headers over the size limit, a request too slow to arrive) is answered here, with the API's one
+ * error shape. fastify's default answers with its own three-field body and logs the error, whose
+ * `rawPacket` holds the request's raw bytes: an Authorization header, or a login body's password.
+ * Nothing is logged here.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (socket.destroyed || !socket.writable) return;
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify({ message: CLIENT_ERROR_MESSAGES[status] });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+const CLIENT_ERROR_MESSAGES: Record<number, string> = {
+  400: ERRORS.BAD_REQUEST.message,
+  408: 'Request timeout',
+  431: 'Request headers are too large',
+};

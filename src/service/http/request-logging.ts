@@ -22,6 +22,7 @@ export type ApiLoggerOption =
 const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
+  'err.rawPacket',
   'req.body',
   'body',
   'password',

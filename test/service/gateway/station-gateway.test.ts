@@ -3,6 +3,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import net from 'node:net';
+import mqtt from 'mqtt';
 import { startMqttGateway, type StartedMqttGateway } from '../../../src/service/station-gateway.js';
 import { NEVER_REPORTED } from '../../../src/service/gateway/station-state-cache.js';
 import { SimError } from '../../../src/errors.js';
@@ -238,6 +239,26 @@ describe('connection', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  test('after a reconnect the picture is rebuilt from what the broker retains then, not kept from before', async () => {
+    await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' } });
+    gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), reconnectMs: 300 });
+    const gw = gateway;
+    expect(gw.getStation('S-1')?.status).toBe('online');
+    broker.dropClientsWithIdPrefix(gw.clientId);
+    await waitFor(() => !gw.connected);
+    // While the gateway is away, the station's retained status goes (as on a broker restarted without it).
+    const outsider = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    await outsider.publishAsync('stations/S-1/status', '', { qos: 1, retain: true });
+    await outsider.endAsync();
+    await waitFor(() => gw.connected, 3000, 'reconnect');
+    const seen = gw.getStation('S-1')!;
+    expect(seen).toMatchObject({ status: 'offline', lastConnection: NEVER_REPORTED });
+    // The lock state the broker still retains came back with the new subscription.
+    expect(seen.locks[0]).toMatchObject({ lockId: '1', status: 'locked' });
+    expect(seen.locks[0]!.lastUpdated).not.toBe(NEVER_REPORTED);
+    expect(await gw.unlock('S-1', '1')).toMatchObject({ failure: 'STATION_OFFLINE' });
   });
 
   test('a command the broker never acknowledged is not replayed after a reconnect', async () => {

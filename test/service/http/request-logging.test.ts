@@ -4,6 +4,7 @@
  * is searched for every secret that was issued or sent.
  */
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import net from 'node:net';
 import { startApi, type StartedApi } from '../../../src/service/start-api.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
 import { startTestBroker, type TestBroker } from '../support/test-broker.js';
@@ -92,4 +93,47 @@ test('a 500 is logged with its cause, which stays out of the response', async ()
   expect(await response.text()).toBe('{"message":"Internal server error"}');
   expect(log.text).toContain('internal detail 1234');
   expect(log.text).not.toContain(accessToken);
+});
+
+/** Writes `request` as it is on a raw socket and returns the whole answer. */
+function rawRequest(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(request));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', () => resolve(answer));
+  });
+}
+
+test("requests Node's HTTP parser refuses get the API's error shape, and none of their bytes reach the log", async () => {
+  const { accessToken } = (await (await call('POST', '/v1/auth/login', { body: ALICE })).json()) as TokenPair;
+  const before = log.lines.length;
+  const malformed = await rawRequest(api.url, `GET /v1/stations/S-1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${accessToken}\r\nBad Header Line\r\n\r\n`);
+  expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+  expect(malformed.split('\r\n\r\n')[1]).toBe('{"message":"Bad request"}');
+  const huge = await rawRequest(api.url, `GET /v1/stations/S-1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${accessToken}\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`);
+  expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+  expect(huge.split('\r\n\r\n')[1]).toBe('{"message":"Request headers are too large"}');
+  // A login whose headers contradict each other: its body, with the password, came in the same packet.
+  const body = JSON.stringify(ALICE);
+  const login = await rawRequest(
+    api.url,
+    `POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: 1\r\n\r\n${body}`,
+  );
+  expect(login).toMatch(/^HTTP\/1\.1 400 /);
+  const logged = log.lines.slice(before).join('\n');
+  expect(logged).not.toContain(accessToken.split('.')[2]);
+  expect(logged).not.toContain(ALICE.password);
+  expect(logged).not.toContain('rawPacket');
+});
+
+test('the webhooks answer 501 without an error line in the log: only unexpected failures get one', async () => {
+  const before = log.lines.length;
+  const response = await call('POST', '/v1/webhooks/anything', { body: { event: 'x' } });
+  expect(response.status).toBe(501);
+  const levels = log.lines.slice(before).map((line) => (JSON.parse(line) as { level: number }).level);
+  expect(levels.length).toBeGreaterThan(0);
+  expect(levels.filter((level) => level >= 50)).toEqual([]); // pino: 50 is error
 });
