@@ -83,6 +83,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         if (!timingSafeEqual(digest(given), expected)) throw new SimError('CONTROL_TOKEN_INVALID');
       });
 
+      let comeUp = false;
       plane.get('/health', async (_request, reply: FastifyReply) => {
         let online = 0;
         let offline = 0;
@@ -91,8 +92,10 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
           if (status === 'online') online += 1;
           else if (status === 'offline') offline += 1;
         }
-        const settled = fixture.stations.every((station) => hub.statuses.get(station.token) === station.initialStatus);
-        const ready = (options.brokerUp?.() ?? true) && settled;
+        // Ready once every station has come up as the fixture says; a station taken offline (or
+        // brought online) on purpose later does not make the simulator "not ready" again.
+        comeUp ||= fixture.stations.every((station) => hub.statuses.get(station.token) === station.initialStatus);
+        const ready = (options.brokerUp?.() ?? true) && comeUp;
         return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
       });
 
@@ -122,9 +125,15 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
       plane.post(
         '/stations/:token/reboot',
-        { schema: { params: TokenParams, body: Type.Optional(Type.Object({ downMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })) }, strict)) } },
+        {
+          schema: { params: TokenParams, body: Type.Object({ downMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })) }, strict) },
+          // The body is optional: none at all means `{}` (a schema cannot make the whole body optional).
+          preValidation: async (request) => {
+            request.body ??= {};
+          },
+        },
         async (request) => {
-          const downMs = request.body?.downMs ?? 2000;
+          const downMs = request.body.downMs ?? 2000;
           return (await act(request.params.token, { action: 'reboot', downMs }, `reboot (${downMs} ms down)`)).station;
         },
       );

@@ -31,14 +31,22 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
   await firstConnect(client, options.transport);
   client.on('error', () => undefined); // mqtt.js reconnects; errors after start are not fatal here
   const reply = (requestId: string, body: ControlReply | FleetReply): void => {
-    client.publish(SIM_TOPICS.reply(requestId), JSON.stringify(body), { qos: 1 });
+    // A reply that cannot be published (the request's own fault) must not take the fleet down.
+    try {
+      client.publish(SIM_TOPICS.reply(requestId), JSON.stringify(body), { qos: 1 });
+    } catch {
+      // nothing to answer on
+    }
   };
 
   client.on('message', (topic, payload) => {
     if (topic === SIM_TOPICS.fleet) {
       const request = parseSimMessage('fleet', payload);
       if (!request) return;
-      void handleFleet(request.action, options.stations).then((stations) => reply(request.requestId, { requestId: request.requestId, stations }));
+      void handleFleet(request.action, options.stations).then(
+        (stations) => reply(request.requestId, { requestId: request.requestId, stations }),
+        () => undefined, // a station that fails to reset says so in its own status; the caller times out
+      );
       return;
     }
     const token = topic.slice(SIM_TOPICS.control('').length);

@@ -37,7 +37,8 @@ export interface MqttSession {
   subscribeAsync(subscriptions: Record<string, { qos: 0 | 1 }>): Promise<{ topic: string; qos: number }[]>;
   end(force?: boolean): unknown;
   endAsync(force?: boolean): Promise<void>;
-  on(event: 'message', listener: (topic: string, payload: Buffer) => void): unknown;
+  /** `packet.retain` is set on a retained message sent because of a new subscription (MQTT 3.1.1, 3.3.1.3). */
+  on(event: 'message', listener: (topic: string, payload: Buffer, packet?: { retain: boolean }) => void): unknown;
   on(event: 'connect' | 'close', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   once(event: 'connect', listener: () => void): unknown;

@@ -113,7 +113,8 @@ export class StationClient {
       connectTimeout: 10_000,
       will: {
         topic: this.topics.topic('status', { token }),
-        payload: Buffer.from(encodePayload('status', this.model.statusPayload('offline'))),
+        // This session's connection time: the model learns it only once connected.
+        payload: Buffer.from(encodePayload('status', { ...this.model.statusPayload('offline'), lastConnection: new Date(this.#options.clock.now()).toISOString() })),
         qos: CONTRACT_QOS,
         retain: true,
       },
@@ -121,7 +122,10 @@ export class StationClient {
     const client = createSession(this.#options.transport, options);
     this.#client = client;
 
-    client.on('message', (topic, payload) => {
+    client.on('message', (topic, payload, packet) => {
+      // A command someone published with the retain flag comes again on every subscription: it is
+      // not a new command, and firmware acts only on live ones (commands are never retained, DESIGN.md).
+      if (packet?.retain) return;
       const address = this.topics.match('unlock', topic);
       const command = parsePayload('unlock', payload);
       // A malformed command is dropped, as firmware would: it has nobody to answer.
@@ -228,8 +232,14 @@ export class StationClient {
     this.#cancelReboot();
     this.model.reset();
     const wantOnline = this.#options.config.initialStatus === 'online';
-    if (wantOnline && !this.#client) await this.goOnline();
-    if (!wantOnline && this.#client) await this.goOffline();
+    if (wantOnline) {
+      if (!this.#client) await this.goOnline();
+      return;
+    }
+    // Offline, the reset state still has to reach the broker: its retained records are what
+    // everyone else sees (a lock jammed before the reset must not stay jammed there).
+    if (this.#client) await this.goOffline();
+    await this.#publishOfflineRecord();
   }
 
   #cancelReboot(): void {

@@ -207,10 +207,16 @@ export const SIM_TOPICS = {
   eventsFilter: 'station-sim/events/+',
 } as const;
 
+/**
+ * A request id becomes a level of the reply topic, so it is one plain word: a `/`, `+` or `#` in it
+ * would make a topic the agent cannot publish to (the control channel sends UUIDs).
+ */
+const RequestIdSchema = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
+
 const PhysicalActionSchema = Type.Union([Type.Literal('jam'), Type.Literal('unjam'), Type.Literal('forceOpen'), Type.Literal('forceClose')]);
 
 export const ControlRequestSchema = Type.Intersect([
-  Type.Object({ requestId: Type.String({ minLength: 1 }) }),
+  Type.Object({ requestId: RequestIdSchema }),
   Type.Union([
     Type.Object({ action: Type.Literal('connection'), online: Type.Boolean() }),
     Type.Object({ action: Type.Literal('battery'), voltage: Type.Number({ minimum: 0, maximum: 100 }) }),
@@ -223,7 +229,7 @@ export const ControlRequestSchema = Type.Intersect([
   ]),
 ]);
 export const FleetRequestSchema = Type.Object({
-  requestId: Type.String({ minLength: 1 }),
+  requestId: RequestIdSchema,
   action: Type.Union([Type.Literal('query'), Type.Literal('reset')]),
 });
 export const SimEventSchema = Type.Object({

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { createClient } from '../../src/client/index.js';
 import { EventSocket } from '../helpers/event-socket.js';
+import mqtt from 'mqtt';
 
 let sim: StartedSimulator;
 let control: string;
@@ -130,6 +131,66 @@ describe('/sim/v1 control plane', () => {
     expect(station).toMatchObject({ faults: [], locks: [{ status: 'locked' }, { status: 'locked' }] });
     expect((await call('GET', '/stations/CI-OFFLINE')).json.status).toBe('offline');
     await expect.poll(async () => (await call('GET', '/health')).json.ready).toBe(true);
+  });
+});
+
+describe('/sim/v1 and the stations at their edges', () => {
+  /** An outside MQTT client on the simulator's broker, recording what it sees. */
+  async function outsider(filters: string[]): Promise<{ client: mqtt.MqttClient; seen: { topic: string; payload: string; retain: boolean }[] }> {
+    const client = await mqtt.connectAsync(sim.mqttUrl, { reconnectPeriod: 0 });
+    const seen: { topic: string; payload: string; retain: boolean }[] = [];
+    client.on('message', (topic, payload, packet) => seen.push({ topic, payload: payload.toString(), retain: packet.retain }));
+    if (filters.length > 0) await client.subscribeAsync(filters, { qos: 1 });
+    return { client, seen };
+  }
+
+  it('stays ready after a station is taken offline on purpose, and a reboot needs no body', async () => {
+    expect((await call('POST', '/stations/CI-2/connection', { online: false })).status).toBe(200);
+    expect(await call('GET', '/health')).toMatchObject({ status: 200, json: { ready: true } });
+    const response = await fetch(`${control}/stations/CI-2/reboot`, { method: 'POST' });
+    expect(response.status).toBe(200);
+    await expect.poll(async () => (await call('GET', '/stations/CI-2')).json.status, { timeout: 5000 }).toBe('online');
+  });
+
+  it('a reset publishes the reset state of a station that stays offline', async () => {
+    await call('POST', '/stations/CI-OFFLINE/connection', { online: true });
+    await call('POST', '/stations/CI-OFFLINE/locks/1/physical', { action: 'jam' });
+    await call('POST', '/stations/CI-OFFLINE/connection', { online: false });
+    await expect.poll(async () => (await client().getStation('CI-OFFLINE')).locks[0]!.status).toBe('jammed');
+    expect((await call('POST', '/reset')).status).toBe(200);
+    await expect.poll(async () => (await client().getStation('CI-OFFLINE')).locks[0]!.status).toBe('locked');
+  });
+
+  it('ignores a control request whose id cannot be a topic level, and keeps answering', async () => {
+    const { client: mqttClient } = await outsider([]);
+    await mqttClient.publishAsync('station-sim/control/CI-1', JSON.stringify({ requestId: 'a/#', action: 'snapshot' }), { qos: 1 });
+    await mqttClient.publishAsync('station-sim/fleet', JSON.stringify({ requestId: 'x'.repeat(70_000), action: 'query' }), { qos: 1 });
+    await mqttClient.endAsync();
+    expect((await call('GET', '/stations/CI-1')).status).toBe(200);
+    expect((await call('GET', '/stations')).json.stations).toHaveLength(25);
+  });
+
+  it('acts on a live command once and not on a retained copy of it, and its last will carries this session', async () => {
+    const { client: mqttClient, seen } = await outsider(['stations/CI-2/acks', 'stations/CI-2/status']);
+    try {
+      await mqttClient.publishAsync('stations/CI-2/locks/2/unlock', JSON.stringify({ commandId: 'kept-1' }), { qos: 1, retain: true });
+      await expect.poll(() => seen.filter((message) => message.topic.endsWith('/acks')).length).toBe(1);
+      const rebootAt = Date.now();
+      await call('POST', '/stations/CI-2/reboot', { downMs: 0 });
+      await expect.poll(async () => (await call('GET', '/stations/CI-2')).json.status, { timeout: 5000 }).toBe('online');
+      await call('POST', '/stations/CI-2/connection', { online: false }); // a power cut: the last will
+      const will = await (async () => {
+        await expect.poll(() => seen.some((message) => !message.retain && message.payload.includes('"offline"'))).toBe(true);
+        return JSON.parse(seen.filter((message) => !message.retain && message.payload.includes('"offline"')).at(-1)!.payload) as { lastConnection: string };
+      })();
+      expect(Date.parse(will.lastConnection)).toBeGreaterThanOrEqual(rebootAt);
+      // The retained copy came again with the new subscription after the reboot: no second ack.
+      expect(seen.filter((message) => message.topic.endsWith('/acks'))).toHaveLength(1);
+    } finally {
+      await mqttClient.publishAsync('stations/CI-2/locks/2/unlock', '', { qos: 1, retain: true });
+      await mqttClient.endAsync();
+      await call('POST', '/stations/CI-2/connection', { online: true });
+    }
   });
 });
 
