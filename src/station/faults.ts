@@ -63,7 +63,8 @@ export class FaultSet {
   take(kind: FaultKind, lockId: string | undefined, random: Random): Fault | undefined {
     for (const fault of this.#faults) {
       if (fault.kind !== kind) continue;
-      if (fault.lockId !== undefined && lockId !== undefined && fault.lockId !== lockId) continue;
+      // A fault for one lock applies to that lock's commands and messages only, not to the station's status.
+      if (fault.lockId !== undefined && fault.lockId !== lockId) continue;
       // Probability drawn in parts per million from the seeded source, so runs repeat with the seed.
       if (fault.probability !== undefined && random.int(0, 999_999) >= fault.probability * 1_000_000) continue;
       if (fault.count !== undefined) {

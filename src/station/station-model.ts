@@ -98,6 +98,8 @@ export class StationModel {
   readonly #faults = new FaultSet();
   /** Outputs held back by a latency fault; cleared on stop. */
   readonly #delayed = new Set<TimerHandle>();
+  /** Simulated time until which outputs are held back behind a delayed one (latency fault). */
+  #heldUntil = 0;
 
   constructor(options: StationModelOptions) {
     this.config = options.config;
@@ -259,6 +261,7 @@ export class StationModel {
     for (const lock of this.#locks.values()) this.#cancelLockTimer(lock);
     for (const handle of this.#delayed) this.#clock.clearTimeout(handle);
     this.#delayed.clear();
+    this.#heldUntil = 0;
   }
 
   snapshot(): StationSnapshot {
@@ -353,24 +356,34 @@ export class StationModel {
   }
 
   /**
-   * Sends one output, through the output faults: `latency` holds it back, `duplicateState` sends
-   * it twice. Without faults (the usual case, and the hot path under load) it is a direct call.
+   * Sends one output, through the output faults: `latency` holds it back, `duplicateState` sends a
+   * lock state twice. What the station sends stays in the order it was sent, as over one network
+   * connection: an output held back holds back the ones after it (so an ack still comes before
+   * the `unlocked` it leads to). Without faults or anything held back (the usual case, and the
+   * hot path under load) it is a direct call.
    */
   #send<K extends OutputKind>(lockId: string | undefined, kind: K, payload: OutputPayloads[K]): void {
-    if (this.#faults.empty) {
+    const now = this.#clock.now();
+    if (this.#faults.empty && this.#heldUntil <= now) {
       this.#emit(kind, payload);
       return;
     }
     const random = this.#random;
     const latency = this.#faults.take('latency', lockId, random);
-    const twice = kind !== 'ack' && this.#faults.take('duplicateState', lockId, random) !== undefined;
+    const twice = kind === 'lockState' && this.#faults.take('duplicateState', lockId, random) !== undefined;
     const go = (): void => {
       this.#emit(kind, payload);
       if (twice) this.#emit(kind, payload);
     };
     if (twice) this.#output.faultApplied?.({ fault: 'duplicateState', ...(lockId ? { lockId } : {}) });
-    if (latency) this.#later(latency.delayMs ?? 0, go);
-    else go();
+    if (latency) this.#output.faultApplied?.({ fault: 'latency', ...(lockId ? { lockId } : {}) });
+    const due = Math.max(now + (latency?.delayMs ?? 0), this.#heldUntil);
+    if (due <= now) {
+      go();
+      return;
+    }
+    this.#heldUntil = due;
+    this.#later(due - now, go);
   }
 
   #emit<K extends OutputKind>(kind: K, payload: OutputPayloads[K]): void {

@@ -95,6 +95,41 @@ describe('faults', () => {
   });
 });
 
+describe('output faults keep the order of what the station sends', () => {
+  it('a single held-back ack holds back the status and the unlocked behind it; a lock fault leaves the status alone', () => {
+    const clock = new ManualClock();
+    // The order of every output, across kinds.
+    const order: string[] = [];
+    const record = (kind: string) => (payload: { status?: string }) => order.push(payload.status ? `${kind}:${payload.status}` : kind);
+    const ordered = new StationModel({
+      config: {
+        token: 'O', stationId: 2, batteryVoltage: 12.6, initialStatus: 'online',
+        locks: [{ lockId: '1', status: 'locked' }],
+        behaviour: { ...BUILTIN_BEHAVIOUR, unlockDelayMs: 20, relockMs: 200, heartbeatMs: 0 },
+      },
+      clock,
+      random: seededRandom(1, 2),
+      output: { status: record('status'), lockState: record('lock'), ack: record('ack') },
+    });
+    ordered.connected();
+    order.length = 0;
+    ordered.addFault({ kind: 'latency', delayMs: 100, count: 1 });
+    ordered.handleUnlock('1', 'c1');
+    clock.advance(1000);
+    // The battery status (drain per unlock) and `unlocked` were ready before the ack went out: they follow it.
+    expect(order).toEqual(['ack', 'status:online', 'lock:unlocked', 'lock:locked']);
+    expect(ordered.snapshot().faults).toEqual([]);
+
+    order.length = 0;
+    const duplicate = ordered.addFault({ kind: 'duplicateState', lockId: '1', count: 2 });
+    ordered.setBattery(12.0); // a status: not the lock's, and not a lock state
+    ordered.handleUnlock('1', 'c2');
+    clock.advance(1000);
+    expect(order).toEqual(['status:online', 'ack', 'status:online', 'lock:unlocked', 'lock:unlocked', 'lock:locked', 'lock:locked']);
+    expect(ordered.snapshot().faults.find((fault) => fault.id === duplicate.id)).toBeUndefined();
+  });
+});
+
 describe('physical actions, battery and reset', () => {
   it('jam, unjam, force open and force close publish the new state', () => {
     const { model, clock, out } = station();
