@@ -100,7 +100,10 @@ describe('output faults keep the order of what the station sends', () => {
     const clock = new ManualClock();
     // The order of every output, across kinds.
     const order: string[] = [];
-    const record = (kind: string) => (payload: { status?: string }) => order.push(payload.status ? `${kind}:${payload.status}` : kind);
+    const record = (kind: string) => (payload: object) => {
+      const { status } = payload as { status?: string };
+      order.push(status ? `${kind}:${status}` : kind);
+    };
     const ordered = new StationModel({
       config: {
         token: 'O', stationId: 2, batteryVoltage: 12.6, initialStatus: 'online',
