@@ -144,7 +144,17 @@ export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: 
     advance: async (ms) => {
       if (!(inner instanceof ManualClock)) throw new SimError('CLOCK_NOT_MANUAL');
       if (!(ms >= 0)) throw new SimError('BAD_REQUEST', 'ms must be a number of at least 0');
-      inner.advance(ms);
+      // A long advance goes a minute of simulated time at a time, and lets each minute's MQTT
+      // traffic flow before the next: in one pass, hours of heartbeats and battery reports of a
+      // fleet would all wait in memory at once (gigabytes).
+      for (let left = ms; ; ) {
+        const step = Math.min(left, ADVANCE_STEP_MS);
+        inner.advance(step);
+        left -= step;
+        if (left <= 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+        await settle?.();
+      }
       // Timers that fired published over MQTT; give those messages a few turns to arrive.
       for (let turn = 0; turn < 10; turn += 1) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -153,6 +163,9 @@ export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: 
     },
   };
 }
+
+/** How much simulated time `advance` moves before it lets MQTT traffic flow. */
+const ADVANCE_STEP_MS = 60_000;
 
 /** An API process without a fleet (`station-sim api`): stations run elsewhere on the same broker. */
 export interface StartedApiProcess extends StartedHttp {
