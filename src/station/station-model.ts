@@ -98,7 +98,7 @@ export class StationModel {
   readonly #faults = new FaultSet();
   /** Outputs held back by a latency fault; cleared on stop. */
   readonly #delayed = new Set<TimerHandle>();
-  /** Simulated time until which outputs are held back behind a delayed one (latency fault). */
+  /** Simulated time until which outputs are held back behind a delayed one (latency fault); 0 when none is. */
   #heldUntil = 0;
 
   constructor(options: StationModelOptions) {
@@ -363,11 +363,11 @@ export class StationModel {
    * hot path under load) it is a direct call.
    */
   #send<K extends OutputKind>(lockId: string | undefined, kind: K, payload: OutputPayloads[K]): void {
-    const now = this.#clock.now();
-    if (this.#faults.empty && this.#heldUntil <= now) {
+    if (this.#heldUntil === 0 && this.#faults.empty) {
       this.#emit(kind, payload);
       return;
     }
+    const now = this.#clock.now();
     const random = this.#random;
     const latency = this.#faults.take('latency', lockId, random);
     const twice = kind === 'lockState' && this.#faults.take('duplicateState', lockId, random) !== undefined;
@@ -383,7 +383,10 @@ export class StationModel {
       return;
     }
     this.#heldUntil = due;
-    this.#later(due - now, go);
+    this.#later(due - now, () => {
+      go();
+      if (this.#heldUntil === due) this.#heldUntil = 0; // the last one held back went out
+    });
   }
 
   #emit<K extends OutputKind>(kind: K, payload: OutputPayloads[K]): void {
