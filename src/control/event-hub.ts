@@ -62,6 +62,8 @@ export class EventHub {
   /** One entry per distinct set of topic templates in the fixture. */
   readonly #routes: StationTopics[];
   readonly #statuses = new Map<string, StationStatus>();
+  /** The fixture's stations: only their statuses are kept (anyone on the broker can publish others). */
+  readonly #tokens: ReadonlySet<string>;
   readonly #commands = new Map<string, TrackedCommand>();
   readonly #timeoutMs: number;
   readonly #maxTracked: number;
@@ -71,6 +73,7 @@ export class EventHub {
     this.#timeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     this.#maxTracked = options.maxTrackedCommands ?? 10_000;
     this.#routes = groupTopics(options.fixture.stations).distinct;
+    this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
   }
 
   subscribe(listener: Listener): () => void {
@@ -118,7 +121,7 @@ export class EventHub {
       if (status) {
         const body = parsePayload('status', payload);
         if (!body) return;
-        this.#statuses.set(status.token, body.status);
+        if (this.#tokens.has(status.token)) this.#statuses.set(status.token, body.status);
         if (!listening) return;
         this.emit({ type: 'station.status', token: status.token, status: body.status, batteryVoltage: body.batteryVoltage, lastConnection: body.lastConnection });
         return;

@@ -167,7 +167,8 @@ export class StationModel {
    */
   handleUnlock(lockId: string, commandId: string): void {
     const earlier = this.#seenCommands.get(commandId);
-    if (earlier) {
+    // The same id for another lock is another command (a client that reuses ids), not a redelivery.
+    if (earlier && earlier.lockId === lockId) {
       this.#send(lockId, 'ack', earlier);
       return;
     }

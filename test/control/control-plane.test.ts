@@ -161,6 +161,18 @@ describe('/sim/v1 and the stations at their edges', () => {
     await expect.poll(async () => (await client().getStation('CI-OFFLINE')).locks[0]!.status).toBe('locked');
   });
 
+  it('keeps the statuses of the fixture stations only, whatever else is published on the status topics', async () => {
+    const { client: mqttClient } = await outsider([]);
+    for (let i = 0; i < 50; i += 1) {
+      await mqttClient.publishAsync(`stations/STRANGER-${i}/status`, JSON.stringify({ stationId: i, status: 'online', batteryVoltage: 12, lastConnection: new Date().toISOString() }), { qos: 1 });
+    }
+    await mqttClient.endAsync();
+    await sim.broker!.sync();
+    const statuses = sim.http!.control.hub.statuses;
+    expect([...statuses.keys()].filter((token) => token.startsWith('STRANGER'))).toEqual([]);
+    expect((await call('GET', '/health')).json.stations.total).toBe(25);
+  });
+
   it('ignores a control request whose id cannot be a topic level, and keeps answering', async () => {
     const { client: mqttClient } = await outsider([]);
     await mqttClient.publishAsync('station-sim/control/CI-1', JSON.stringify({ requestId: 'a/#', action: 'snapshot' }), { qos: 1 });

@@ -95,6 +95,22 @@ describe('faults', () => {
   });
 });
 
+describe('command ids', () => {
+  it('a redelivered command is acked again and run once; the same id for another lock is another command', () => {
+    const { model, clock, out } = station();
+    model.handleUnlock('1', 'same');
+    model.handleUnlock('1', 'same'); // QoS 1 redelivery
+    model.handleUnlock('2', 'same'); // a client reusing its id for lock 2
+    clock.advance(200);
+    expect(out.acks).toEqual([
+      { commandId: 'same', lockId: '1', accepted: true },
+      { commandId: 'same', lockId: '1', accepted: true },
+      { commandId: 'same', lockId: '2', accepted: true },
+    ]);
+    expect(out.locks.map((lock) => `${lock.lockId}:${lock.status}`)).toEqual(['1:unlocked', '2:unlocked']);
+  });
+});
+
 describe('output faults keep the order of what the station sends', () => {
   it('a single held-back ack holds back the status and the unlocked behind it; a lock fault leaves the status alone', () => {
     const clock = new ManualClock();
