@@ -1,6 +1,7 @@
 /** Options shared by several commands, declared once. */
 import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
+import { MAX_TIMER_MS } from '../fixture/fixture-schema.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -15,6 +16,14 @@ export function withFixture<T>(yargs: Argv<T>) {
 
 export function withSeed<T>(yargs: Argv<T>) {
   return yargs.option('seed', { type: 'number', describe: "Seed of the random source (overrides the fixture's seed)" });
+}
+
+/** The `--seed` given, checked: a whole number the random source takes as it is (0 to 2^31 - 1). */
+export function seedOf(argv: Record<string, unknown>): number | undefined {
+  const seed = argv.seed as number | undefined;
+  if (seed === undefined) return undefined;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 2_147_483_647) throw new UsageError(`--seed must be a whole number from 0 to 2147483647, not "${String(argv.seed)}"`);
+  return seed;
 }
 
 export function withJson<T>(yargs: Argv<T>) {
@@ -84,6 +93,8 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     const value = argv[name] as number | undefined;
     if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new UsageError(`--${name} must be a whole number of at least 1`);
   }
+  const timeout = argv['command-timeout'] as number | undefined;
+  if (timeout !== undefined && timeout > MAX_TIMER_MS) throw new UsageError(`--command-timeout must be at most ${MAX_TIMER_MS} ms`);
   const controlToken = (argv['control-token'] as string | undefined) ?? env.STATION_SIM_CONTROL_TOKEN;
   const set = <V>(key: string, value: V | undefined) => (value === undefined ? {} : { [key]: value });
   return {

@@ -112,6 +112,9 @@ describe('station-sim CLI', () => {
       [['up', '--mqtt-port', '70000'], '--mqtt-port must be a whole number from 0 to 65535'],
       [['stations', '--broker', 'mqtt://127.0.0.1:1', '--shard', '3/2'], '--shard must be k/n with 1 <= k <= n, not "3/2"'],
       [['up', '--time-scale', '0', '--mqtt-port', '0', '--http-port', '0'], '--time-scale must be a positive number'],
+      [['up', '--seed', '1.5', '--mqtt-port', '0', '--http-port', '0'], '--seed must be a whole number from 0 to 2147483647, not "1.5"'],
+      [['up', '--command-timeout', '3000000000', '--mqtt-port', '0', '--http-port', '0'], '--command-timeout must be at most 2147483647 ms'],
+      [['up', '--dashboard', 'on', '--json', '--mqtt-port', '0', '--http-port', '0'], '--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to'],
     ];
     for (const [args, message] of cases) {
       const result = await runCliToEnd(args);

@@ -28,6 +28,13 @@ describe('station-sim run', () => {
     expect(JSON.parse(await readFile(ready, 'utf8'))).toMatchObject({ apiUrl: seen.env.api, mqttUrl: seen.env.mqtt, seed: 7 });
   });
 
+  it('reports a command killed by a signal as a shell does, 128 + its number', async () => {
+    for (const [signal, code] of [['SIGHUP', 129], ['SIGUSR2', 140], ['SIGTERM', 143]] as const) {
+      const result = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--', node, '-e', `process.kill(process.pid, '${signal}')`]);
+      expect(result.code, signal).toBe(code);
+    }
+  });
+
   it('never runs the command when the simulator cannot start', async () => {
     const result = await runCliToEnd(['run', '--fixture', 'missing.json', '--', node, '-e', 'console.log("RAN")']);
     expect(result.code).toBe(1);

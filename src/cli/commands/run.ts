@@ -4,12 +4,13 @@
  * forwards signals, stops everything when the command ends and exits with the command's code.
  */
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { notice, printReady, UsageError, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { httpOptions, timeOptions, withFixture, withHttp, withSeed, withTime } from '../options.js';
+import { httpOptions, seedOf, timeOptions, withFixture, withHttp, withSeed, withTime } from '../options.js';
 
 /** The environment variables a wrapped command gets. */
 export const RUN_ENV = {
@@ -39,7 +40,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
         ...httpOptions({ ...argv, 'http-port': argv['http-port'] ?? 0 }),
         ...timeOptions(argv),
         fixture: argv.fixture as string | undefined,
-        seed: argv.seed as number | undefined,
+        seed: seedOf(argv),
         mqttPort: 0,
         onNotice: (message) => notice(io, message),
       });
@@ -78,7 +79,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
         return;
       }
       // A command killed by a signal exits as a shell would report it: 128 + the signal number.
-      result.code = exit.code ?? 128 + (exit.signal === 'SIGINT' ? 2 : exit.signal === 'SIGKILL' ? 9 : 15);
+      result.code = exit.code ?? 128 + ((exit.signal && constants.signals[exit.signal]) || 15);
     },
   };
 }

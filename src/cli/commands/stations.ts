@@ -3,7 +3,7 @@ import { startSimulator } from '../../simulator/start-simulator.js';
 import type { StartedFleet } from '../../fleet/start-fleet.js';
 import { printReady, UsageError, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { withBroker, withFixture, withJson, withSeed } from '../options.js';
+import { seedOf, withBroker, withFixture, withJson, withSeed } from '../options.js';
 
 export function stationsCommand(io: CliIo): CommandModule {
   return {
@@ -19,7 +19,7 @@ export function stationsCommand(io: CliIo): CommandModule {
       const sim = await startSimulator({
         ...(shard ? { shard } : {}),
         fixture: argv.fixture as string | undefined,
-        seed: argv.seed as number | undefined,
+        seed: seedOf(argv),
         broker: argv.broker as string,
         http: false,
       });

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
-import { printReady, notice, type CliIo } from '../output.js';
+import { printReady, notice, UsageError, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import {
   DEFAULT_HTTP_PORT,
@@ -8,6 +8,7 @@ import {
   checkPort,
   controlAccess,
   httpOptions,
+  seedOf,
   withBroker,
   withBrokerThread,
   withFixture,
@@ -43,12 +44,13 @@ export function upCommand(io: CliIo): CommandModule {
       const dashboard = (argv.dashboard as string | undefined) ?? 'off';
       // Ink draws only its last frame when CI is set, so "auto" leaves the dashboard out there.
       const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json && !process.env.CI);
+      if (dashboard === 'on' && argv.json) throw new UsageError('--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to');
       if (dashboard === 'on' && !process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
       const sim = await startSimulator({
         ...http,
         ...timeOptions(argv),
         fixture: argv.fixture as string | undefined,
-        seed: argv.seed as number | undefined,
+        seed: seedOf(argv),
         broker: argv.broker as string | undefined,
         host,
         mqttPort: mqttPort ?? DEFAULT_MQTT_PORT,
