@@ -66,6 +66,7 @@ const unlockShape = {
   connections: options.connections,
   durationSeconds: options.durationSeconds,
   warmupSeconds: options.warmupSeconds,
+  rampSeconds: options.rampSeconds,
   runs: options.runs,
   stations: options.unlockStations,
   locks: options.locks,

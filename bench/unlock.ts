@@ -17,6 +17,12 @@ export interface UnlockOptions {
   durationSeconds: number;
   /** Seconds of load before the first measurement of a run (JIT, connection pools). */
   warmupSeconds: number;
+  /**
+   * Seconds at the start of every measurement, on its own connections, that are not measured:
+   * the connections open together and stay in step for about half a second (bench/README.md,
+   * "Ramp"). Their p99 is kept as `unlockP99FromStart` / `helloP99FromStart`. @default 0
+   */
+  rampSeconds?: number;
   runs: number;
   /** Stations of the unlock fleet. @default 1000 */
   stations?: number;
@@ -32,6 +38,8 @@ export interface UnlockRunFigures {
   unlockP50: number;
   unlockP99: number;
   unlockMean: number;
+  /** p99 of every answer from the first connection on, the ramp included (= `unlockP99` without a ramp). */
+  unlockP99FromStart: number;
   /**
    * The same latencies as the server's HTTP layer sees them (request in → response finished), so
    * the part of the driver's p99 spent queued outside the server shows (server-latency.ts).
@@ -43,6 +51,7 @@ export interface UnlockRunFigures {
   helloRps: number;
   helloP50: number;
   helloP99: number;
+  helloP99FromStart: number;
   /** The hello-world's latencies in its HTTP layer: next to nothing, so its whole latency is queueing outside. */
   helloServerP50: number;
   helloServerP99: number;
@@ -128,13 +137,18 @@ async function oneRun(run: number, options: UnlockOptions, stations: number, loc
     result.samples.push(sample);
     if (sample.ok !== sample.requests) options.log(`unlock ${options.broker} run ${run}: ${sample.requests - sample.ok} of ${sample.requests} sample unlocks failed: ${sample.firstFailure}`);
     let offset = Math.floor(Math.random() * stations * locks);
+    const rampSeconds = options.rampSeconds ?? 0;
     const unlockLoad = (connections: number, durationSeconds: number): Promise<LoadRun> => {
-      const config: LoadConfig = { url: servers.apiUrl, kind: 'unlock', connections, durationSeconds, stations, locks, offset };
+      const config: LoadConfig = { url: servers.apiUrl, kind: 'unlock', connections, durationSeconds, rampSeconds, stations, locks, offset };
       offset += 7919; // a prime step, so each run starts somewhere else in the rotation
-      return runLoad(config, { token, processes: servers.processes, verbose: options.verbose ?? false });
+      // The in-server latencies count from the end of the ramp too.
+      return runLoad(config, { token, processes: servers.processes, verbose: options.verbose ?? false, onStarted: () => void servers.callApi('serverLatency').catch(() => undefined) });
     };
     const helloLoad = (connections: number, durationSeconds: number): Promise<LoadRun> =>
-      runLoad({ url: hello.url, kind: 'hello', connections, durationSeconds }, { processes: [hello.process], verbose: options.verbose ?? false });
+      runLoad(
+        { url: hello.url, kind: 'hello', connections, durationSeconds, rampSeconds },
+        { processes: [hello.process], verbose: options.verbose ?? false, onStarted: () => void hello.serverLatency().catch(() => undefined) },
+      );
 
     if (options.warmupSeconds > 0) {
       await unlockLoad(10, options.warmupSeconds);
@@ -178,6 +192,7 @@ function toFigures(unlock: LoadRun, hello: LoadRun, apiProcess: string, unlockSe
     unlockP50: round(unlock.latency.p50, 2),
     unlockP99: round(unlock.latency.p99, 2),
     unlockMean: round(unlock.latency.mean, 2),
+    unlockP99FromStart: round((unlock.ramp?.fromStart ?? unlock.latency).p99, 2),
     serverP50: round(unlockServer.p50, 2),
     serverP99: round(unlockServer.p99, 2),
     helloServerP50: round(helloServer.p50, 3),
@@ -186,6 +201,7 @@ function toFigures(unlock: LoadRun, hello: LoadRun, apiProcess: string, unlockSe
     helloRps: round(hello.rps, 0),
     helloP50: round(hello.latency.p50, 2),
     helloP99: round(hello.latency.p99, 2),
+    helloP99FromStart: round((hello.ramp?.fromStart ?? hello.latency).p99, 2),
     helloErrors: errors(hello),
     ratio: round(unlock.rps / hello.rps, 3),
     apiCpu: unlock.cpu[apiProcess] ?? Number.NaN,

@@ -34,13 +34,22 @@ export interface LoadConfig {
   locks?: number;
   /** Where the rotation starts, so consecutive runs against one server do not begin on the same locks. @default 0 */
   offset?: number;
+  /**
+   * Seconds of the same load, on the same connections, before the measured part begins. The
+   * connections all open at once and their first requests arrive together; for about half a
+   * second they stay in step and the server works in waves (bench/README.md, "Ramp"). Answers
+   * during the ramp are kept apart (`ramp`) and left out of every other figure, CPU included.
+   * @default 0
+   */
+  rampSeconds?: number;
 }
 
 export interface LoadFigures {
   kind: LoadConfig['kind'];
   connections: number;
-  /** Seconds the run actually took. */
+  /** Seconds the measured part actually took (the ramp not included). */
   durationSeconds: number;
+  /** Requests sent over the whole load, ramp included (autocannon's count). */
   sent: number;
   /** 2xx answers whose body said success. */
   ok: number;
@@ -56,8 +65,13 @@ export interface LoadFigures {
   statusCodes: Record<string, number>;
   /** Exact latencies of the 2xx answers, ms. */
   latency: LatencySummary;
-  /** autocannon's own figures (whole milliseconds) for comparison. */
+  /** autocannon's own figures (whole milliseconds, ramp included) for comparison. */
   autocannonLatency: { p50: number; p99: number; mean: number };
+  /**
+   * With `rampSeconds`: the 2xx answers of the ramp, and of the whole load from the first
+   * connection on (ramp and measured part together), so what the ramp costs stays visible.
+   */
+  ramp?: { seconds: number; answers: number; latency: LatencySummary; fromStart: LatencySummary };
 }
 
 const { values } = parseArgs({ options: { config: { type: 'string' } } });
@@ -83,45 +97,83 @@ function requestsFor(config: LoadConfig): { request: AutocannonRequest; verifyBo
 
 function run(config: LoadConfig): Promise<LoadFigures> {
   const { request, verifyBody } = requestsFor(config);
+  const rampSeconds = config.rampSeconds ?? 0;
   const options: AutocannonOptions = {
     url: config.url,
     connections: config.connections,
     timeout: config.timeoutSeconds ?? 10,
     requests: [request],
     verifyBody,
-    ...(config.amount === undefined ? { duration: config.durationSeconds ?? 5 } : { amount: config.amount }),
+    ...(config.amount === undefined ? { duration: rampSeconds + (config.durationSeconds ?? 5) } : { amount: config.amount }),
     ...(config.overallRate === undefined ? {} : { overallRate: config.overallRate }),
   };
+  // Everything is counted here from the events rather than taken from autocannon's totals, which
+  // cover the whole load, ramp included.
   const latencies: number[] = [];
-  // Tells the harness to start counting CPU: the driver's own start-up is over.
-  reportProgress('started');
+  const rampLatencies: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let answers2xx = 0;
+  let non2xx = 0;
+  let mismatches = 0;
+  let errors = 0;
+  let timeouts = 0;
+  let measuring = false;
+  let measuredFrom = 0;
+  const startMeasuring = (): void => {
+    measuring = true;
+    measuredFrom = performance.now();
+    // Tells the harness to start counting CPU: the driver's start-up (and the ramp) is over.
+    reportProgress('started');
+  };
+  if (rampSeconds === 0) startMeasuring();
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (error, result) => {
+      clearTimeout(rampTimer);
       if (error) {
         reject(error);
         return;
       }
-      const statusCodes: Record<string, number> = {};
-      for (const [code, stats] of Object.entries(result.statusCodeStats)) statusCodes[code] = stats.count;
-      const ok = result['2xx'] - result.mismatches;
+      const durationSeconds = measuring ? (performance.now() - measuredFrom) / 1000 : 0;
+      const ok = answers2xx - mismatches;
       resolve({
         kind: config.kind,
         connections: config.connections,
-        durationSeconds: result.duration,
+        durationSeconds,
         sent: result.requests.sent,
         ok,
-        rps: ok / result.duration,
-        non2xx: result.non2xx,
-        bodyFailures: result.mismatches,
-        errors: result.errors,
-        timeouts: result.timeouts,
+        rps: durationSeconds > 0 ? ok / durationSeconds : 0,
+        non2xx,
+        bodyFailures: mismatches,
+        errors,
+        timeouts,
         statusCodes,
         latency: summarizeLatencies(latencies),
         autocannonLatency: { p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.mean },
+        ...(rampSeconds > 0
+          ? { ramp: { seconds: rampSeconds, answers: rampLatencies.length, latency: summarizeLatencies(rampLatencies), fromStart: summarizeLatencies([...rampLatencies, ...latencies]) } }
+          : {}),
       });
     });
+    const rampTimer = rampSeconds > 0 ? setTimeout(startMeasuring, rampSeconds * 1000) : undefined;
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+      const ok = statusCode >= 200 && statusCode < 300;
+      if (!measuring) {
+        if (ok) rampLatencies.push(responseTime);
+        return;
+      }
+      statusCodes[statusCode] = (statusCodes[statusCode] ?? 0) + 1;
+      if (ok) {
+        answers2xx += 1;
+        latencies.push(responseTime);
+      } else non2xx += 1;
+    });
+    instance.on('reqMismatch', () => {
+      if (measuring) mismatches += 1;
+    });
+    instance.on('reqError', (error: Error) => {
+      if (!measuring) return;
+      errors += 1;
+      if (error.message === 'request timed out') timeouts += 1;
     });
   });
 }

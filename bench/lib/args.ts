@@ -28,6 +28,8 @@ export interface BenchOptions {
   durationSeconds: number;
   /** Seconds of warm-up load before each run's measurements. @default 2 (quick: 1) */
   warmupSeconds: number;
+  /** Seconds at the start of each unlock and hello-world load that are not measured (the connections' ramp). @default 1 */
+  rampSeconds: number;
   /** Stations of the unlock fleet (× `locks` locks). @default 1000 */
   unlockStations: number;
   /** Length of the soak. @default 300 (quick: 20) */
@@ -54,6 +56,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --connections LIST    HTTP connections of the unlock load (default 1,10,100)
   --duration S          seconds per unlock / hello-world measurement (default 5, quick 2)
   --warmup S            seconds of warm-up load per run (default 2, quick 1)
+  --ramp S              unmeasured seconds at the start of each unlock / hello-world load (default 1)
   --unlock-stations N   stations of the unlock fleet (default 1000)
   --soak-seconds S      soak length (default 300, quick 20)
   --soak-rate R         unlocks per second during the soak (default 200)
@@ -78,6 +81,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       connections: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      ramp: { type: 'string' },
       'unlock-stations': { type: 'string' },
       'soak-seconds': { type: 'string' },
       'soak-rate': { type: 'string' },
@@ -98,6 +102,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     connections: integerList('--connections', values.connections, [1, 10, 100]),
     durationSeconds: positiveNumber('--duration', values.duration, quick ? 2 : 5),
     warmupSeconds: nonNegativeNumber('--warmup', values.warmup, quick ? 1 : 2),
+    rampSeconds: nonNegativeNumber('--ramp', values.ramp, 1),
     unlockStations: positiveInteger('--unlock-stations', values['unlock-stations'], 1000),
     soakSeconds: positiveNumber('--soak-seconds', values['soak-seconds'], quick ? 20 : 300),
     soakRate: positiveNumber('--soak-rate', values['soak-rate'], 200),

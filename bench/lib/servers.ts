@@ -172,16 +172,16 @@ export interface RunLoadOptions {
   /** Processes whose CPU is measured during the load. */
   processes: MeasuredProcess[];
   verbose?: boolean;
-  /** How long the driver may take. @default duration + 60 s */
+  /** How long the driver may take. @default ramp + duration + 60 s */
   timeoutMs?: number;
-  /** Called when the load starts (after the driver's own start-up). */
+  /** Called when the measured part of the load starts (after the driver's own start-up and the ramp). */
   onStarted?: () => void;
 }
 
 export async function runLoad(config: LoadConfig, options: RunLoadOptions): Promise<LoadRun> {
   let driverPid = -1;
   const measured = (): MeasuredProcess[] => [...options.processes, { name: 'driver', pid: driverPid }];
-  // CPU is counted from the moment autocannon starts (the driver says so), not from the driver's start-up.
+  // CPU is counted from the moment the measured part starts (the driver says so), not from the driver's start-up or the ramp.
   let cpuBefore: (number | undefined)[] = [];
   let machineBefore: number | undefined;
   let started = performance.now();
@@ -189,7 +189,7 @@ export async function runLoad(config: LoadConfig, options: RunLoadOptions): Prom
     script: 'load.ts',
     args: ['--config', JSON.stringify(config)],
     env: options.token === undefined ? {} : { BENCH_TOKEN: options.token },
-    readyTimeoutMs: options.timeoutMs ?? ((config.durationSeconds ?? 0) + 60) * 1000,
+    readyTimeoutMs: options.timeoutMs ?? ((config.durationSeconds ?? 0) + (config.rampSeconds ?? 0) + 60) * 1000,
     label: `load ${config.kind} ×${config.connections}`,
     echo: options.verbose ?? false,
     onProgress: () => {

@@ -15,6 +15,7 @@ import { recordServerLatency } from '../../bench/lib/server-latency.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
+import { runLoad } from '../../bench/lib/servers.js';
 
 describe('stats', () => {
   it('takes the median of odd and even counts, ignoring non-finite values', () => {
@@ -54,6 +55,12 @@ describe('arguments', () => {
   it('makes --quick short and lets explicit flags win', () => {
     expect(parseBenchArgs(['--quick'])).toMatchObject({ runs: 1, sizes: [1000, 10_000], soakSeconds: 20, durationSeconds: 2 });
     expect(parseBenchArgs(['--quick', '--runs', '2', '--soak-seconds', '5'])).toMatchObject({ runs: 2, soakSeconds: 5 });
+  });
+
+  it('leaves the first second of every unlock and hello-world load unmeasured unless told otherwise', () => {
+    expect(parseBenchArgs([]).rampSeconds).toBe(1);
+    expect(parseBenchArgs(['--ramp', '0']).rampSeconds).toBe(0);
+    expect(() => parseBenchArgs(['--ramp', '-1'])).toThrow(/--ramp/);
   });
 
   it('runs the parts named by --only in the documented order', () => {
@@ -209,3 +216,43 @@ describe('server-side latency', () => {
     }
   });
 });
+
+describe('the load driver (bench/children/load.ts, a real autocannon process)', () => {
+  it('keeps the answers of the ramp out of every measured figure, and the harness counts CPU from its end', async () => {
+    // For its first 300 ms the server answers slowly and with 503; after that, at once and well.
+    let firstRequestAt: number | undefined;
+    const server = http.createServer((_request, response) => {
+      firstRequestAt ??= performance.now();
+      if (performance.now() - firstRequestAt < 300) {
+        setTimeout(() => response.writeHead(503).end('{"message":"warming"}'), 50);
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    let started = 0;
+    try {
+      const run = await runLoad(
+        { url: `http://127.0.0.1:${port}`, kind: 'hello', connections: 4, durationSeconds: 0.7, rampSeconds: 0.9 },
+        { processes: [{ name: 'server', pid: process.pid }], onStarted: () => (started += 1) },
+      );
+      expect(started).toBe(1);
+      expect(run.non2xx).toBe(0);
+      expect(run.statusCodes).not.toHaveProperty('503');
+      expect(run.ok).toBe(run.latency.count);
+      expect(run.ok).toBeGreaterThan(0);
+      expect(run.durationSeconds).toBeGreaterThan(0.5);
+      expect(run.durationSeconds).toBeLessThan(1.5);
+      expect(run.rps).toBeCloseTo(run.ok / run.durationSeconds, 5);
+      expect(run.ramp?.seconds).toBe(0.9);
+      expect(run.ramp?.answers).toBeGreaterThan(0);
+      expect(run.ramp?.fromStart.count).toBe(run.ramp!.answers + run.latency.count);
+      expect(run.sent).toBeGreaterThan(run.ok);
+      expect(Object.keys(run.cpu)).toEqual(expect.arrayContaining(['server', 'driver']));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 30_000);
+});
+
