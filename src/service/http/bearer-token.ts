@@ -14,7 +14,22 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return BEARER.exec(authorization)?.[1];
 }
 
+/** Requests to a bearer-protected route that presented Bearer credentials, for the 401's challenge. */
+const presentedBearer = new WeakSet<FastifyRequest>();
+
 /** The account behind the request's bearer token; throws `TOKEN_INVALID` (401) otherwise. */
 export function authenticate(auth: AuthService, request: FastifyRequest): Promise<Account> {
-  return auth.authenticate(bearerToken(request.headers.authorization));
+  const { authorization } = request.headers;
+  if (authorization !== undefined && /^bearer\b/i.test(authorization)) presentedBearer.add(request);
+  return auth.authenticate(bearerToken(authorization));
+}
+
+/**
+ * Whether a 401 for this request answers Bearer credentials it presented, so the challenge may say
+ * `error="invalid_token"`. RFC 6750, section 3.1: a request that lacks authentication information
+ * (no header, another scheme, or a refresh token in a body, which is not bearer authentication)
+ * gets the bare challenge without an error code.
+ */
+export function presentedBearerCredentials(request: FastifyRequest): boolean {
+  return presentedBearer.has(request);
 }

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS, SimError, type ErrorCode } from '../../errors.js';
 import type { ApiInstance } from './api-instance.js';
+import { presentedBearerCredentials } from './bearer-token.js';
 
 /** A validation failure as fastify reports it (ajv's error objects). */
 interface ValidationIssue {
@@ -28,11 +29,18 @@ const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_BAD_URL: { code: 'BAD_REQUEST', message: 'Malformed URL' },
 };
 
-/** RFC 6750, section 3: a 401 says which scheme to use and, for a bad token, why. */
-const CHALLENGES: Partial<Record<ErrorCode, string>> = {
-  TOKEN_INVALID: 'Bearer realm="station-sim", error="invalid_token"',
-  INVALID_CREDENTIALS: 'Bearer realm="station-sim"',
-};
+/**
+ * RFC 6750, section 3: every 401 says which scheme to use (RFC 9110 requires a challenge on a 401)
+ * and, when the request presented a bearer token that was refused, why.
+ */
+const CHALLENGE = 'Bearer realm="station-sim"';
+const INVALID_TOKEN_CHALLENGE = `${CHALLENGE}, error="invalid_token"`;
+
+function challengeFor(code: ErrorCode, request: FastifyRequest): string | undefined {
+  if (code === 'TOKEN_INVALID') return presentedBearerCredentials(request) ? INVALID_TOKEN_CHALLENGE : CHALLENGE;
+  if (code === 'INVALID_CREDENTIALS') return CHALLENGE;
+  return undefined;
+}
 
 export interface HttpError {
   status: number;
@@ -78,8 +86,8 @@ export function describeValidation(issue: ValidationIssue, where: string): strin
   }
 }
 
-function send(reply: FastifyReply, error: HttpError): void {
-  const challenge = CHALLENGES[error.code];
+function send(request: FastifyRequest, reply: FastifyReply, error: HttpError): void {
+  const challenge = challengeFor(error.code, request);
   if (challenge) void reply.header('www-authenticate', challenge);
   void reply.code(error.status).type('application/json; charset=utf-8').send({ message: error.message });
 }
@@ -91,10 +99,10 @@ export function installErrorHandling(app: ApiInstance): void {
     // client's business and are visible in the access log line with their status; their errors
     // carry nothing worth keeping, and anyone could flood the log with them.
     if (translated.code === 'INTERNAL') request.log.error({ err: error }, 'request failed');
-    send(reply, translated);
+    send(request, reply, translated);
   });
-  app.setNotFoundHandler((_request, reply) => {
-    send(reply, { status: 404, message: ERRORS.ROUTE_NOT_FOUND.message, code: 'ROUTE_NOT_FOUND' });
+  app.setNotFoundHandler((request, reply) => {
+    send(request, reply, { status: 404, message: ERRORS.ROUTE_NOT_FOUND.message, code: 'ROUTE_NOT_FOUND' });
   });
 }
 
@@ -102,8 +110,8 @@ export function installErrorHandling(app: ApiInstance): void {
  * fastify's `frameworkErrors` option: errors raised before routing (a malformed URL, for one),
  * which would otherwise get fastify's own body shape.
  */
-export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  send(reply, toHttpError(error));
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  send(request, reply, toHttpError(error));
 }
 
 /**

@@ -68,7 +68,11 @@ describe('bearer access tokens (interface section 5.3, 5.4)', () => {
       const response = await app.inject({ method: 'GET', url: STATION, headers: authorization === undefined ? {} : { authorization } });
       expect(response.statusCode, String(authorization)).toBe(401);
       expect(response.json()).toEqual(invalid);
-      expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
+      // RFC 6750, section 3.1: no error code when the request carried no bearer credentials at all.
+      const presented = authorization !== undefined && /^bearer\b/i.test(authorization);
+      expect(response.headers['www-authenticate'], String(authorization)).toBe(
+        presented ? 'Bearer realm="station-sim", error="invalid_token"' : 'Bearer realm="station-sim"',
+      );
     }
     // The scheme is case-insensitive (RFC 6750).
     expect((await app.inject({ method: 'GET', url: STATION, headers: { authorization: `bearer ${accessToken}` } })).statusCode).toBe(200);
@@ -206,6 +210,8 @@ describe('refresh (interface section 5.5)', () => {
       const response = await post('/v1/auth/refresh', { refreshToken });
       expect(response.statusCode).toBe(401);
       expect(response.json()).toEqual(invalid);
+      // A refresh token in a body is not bearer authentication: the bare challenge, no error code.
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="station-sim"');
     }
     expect((await post('/v1/auth/refresh', { refreshToken: '' })).statusCode).toBe(400);
   });
