@@ -115,6 +115,8 @@ describe('station-sim CLI', () => {
       [['up', '--seed', '1.5', '--mqtt-port', '0', '--http-port', '0'], '--seed must be a whole number from 0 to 2147483647, not "1.5"'],
       [['up', '--command-timeout', '3000000000', '--mqtt-port', '0', '--http-port', '0'], '--command-timeout must be at most 2147483647 ms'],
       [['up', '--dashboard', 'on', '--json', '--mqtt-port', '0', '--http-port', '0'], '--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to'],
+      [['up', '--broker', 'mqtt://127.0.0.1:1', '--mqtt-port', '1884', '--http-port', '0'], "--mqtt-port is the embedded broker's port; with --broker there is no embedded broker (the port is in the URL)"],
+      [['up', '--broker', 'mqtt://127.0.0.1:1', '--no-broker-thread', '--http-port', '0'], '--no-broker-thread is about the embedded broker; with --broker there is no embedded broker'],
     ];
     for (const [args, message] of cases) {
       const result = await runCliToEnd(args);

@@ -39,6 +39,14 @@ export function upCommand(io: CliIo): CommandModule {
     handler: async (argv) => {
       const mqttPort = argv['mqtt-port'] as number | undefined;
       checkPort('mqtt-port', mqttPort);
+      // Both options shape the embedded broker, which --broker replaces: silently ignoring them would
+      // leave someone waiting on a port nothing listens on.
+      if (argv.broker !== undefined && mqttPort !== undefined) {
+        throw new UsageError('--mqtt-port is the embedded broker\'s port; with --broker there is no embedded broker (the port is in the URL)');
+      }
+      if (argv.broker !== undefined && argv['broker-thread'] === false) {
+        throw new UsageError('--no-broker-thread is about the embedded broker; with --broker there is no embedded broker');
+      }
       const http = httpOptions(argv);
       const host = argv.host as string;
       const dashboard = (argv.dashboard as string | undefined) ?? 'off';
