@@ -6,6 +6,7 @@
 import { startSimulator, type SimulatorOptions, type StartedSimulator } from '../simulator/start-simulator.js';
 import { createClient, type StationSimClient } from '../client/index.js';
 import type { LockStatus } from '../fixture/fixture-schema.js';
+import { normaliseEmail } from '../service/auth/account-directory.js';
 
 export interface TestSimulator {
   readonly sim: StartedSimulator;
@@ -27,7 +28,8 @@ export async function startTestSimulator(options: SimulatorOptions = {}): Promis
     throw new Error('startTestSimulator needs the HTTP API (do not pass http: false)');
   }
   const login = async (email = sim.fixture.accounts[0]?.email): Promise<StationSimClient> => {
-    const account = sim.fixture.accounts.find((a) => a.email === email);
+    // The same comparison as the API's login: case and surrounding spaces do not matter.
+    const account = email === undefined ? undefined : sim.fixture.accounts.find((a) => normaliseEmail(a.email) === normaliseEmail(email));
     if (!account) throw new Error(`the fixture has no account ${email ?? '(none at all)'}`);
     const client = createClient({ baseUrl: apiUrl, email: account.email, password: account.password });
     await client.login();

@@ -57,7 +57,8 @@ export class AccountDirectory {
   }
 }
 
-function normaliseEmail(email: string): string {
+/** How emails are compared: surrounding spaces ignored, case-insensitive. */
+export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
