@@ -26,6 +26,10 @@ interface AccessToken {
   value: string;
   /** When to refresh, in ms since the epoch; Infinity when the token carries no usable `exp`. */
   refreshAt: number;
+  /** When it expires (`exp`), in ms since the epoch; Infinity without a usable `exp`. */
+  expiresAt: number;
+  /** The server answered it with a 401: never fall back to it. */
+  rejected?: boolean;
 }
 
 export class TokenSession {
@@ -42,12 +46,23 @@ export class TokenSession {
     return this.#access !== undefined;
   }
 
-  /** A token to send now: the current one, or a fresh one when it is due for refresh or missing. */
+  /**
+   * A token to send now: the current one, or a fresh one when it is due for refresh or missing.
+   * A refresh ahead of `exp` that fails (the network, a 5xx) does not fail the call while the
+   * current token is still valid: the call goes out with it, and the next call tries again.
+   */
   async accessToken(): Promise<string> {
-    if (this.#renewal) return this.#renewal;
-    if (!this.#access) return this.renew('login');
-    if (this.#options.clock.now() >= this.#access.refreshAt) return this.renew('refresh');
-    return this.#access.value;
+    const current = this.#access;
+    if (!this.#renewal && current && this.#options.clock.now() < current.refreshAt) return current.value;
+    const renewal = this.#renewal ?? this.renew(current ? 'refresh' : 'login');
+    if (!current || current.rejected) return renewal;
+    try {
+      return await renewal;
+    } catch (error) {
+      if (current.rejected || this.#options.clock.now() >= current.expiresAt) throw error;
+      this.#options.log('early refresh failed; using the current access token until it expires');
+      return current.value;
+    }
   }
 
   /**
@@ -55,6 +70,7 @@ export class TokenSession {
    * `rejected` was handed out, its token is used; otherwise this renews.
    */
   async afterRejected(rejected: string): Promise<string> {
+    if (this.#access?.value === rejected) this.#access.rejected = true;
     if (this.#renewal) return this.#renewal;
     if (this.#access && this.#access.value !== rejected) return this.#access.value;
     return this.renew('refresh');
@@ -101,25 +117,25 @@ export class TokenSession {
   }
 
   #store(pair: TokenPair): string {
-    this.#access = { value: pair.accessToken, refreshAt: this.#refreshAt(pair.accessToken) };
+    this.#access = { value: pair.accessToken, ...this.#timesOf(pair.accessToken) };
     this.#refreshToken = pair.refreshToken;
     return pair.accessToken;
   }
 
   /**
-   * `exp` minus the skew. The skew is capped at half the token's lifetime, so a short-lived token
-   * (tests use seconds) is not refreshed on every call.
+   * `exp`, and `exp` minus the skew for the refresh. The skew is capped at half the token's
+   * lifetime, so a short-lived token (tests use seconds) is not refreshed on every call.
    */
-  #refreshAt(accessToken: string): number {
+  #timesOf(accessToken: string): { refreshAt: number; expiresAt: number } {
     let claims: ReturnType<typeof decodeJwt>;
     try {
       claims = decodeJwt(accessToken);
     } catch {
-      return Infinity;
+      return { refreshAt: Infinity, expiresAt: Infinity };
     }
-    if (typeof claims.exp !== 'number') return Infinity;
+    if (typeof claims.exp !== 'number') return { refreshAt: Infinity, expiresAt: Infinity };
     const expMs = claims.exp * 1000;
     const lifetimeMs = typeof claims.iat === 'number' ? expMs - claims.iat * 1000 : Infinity;
-    return expMs - Math.min(this.#options.refreshSkewSeconds * 1000, lifetimeMs / 2);
+    return { refreshAt: expMs - Math.min(this.#options.refreshSkewSeconds * 1000, lifetimeMs / 2), expiresAt: expMs };
   }
 }

@@ -157,6 +157,28 @@ describe('tokens (interface section 5)', () => {
     expect(h.calls().filter((call) => call.endsWith(' 401'))).toEqual([]);
   });
 
+  test('an early refresh that fails does not fail the call while the token is still valid', async () => {
+    const h = await start({ accessTokenTtlSeconds: 60 });
+    let refreshFails = true;
+    const logged: string[] = [];
+    const client = h.client({
+      refreshSkewSeconds: 10,
+      logger: (message) => logged.push(message),
+      fetch: async (input, init) => {
+        if (refreshFails && new URL(String(input)).pathname === '/v1/auth/refresh') throw new TypeError('fetch failed');
+        return fetch(input, init);
+      },
+    });
+    await client.getStation('S-1');
+    advance(h, 55); // inside the 10 s before exp: due for refresh, still valid
+    expect((await client.getStation('S-1')).status).toBe('online');
+    expect(logged).toContain('early refresh failed; using the current access token until it expires');
+    advance(h, 6); // past exp: nothing to fall back to
+    await expect(client.getStation('S-1')).rejects.toThrow();
+    refreshFails = false;
+    expect((await client.getStation('S-1')).status).toBe('online');
+  });
+
   test('concurrent first calls share one login', async () => {
     const h = await start();
     const client = h.client();
