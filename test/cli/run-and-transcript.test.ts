@@ -2,7 +2,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliToEnd } from '../helpers/cli-process.js';
+import { CliProcess, runCliToEnd } from '../helpers/cli-process.js';
 
 const node = process.execPath;
 
@@ -33,6 +33,15 @@ describe('station-sim run', () => {
       const result = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--', node, '-e', `process.kill(process.pid, '${signal}')`]);
       expect(result.code, signal).toBe(code);
     }
+  });
+
+  it('forwards SIGHUP (a closed terminal) to the command, then stops', async () => {
+    const cli = new CliProcess(['run', '--fixture', 'fixtures/ci.json', '--', node, '-e', 'console.log("child up"); setInterval(() => {}, 1000)']);
+    const deadline = Date.now() + 20_000;
+    while (!cli.stdout.includes('child up') && Date.now() < deadline && cli.child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
+    expect(cli.stdout).toContain('child up');
+    // The command dies of the forwarded SIGHUP and `run` reports it as a shell would: 128 + 1.
+    expect(await cli.signal('SIGHUP')).toBe(129);
   });
 
   it('never runs the command when the simulator cannot start', async () => {

@@ -24,6 +24,8 @@ export interface CommandResult {
   code: number;
 }
 
+const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 export function runCommand(io: CliIo, result: CommandResult): CommandModule {
   return {
     command: 'run [command..]',
@@ -64,14 +66,13 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
       const forward = (signal: NodeJS.Signals): void => {
         child.kill(signal);
       };
-      process.on('SIGINT', forward);
-      process.on('SIGTERM', forward);
+      // SIGHUP too: a closed terminal ends the command, and then the simulator, cleanly.
+      for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
       const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
         child.once('error', (error) => resolve({ code: null, signal: null, error }));
         child.once('exit', (code, signal) => resolve({ code, signal }));
       });
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
+      for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
       await sim.stop();
       if (exit.error) {
         notice(io, `cannot run ${file}: ${exit.error.message}`);
