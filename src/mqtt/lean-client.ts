@@ -65,6 +65,19 @@ export interface LeanClientOptions {
   will?: { topic: string; payload: Buffer; qos: 0 | 1; retain: boolean };
   username?: string;
   password?: string;
+  /**
+   * The largest packet, in bytes with its fixed header, accepted from the broker. A broker may
+   * announce up to 268,435,455 bytes of remaining length (MQTT 3.1.1, section 2.2.3), and the
+   * client holds it all before reading it; one announced over this limit closes the connection as
+   * a malformed packet does ('error', then 'close'), as soon as its fixed header is in.
+   * No limit by default, as mqtt.js has none for MQTT 3.1.1: 3.1.1 cannot tell the broker the
+   * limit, so an oversized *retained* message on a subscribed topic (anyone may publish one) would
+   * come back on every reconnect, and a station or the gateway with a limit would flap forever,
+   * where without one it reads the message, finds it is not the contract's JSON and drops it. Set
+   * it where a peer you do not trust could make a client hold too much.
+   * @default no limit (the protocol's largest packet)
+   */
+  maxIncomingPacketBytes?: number;
 }
 
 /** A CONNACK refusal, with the return code as `code` like mqtt.js's errors (MQTT 3.1.1, 3.2.2.3). */
@@ -84,6 +97,12 @@ const CONNACK_REASONS: Record<number, string> = {
 
 type Done = (error?: Error, packet?: IncomingPacket) => void;
 
+/** A packet id in flight: a QoS 1 publication waits for its PUBACK, a subscription for its SUBACK. */
+interface Waiting {
+  ack: 'puback' | 'suback';
+  done: Done;
+}
+
 export class LeanMqttClient extends EventEmitter implements MqttSession {
   readonly options: { reconnectPeriod: number };
   readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod' | 'username' | 'password'>> &
@@ -95,7 +114,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   #ending = false;
   #nextId = 0;
   /** QoS 1 publications and subscriptions waiting for their PUBACK / SUBACK, by packet id. */
-  readonly #inflight = new Map<number, Done>();
+  readonly #inflight = new Map<number, Waiting>();
   #keepaliveTimer: NodeJS.Timeout | undefined;
   #sentSinceTick = false;
   #receivedSinceTick = false;
@@ -109,6 +128,10 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     super();
     this.#target = 'kind' in target ? target : { kind: 'memory', broker: target };
     this.options = { reconnectPeriod: options.reconnectPeriod ?? 1000 };
+    const maxIncomingPacketBytes = options.maxIncomingPacketBytes ?? DEFAULT_MAX_INCOMING_PACKET_BYTES;
+    if (!Number.isInteger(maxIncomingPacketBytes) || maxIncomingPacketBytes < 1) {
+      throw new RangeError(`maxIncomingPacketBytes must be a whole number of bytes above 0, not ${maxIncomingPacketBytes}`);
+    }
     this.#settings = {
       clientId: options.clientId,
       clean: options.clean ?? true,
@@ -117,12 +140,18 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       will: options.will,
       username: options.username,
       password: options.password,
+      maxIncomingPacketBytes,
     };
     this.#open();
   }
 
   get connected(): boolean {
     return this.#connected;
+  }
+
+  /** The limit a link's reader applies to what the broker sends. @internal */
+  get maxIncomingPacketBytes(): number {
+    return this.#settings.maxIncomingPacketBytes;
   }
 
   publish(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }, callback?: Done): this {
@@ -135,7 +164,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       callback?.();
       return this;
     }
-    const id = this.#allocateId(callback ?? noop);
+    const id = this.#allocateId('puback', callback ?? noop);
     if (id === undefined) return this;
     let packet: Buffer;
     try {
@@ -168,7 +197,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
         reject(new Error('client disconnected'));
         return;
       }
-      const messageId = this.#allocateId((error, packet) => {
+      const messageId = this.#allocateId('suback', (error, packet) => {
         if (error) reject(error);
         else resolve(list.map(({ topic }, index) => ({ topic, qos: packet?.cmd === 'suback' ? (packet.granted[index] ?? 128) : 128 })));
       });
@@ -242,17 +271,18 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   }
 
   /**
-   * A packet id for `done`, or (with every id in flight) `undefined` after failing `done` at once.
-   * Packet ids are 1..65535 and must not be reused while in flight (MQTT 3.1.1, section 2.3.1).
+   * A packet id for `done`, to be completed by an `ack`, or (with every id in flight) `undefined`
+   * after failing `done` at once. Packet ids are 1..65535, shared by publications and
+   * subscriptions, and must not be reused while in flight (MQTT 3.1.1, section 2.3.1).
    */
-  #allocateId(done: Done): number | undefined {
+  #allocateId(ack: Waiting['ack'], done: Done): number | undefined {
     if (this.#inflight.size >= MAX_PACKET_ID) {
       done(new Error(`${MAX_PACKET_ID} QoS 1 packets are waiting for the broker's answer: no packet id is free`));
       return undefined;
     }
     do this.#nextId = this.#nextId === MAX_PACKET_ID ? 1 : this.#nextId + 1;
     while (this.#inflight.has(this.#nextId));
-    this.#inflight.set(this.#nextId, done);
+    this.#inflight.set(this.#nextId, { ack, done });
     return this.#nextId;
   }
 
@@ -272,10 +302,19 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       }
       case 'puback':
       case 'suback': {
-        const done = this.#inflight.get(packet.messageId);
-        if (!done) return;
+        // An ack for an id not in flight (a duplicate, say) changes nothing and is ignored.
+        const waiting = this.#inflight.get(packet.messageId);
+        if (!waiting) return;
+        if (waiting.ack !== packet.cmd) {
+          // The wrong kind of ack for an id in flight breaks the protocol: the connection is
+          // closed (MQTT 3.1.1, section 4.8), and what was in flight fails as on any close, rather
+          // than a subscription reading a PUBACK as refused or a publication passing for delivered.
+          const [sent, expected] = [packet.cmd.toUpperCase(), waiting.ack.toUpperCase()];
+          this.#link?.destroy(new Error(`the broker sent a ${sent} for packet id ${packet.messageId}, which is waiting for a ${expected}`));
+          return;
+        }
         this.#inflight.delete(packet.messageId);
-        done(undefined, packet);
+        waiting.done(undefined, packet);
         return;
       }
       case 'connack': {
@@ -313,7 +352,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     const waiting = [...this.#inflight.values()];
     this.#inflight.clear();
     const closed = new Error('connection closed');
-    for (const done of waiting) callSafely(() => done(closed));
+    for (const { done } of waiting) callSafely(() => done(closed));
     this.emit('close');
     if (!this.#ending && this.options.reconnectPeriod > 0) {
       this.#reconnectTimer = setTimeout(() => {
@@ -376,6 +415,7 @@ interface Link {
 class PacketReader {
   readonly #client: LeanMqttClient;
   readonly #isOpen: () => boolean;
+  readonly #maxPacketBytes: number;
   /** The start of a packet whose rest has not arrived yet, in the chunks it came in. */
   #partial: Buffer[] = [];
   #partialBytes = 0;
@@ -385,11 +425,14 @@ class PacketReader {
   constructor(client: LeanMqttClient, isOpen: () => boolean) {
     this.#client = client;
     this.#isOpen = isOpen;
+    this.#maxPacketBytes = client.maxIncomingPacketBytes;
   }
 
   /**
    * Hands each whole packet to the client while the link is open; returns the error of a malformed
-   * one. A large packet arriving in many chunks is joined once, when its last byte is in.
+   * one, or of one over the client's size limit. A large packet arriving in many chunks is joined
+   * once, when its last byte is in; one over the limit is refused once its fixed header is in
+   * (`readPackets` checks it), so what waits here is never more than the limit.
    */
   feed(chunk: Buffer): Error | undefined {
     if (!this.#isOpen()) return undefined;
@@ -402,15 +445,19 @@ class PacketReader {
       this.clear();
     }
     try {
-      const read = readPackets(data, (packet) => {
-        if (!this.#isOpen()) return;
-        // What a listener throws is its own failure, not a malformed packet from the broker.
-        try {
-          this.#client.onPacket(packet);
-        } catch (error) {
-          throwLater(error);
-        }
-      });
+      const read = readPackets(
+        data,
+        (packet) => {
+          if (!this.#isOpen()) return;
+          // What a listener throws is its own failure, not a malformed packet from the broker.
+          try {
+            this.#client.onPacket(packet);
+          } catch (error) {
+            throwLater(error);
+          }
+        },
+        this.#maxPacketBytes,
+      );
       if (read < data.length) {
         const rest = data.subarray(read);
         this.#partial = [rest];
@@ -587,6 +634,8 @@ function encodeConnect(settings: Pick<LeanClientOptions, 'clientId' | 'will' | '
 }
 
 const MAX_PACKET_ID = 65535;
+/** The largest packet MQTT 3.1.1 can frame: 268,435,455 bytes of remaining length and a 5-byte fixed header. */
+const DEFAULT_MAX_INCOMING_PACKET_BYTES = 268_435_455 + 5;
 const PINGREQ = Buffer.from([0xc0, 0]);
 const DISCONNECT = Buffer.from([0xe0, 0]);
 

@@ -56,15 +56,18 @@ export function encodePublish(topic: string, message: string | Buffer, qos: 0 | 
  * Reads the whole packets at the start of `data`, in order, handing each to `deliver`, and returns
  * how many bytes they took: each is a fixed-header byte, a remaining length of 1 to 4 bytes (MQTT
  * 3.1.1, section 2.2.3), then that many bytes. A packet cut short at the end is left for the
- * caller to complete. Throws on the first malformed or unexpected packet; those before it are
- * delivered. A PUBLISH payload is a view into `data`, not a copy.
+ * caller to complete. Throws on the first malformed or unexpected packet, or the first whose whole
+ * size (fixed header included) is over `maxPacketBytes`; those before it are delivered. The size is
+ * checked as soon as the fixed header is in, so a reader that waits for the rest of a packet never
+ * waits for one over the limit. A PUBLISH payload is a view into `data`, not a copy.
  */
-export function readPackets(data: Buffer, deliver: (packet: IncomingPacket) => void): number {
+export function readPackets(data: Buffer, deliver: (packet: IncomingPacket) => void, maxPacketBytes = Number.POSITIVE_INFINITY): number {
   let offset = 0;
   while (offset < data.length) {
     const position = readFixedHeader(data, offset);
     if (position < 0) return offset;
     const end = position + headerRemaining;
+    if (end - offset > maxPacketBytes) throw new Error(`incoming MQTT packet of ${end - offset} bytes is over the limit of ${maxPacketBytes} bytes`);
     if (end > data.length) return offset;
     deliver(readPacket(data[offset]!, data, position, end));
     offset = end;

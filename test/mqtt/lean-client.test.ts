@@ -174,9 +174,10 @@ describe('framing of what the broker writes', () => {
 describe('LeanMqttClient at the edges of the protocol', () => {
   /**
    * A broker end that answers CONNECT with CONNACK (and PINGREQ with PINGRESP when asked) and
-   * records every packet the client sends; it never acknowledges a publication.
+   * records every packet the client sends; it never acknowledges a publication unless `answer`
+   * gives what to send back for a packet.
    */
-  function recordingBroker(options: { pingresp?: boolean; connacks?: number } = {}) {
+  function recordingBroker(options: { pingresp?: boolean; connacks?: number; answer?: (packet: Packet) => Packet | undefined } = {}) {
     const links: Duplex[] = [];
     const packets: Packet[] = [];
     return {
@@ -191,6 +192,8 @@ describe('LeanMqttClient at the edges of the protocol', () => {
             for (let i = 0; i < (options.connacks ?? 1); i += 1) stream.write(mqttPacket.generate({ cmd: 'connack', returnCode: 0, sessionPresent: false }));
           }
           if (packet.cmd === 'pingreq' && options.pingresp) stream.write(mqttPacket.generate({ cmd: 'pingresp' }));
+          const answer = options.answer?.(packet);
+          if (answer) stream.write(mqttPacket.generate(answer));
         });
         stream.on('data', (chunk: Buffer) => parser.parse(chunk));
       },
@@ -239,6 +242,64 @@ describe('LeanMqttClient at the edges of the protocol', () => {
     expect(received[0]!.equals(payload)).toBe(true);
     expect(received[1]!.toString()).toBe('after');
     await client.endAsync(true);
+  });
+
+  /** The client's 'message', 'error' and 'close' events, in order. */
+  function recordEvents(client: LeanMqttClient): string[] {
+    const events: string[] = [];
+    client.on('message', (topic, payload) => events.push(`${topic}=${payload.length}`));
+    client.on('error', (error) => events.push(`error: ${error.message}`));
+    client.on('close', () => events.push('close'));
+    return events;
+  }
+
+  it('drops the connection as soon as the broker announces a packet over the limit, without waiting for its body', async () => {
+    const broker = recordingBroker();
+    const client = new LeanMqttClient(broker, { clientId: 'huge', reconnectPeriod: 0, maxIncomingPacketBytes: 1024 * 1024 });
+    await connected(client);
+    const events = recordEvents(client);
+    // A PUBLISH whose remaining length is the largest MQTT allows, 268,435,455 (section 2.2.3), and a few bytes of it.
+    broker.links[0]!.write(Buffer.from([0x30, 0xff, 0xff, 0xff, 0x7f, 0x00, 0x01, 0x74]));
+    await vi.waitFor(() => expect(events).toEqual(['error: incoming MQTT packet of 268435460 bytes is over the limit of 1048576 bytes', 'close']));
+    expect(client.connected).toBe(false);
+  });
+
+  it('delivers a packet of exactly maxIncomingPacketBytes, and refuses one a byte larger even when it arrives whole', async () => {
+    const broker = recordingBroker();
+    const client = new LeanMqttClient(broker, { clientId: 'limited', reconnectPeriod: 0, maxIncomingPacketBytes: 1024 });
+    await connected(client);
+    const events = recordEvents(client);
+    const fits = encodePublish('t', Buffer.alloc(1018), 0, false, 0);
+    const over = encodePublish('t', Buffer.alloc(1019), 0, false, 0);
+    expect([fits.length, over.length]).toEqual([1024, 1025]);
+    const link = broker.links[0]!;
+    link.write(fits.subarray(0, 10)); // cut short: it waits for the rest
+    link.write(fits.subarray(10));
+    link.write(over);
+    await vi.waitFor(() => expect(events).toEqual(['t=1018', 'error: incoming MQTT packet of 1025 bytes is over the limit of 1024 bytes', 'close']));
+  });
+
+  it('refuses a limit that is not a positive whole number of bytes', () => {
+    const broker = recordingBroker();
+    for (const limit of [0, -1, 1.5, Number.NaN]) {
+      expect(() => new LeanMqttClient(broker, { clientId: 'c', maxIncomingPacketBytes: limit })).toThrow(/maxIncomingPacketBytes/);
+    }
+    expect(broker.links).toEqual([]);
+  });
+
+  it.each([
+    ['a SUBSCRIBE with a PUBACK', 'SUBACK', (packet: Packet) => (packet.cmd === 'subscribe' ? { cmd: 'puback', messageId: packet.messageId } : undefined)],
+    ['a QoS 1 PUBLISH with a SUBACK', 'PUBACK', (packet: Packet) => (packet.cmd === 'publish' ? { cmd: 'suback', messageId: packet.messageId, granted: [1] } : undefined)],
+  ] as const)('drops the connection when the broker acknowledges %s: the ack of the wrong kind completes nothing', async (_, expected, answer) => {
+    const broker = recordingBroker({ answer: answer as (packet: Packet) => Packet | undefined });
+    const client = new LeanMqttClient(broker, { clientId: 'acks', reconnectPeriod: 0 });
+    await connected(client);
+    const events = recordEvents(client);
+    const waiting = expected === 'SUBACK' ? client.subscribeAsync({ t: { qos: 1 } }) : client.publishAsync('t', 'x', { qos: 1 });
+    await expect(waiting).rejects.toThrow('connection closed');
+    const sent = expected === 'SUBACK' ? 'PUBACK' : 'SUBACK';
+    expect(events).toEqual([`error: the broker sent a ${sent} for packet id 1, which is waiting for a ${expected}`, 'close']);
+    expect(client.connected).toBe(false);
   });
 
   it("acknowledges a message whose listener throws, stays connected, and lets the listener's error surface", async () => {
@@ -299,7 +360,7 @@ describe('LeanMqttClient at the edges of the protocol', () => {
 
 describe('LeanMqttClient over TCP', () => {
   /** A TCP server that answers CONNECT with CONNACK and records what it read; it never answers PINGREQ. */
-  async function silentBroker(): Promise<{ port: number; packets: Packet[]; close: () => Promise<void> }> {
+  async function silentBroker(): Promise<{ port: number; packets: Packet[]; sockets: Set<net.Socket>; close: () => Promise<void> }> {
     const packets: Packet[] = [];
     const sockets = new Set<net.Socket>();
     const server = net.createServer((socket) => {
@@ -316,6 +377,7 @@ describe('LeanMqttClient over TCP', () => {
     return {
       port: (server.address() as net.AddressInfo).port,
       packets,
+      sockets,
       close: () => {
         for (const socket of sockets) socket.destroy();
         return new Promise((resolve) => server.close(() => resolve()));
@@ -358,6 +420,26 @@ describe('LeanMqttClient over TCP', () => {
       clearInterval(talking);
       expect(broker.packets.map((packet) => packet.cmd)).toContain('pingreq');
       expect(errors).toEqual(['no PINGRESP within the keepalive period']);
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('closes the socket when the broker announces a packet over maxIncomingPacketBytes', async () => {
+    const broker = await silentBroker();
+    try {
+      const client = new LeanMqttClient({ kind: 'tcp', host: '127.0.0.1', port: broker.port }, { clientId: 'tcp-huge', reconnectPeriod: 0, maxIncomingPacketBytes: 1000 });
+      const errors: string[] = [];
+      client.on('error', (error) => errors.push(error.message));
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      const [socket] = broker.sockets;
+      const closedByClient = new Promise<void>((resolve) => socket!.once('close', () => resolve()));
+      // The fixed header of a 1,003-byte PUBLISH and the start of its topic; the rest never comes.
+      socket!.write(Buffer.from([0x30, 0xe8, 0x07, 0x00, 0x01]));
+      await new Promise<void>((resolve) => client.once('close', () => resolve()));
+      await closedByClient;
+      expect(errors).toEqual(['incoming MQTT packet of 1003 bytes is over the limit of 1000 bytes']);
+      expect(client.connected).toBe(false);
     } finally {
       await broker.close();
     }

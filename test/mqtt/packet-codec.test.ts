@@ -110,6 +110,23 @@ describe('reading', () => {
     expect(readAll(Buffer.from([0x40, 0x02, 0x00]))).toEqual([0, []]);
   });
 
+  it('refuses a packet over the size limit as soon as its fixed header is in, after delivering those before it', () => {
+    const good = encodePuback(3);
+    const delivered: IncomingPacket[] = [];
+    const fits = encodePublish('t', Buffer.alloc(1018), 0, false, 0); // 1,024 bytes in all
+    expect(readPackets(Buffer.concat([good, fits]), (packet) => delivered.push(packet), 1024)).toBe(4 + 1024);
+    expect(delivered.map((packet) => packet.cmd)).toEqual(['puback', 'publish']);
+    delivered.length = 0;
+    // Only the header and one byte of a PUBLISH announcing the largest remaining length, 268,435,455.
+    const announced = Buffer.from([0x30, 0xff, 0xff, 0xff, 0x7f, 0x00]);
+    expect(() => readPackets(Buffer.concat([good, announced]), (packet) => delivered.push(packet), 1024)).toThrow(
+      'incoming MQTT packet of 268435460 bytes is over the limit of 1024 bytes',
+    );
+    expect(delivered).toEqual([{ cmd: 'puback', messageId: 3 }]);
+    // Without a limit the same bytes are a packet cut short, left for the caller to complete.
+    expect(readPackets(announced, () => undefined)).toBe(0);
+  });
+
   it('tells the whole size of a packet from its fixed header, or undefined while the header is cut short', () => {
     for (const length of [0, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152]) {
       const packet = encodePublish('t', Buffer.alloc(length), 0, false, 0);
