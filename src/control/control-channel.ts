@@ -18,7 +18,8 @@ export interface ControlChannelOptions {
   transport: MqttTransport;
   fixture: Fixture;
   /**
-   * How long a control request waits for the station's process to answer.
+   * How long a control request waits for the station's process to answer; for a fleet request,
+   * how long it waits for the next answer (fleet processes answer a chunk of stations at a time).
    * @default 5000
    */
   timeoutMs?: number;
@@ -111,8 +112,10 @@ export class ControlChannel {
 
   /**
    * Asks every fleet process for its stations (and, with `reset`, to reset them first). Collects
-   * answers until every fixture station is accounted for, or the timeout: stations whose process
-   * does not answer are simply missing from the result.
+   * answers until every fixture station is accounted for, or until no answer has come for the
+   * timeout: each process answers a chunk of stations at a time (fleet-agent.ts), so a reset of a
+   * large fleet that keeps making progress is waited for, and stations whose process does not
+   * answer are simply missing from the result.
    */
   async fleet(action: 'query' | 'reset'): Promise<StationSnapshot[]> {
     const requestId = randomUUID();
@@ -124,10 +127,15 @@ export class ControlChannel {
         this.#pending.delete(requestId);
         resolve();
       };
-      const timer = setTimeout(finish, this.#timeoutMs);
+      let timer = setTimeout(finish, this.#timeoutMs);
       this.#pending.set(requestId, (answer) => {
         for (const station of (answer as FleetReply).stations ?? []) found.set(station.token, station);
-        if (found.size >= expected) finish();
+        if (found.size >= expected) {
+          finish();
+          return;
+        }
+        clearTimeout(timer);
+        timer = setTimeout(finish, this.#timeoutMs);
       });
       this.#client.publish(SIM_TOPICS.fleet, JSON.stringify({ requestId, action }), { qos: 1 });
     });

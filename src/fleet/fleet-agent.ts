@@ -10,6 +10,7 @@ import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/tran
 import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
 import type { StationClient } from '../mqtt/station-client.js';
 import type { Fault } from '../station/faults.js';
+import type { StationSnapshot } from '../station/station-model.js';
 
 export interface FleetAgentOptions {
   transport: MqttTransport;
@@ -43,8 +44,7 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
     if (topic === SIM_TOPICS.fleet) {
       const request = parseSimMessage('fleet', payload);
       if (!request) return;
-      void handleFleet(request.action, options.stations).then(
-        (stations) => reply(request.requestId, { requestId: request.requestId, stations }),
+      void handleFleet(request.action, options.stations, (stations) => reply(request.requestId, { requestId: request.requestId, stations })).catch(
         () => undefined, // a station that fails to reset says so in its own status; the caller times out
       );
       return;
@@ -71,11 +71,25 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
   };
 }
 
-async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<string, StationClient>) {
-  if (action === 'reset') {
-    await Promise.all([...stations.values()].map((station) => station.reset()));
+/**
+ * Stations per fleet reply. A reply per chunk keeps each MQTT message small (a snapshot is a few
+ * hundred bytes, so a process of 100,000 stations would otherwise send one message of tens of MB),
+ * and a long reset shows progress: the control plane waits as long as answers keep coming.
+ */
+export const FLEET_REPLY_CHUNK = 1000;
+
+/** Answers a fleet request one chunk of stations at a time, each chunk reset first for `reset`. */
+async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<string, StationClient>, answer: (snapshots: StationSnapshot[]) => void): Promise<void> {
+  const all = [...stations.values()];
+  if (all.length === 0) {
+    answer([]);
+    return;
   }
-  return [...stations.values()].map((station) => station.model.snapshot());
+  for (let start = 0; start < all.length; start += FLEET_REPLY_CHUNK) {
+    const chunk = all.slice(start, start + FLEET_REPLY_CHUNK);
+    if (action === 'reset') await Promise.all(chunk.map((station) => station.reset()));
+    answer(chunk.map((station) => station.model.snapshot()));
+  }
 }
 
 async function handleControl(station: StationClient, request: ControlRequest): Promise<ControlReply> {
