@@ -6,7 +6,8 @@
 import { constants } from 'node:os';
 import { notice, type CliIo } from './output.js';
 
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** The signals that end a long-running command (and that `run` forwards to its command). */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export function runUntilSignal(io: CliIo, stop: () => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {

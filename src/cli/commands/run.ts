@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { notice, printReady, UsageError, type CliIo } from '../output.js';
-import { runUntilSignal } from '../run-until-signal.js';
+import { STOP_SIGNALS, runUntilSignal } from '../run-until-signal.js';
 import { httpOptions, seedOf, timeOptions, withFixture, withHttp, withSeed, withTime } from '../options.js';
 
 /** The environment variables a wrapped command gets. */
@@ -23,8 +23,6 @@ export interface CommandResult {
   /** The exit code `station-sim` should end with. */
   code: number;
 }
-
-const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export function runCommand(io: CliIo, result: CommandResult): CommandModule {
   return {
@@ -67,12 +65,12 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
         child.kill(signal);
       };
       // SIGHUP too: a closed terminal ends the command, and then the simulator, cleanly.
-      for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
+      for (const signal of STOP_SIGNALS) process.on(signal, forward);
       const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
         child.once('error', (error) => resolve({ code: null, signal: null, error }));
         child.once('exit', (code, signal) => resolve({ code, signal }));
       });
-      for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
+      for (const signal of STOP_SIGNALS) process.off(signal, forward);
       await sim.stop();
       if (exit.error) {
         notice(io, `cannot run ${file}: ${exit.error.message}`);
