@@ -6,7 +6,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import websocket from '@fastify/websocket';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { WebSocket } from 'ws';
 import type { ApiInstance } from '../service/build-api.js';
@@ -51,7 +51,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
   const expected = options.controlToken === undefined ? undefined : digest(options.controlToken);
 
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeEventStreams });
 
   // Every request of the API is summarised for the event stream: method, route pattern, status,
   // time. The route pattern (`/v1/stations/:station_token`) carries no token of any kind.
@@ -223,4 +223,34 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
+}
+
+/** How long a stream client has to answer the close frame when the server stops. */
+const CLOSE_GRACE_MS = 250;
+
+/**
+ * @fastify/websocket's `preClose`: says goodbye to every stream client (1001, going away) and cuts
+ * off any that has not answered within a moment. The default waits for each client's close frame
+ * until ws gives up after 30 s, so one hung dashboard held up `stop()` that long.
+ */
+function closeEventStreams(this: FastifyInstance, done: () => void): void {
+  const clients = [...this.websocketServer.clients];
+  if (clients.length === 0) {
+    done();
+    return;
+  }
+  let open = clients.length;
+  const timer = setTimeout(() => {
+    for (const client of clients) client.terminate();
+  }, CLOSE_GRACE_MS);
+  for (const client of clients) {
+    client.once('close', () => {
+      open -= 1;
+      if (open === 0) {
+        clearTimeout(timer);
+        done();
+      }
+    });
+    client.close(1001, 'the simulator is stopping');
+  }
 }

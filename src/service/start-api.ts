@@ -79,11 +79,22 @@ export async function startApi(options: StartApiOptions): Promise<StartedApi> {
       // Closing the server waits for requests in flight; stopping the gateway at the same time
       // ends any unlock still waiting for its ack, so stop() does not wait out a command timeout.
       const closing = app.close();
-      await started.stop();
-      await closing;
+      // A keep-alive connection whose request was still running when the server began to close
+      // becomes idle only afterwards, and Node would wait out its keep-alive timeout (72 s) for it:
+      // such connections are closed as soon as they fall idle.
+      const sweeper = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+      try {
+        await started.stop();
+        await closing;
+      } finally {
+        clearInterval(sweeper);
+      }
     },
   };
 }
+
+/** How often `stop()` closes connections that fell idle while the server was closing. */
+const IDLE_SWEEP_MS = 25;
 
 async function listenWithFallback(app: ApiInstance, port: number, host: string, fallback: boolean): Promise<void> {
   try {

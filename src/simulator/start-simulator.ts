@@ -190,14 +190,33 @@ function isLoaded(value: object): value is Fixture {
 /** Runs cleanups in reverse order of registration. */
 class Cleanups {
   readonly #steps: (() => Promise<void>)[] = [];
+  #running: Promise<void> | undefined;
 
   add(step: () => Promise<void>): void {
     this.#steps.push(step);
   }
 
-  readonly run = async (): Promise<void> => {
-    for (const step of this.#steps.splice(0).reverse()) await step();
+  /**
+   * Runs every step, last added first, once: a second call (two `stop()`s at once) waits for the
+   * same run. A step that fails does not keep the later ones from running; the first failure is
+   * thrown at the end.
+   */
+  readonly run = (): Promise<void> => {
+    this.#running ??= this.#runAll();
+    return this.#running;
   };
+
+  async #runAll(): Promise<void> {
+    let failure: { error: unknown } | undefined;
+    for (const step of this.#steps.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  }
 }
 
 /** The embedded broker, or the external one given. */
