@@ -14,6 +14,7 @@ import type { FleetStore } from './fleet-store.js';
 import type { SimStation } from './sim-types.js';
 import type { IconSet } from './format.js';
 import { HelpOverlay } from './HelpOverlay.js';
+import { splitKeys } from './key-chunks.js';
 import { DETAIL_LINES, layoutFor, scrollTop } from './layout.js';
 import { StationDetail } from './StationDetail.js';
 import { Footer, Header, StatusLine } from './StatusLines.js';
@@ -95,22 +96,21 @@ export function Dashboard(props: DashboardProps) {
   const maxTokenLength = store.maxTokenLength;
   const columnsOfTable = useMemo(() => tableColumns(layout.width, maxTokenLength), [layout.width, maxTokenLength]);
 
-  const onKey = (input: string, key: Key): void => {
+  /** Handles one key; false once the dashboard is quitting, so keys after it in a chunk do nothing. */
+  const onKey = (input: string, key: Key): boolean => {
     const current = viewRef.current;
     if ((input === 'c' && key.ctrl) || (input === 'q' && current.draft === undefined)) {
       exit();
-      return;
+      return false;
     }
-    if (current.draft !== undefined) {
-      editFilter(current.draft, input, key);
-      return;
-    }
-    if (input === '?') changeView((state) => ({ ...state, help: !state.help }));
+    if (current.draft !== undefined) editFilter(current.draft, input, key);
+    else if (input === '?') changeView((state) => ({ ...state, help: !state.help }));
     else if (key.escape) changeView((state) => (state.help ? { ...state, help: false } : { ...state, filter: '' }));
     // Behind the help overlay only the keys above work: nothing should change out of sight.
-    else if (current.help) return;
+    else if (current.help) return true;
     else if (input === '/') changeView((state) => ({ ...state, draft: '' }));
     else onSelectionKey(input, key, resolveSelection(current, tokensFor(current.filter), store));
+    return true;
   };
 
   const onSelectionKey = (input: string, key: Key, { tokens, index, station: selectedStation, lockIndex: lock }: Selection): void => {
@@ -150,8 +150,14 @@ export function Dashboard(props: DashboardProps) {
     else if (!key.ctrl && !key.meta && input.length > 0 && !/[\u0000-\u001f]/.test(input)) changeView((state) => ({ ...state, draft: draft + input }));
   };
 
+  // Ink hands a run of characters read in one chunk over as one input ("jjj", "/102\r"): each
+  // character is a key of its own, seeing the view the one before it left (hence viewRef).
+  const onInput = (input: string, key: Key): void => {
+    for (const press of splitKeys(input, key)) if (!onKey(press.input, press.key)) return;
+  };
+
   // Without a TTY on stdin there is no raw mode, and Ink throws if asked for it: view only then.
-  useInput(onKey, { isActive: isRawModeSupported });
+  useInput(onInput, { isActive: isRawModeSupported });
 
   // Table header and rows, detail, log title and lines: what the help overlay covers.
   const bodyHeight = layout.tableRows + 1 + DETAIL_LINES + 1 + layout.logRows;

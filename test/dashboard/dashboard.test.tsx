@@ -162,6 +162,19 @@ describe('the dashboard', () => {
     expect(selected(frame())).toBe('ST-1021');
   });
 
+  // Ink hands characters read in one chunk (key repeat, fast typing, a paste) over as one input.
+  it('acts on every key of a chunk, in order: "jjj" moves three rows, "/102\\r" applies the filter', async () => {
+    const { frame, press } = await setup();
+    await press('jjj');
+    await eventually(() => expect(selected(frame())).toBe('ST-1003'));
+    await press('/102\rj');
+    await eventually(() => expect(frame()).toContain('filter "102" 2/10'));
+    expect(selected(frame())).toBe('ST-1021');
+    // Typed into the filter, `q` is text, not a quit; DEL in the run erases it.
+    await press('/', 'ab', 'q\u007f', '\u007f\u007f\u007f\r');
+    await eventually(() => expect(frame()).not.toContain('filter "'));
+  });
+
   it('shows the help overlay on ? and closes it with Esc', async () => {
     const { frame, press } = await setup();
     await press('?');
