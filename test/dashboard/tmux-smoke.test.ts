@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SESSION = `station-sim-smoke-${process.pid}`;
+const SIGNAL_SESSION = `station-sim-signal-${process.pid}`;
 
 function tmuxAvailable(): boolean {
   const found = spawnSync('tmux', ['-V']).error === undefined;
@@ -19,12 +20,12 @@ function tmuxAvailable(): boolean {
 }
 
 const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });
-const screen = () => tmux('capture-pane', '-p', '-t', SESSION).stdout;
+const screen = (session = SESSION) => tmux('capture-pane', '-p', '-t', session).stdout;
 
-async function waitForScreen(predicate: (text: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
+async function waitForScreen(predicate: (text: string) => boolean, what: string, timeoutMs = 20_000, session = SESSION): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const text = screen();
+    const text = screen(session);
     if (predicate(text)) return text;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -34,6 +35,7 @@ async function waitForScreen(predicate: (text: string) => boolean, what: string,
 describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
   afterAll(() => {
     tmux('kill-session', '-t', SESSION);
+    tmux('kill-session', '-t', SIGNAL_SESSION);
   });
 
   it('shows the fleet, unlocks from the keyboard, takes a station offline, and quits on q', async () => {
@@ -53,5 +55,17 @@ describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
 
     tmux('send-keys', '-t', SESSION, 'q');
     await waitForScreen((t) => t.includes('EXITED-0'), 'the CLI to exit cleanly');
+  });
+
+  it('up --dashboard closes the dashboard and exits 0 on SIGTERM', async () => {
+    const command = `cd ${ROOT} && env -u CI ${process.execPath} --import tsx src/cli/main.ts up --dashboard --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
+    expect(tmux('new-session', '-d', '-s', SIGNAL_SESSION, '-x', '80', '-y', '24', command).status).toBe(0);
+    await waitForScreen((t) => t.includes('events live'), 'the dashboard', 20_000, SIGNAL_SESSION);
+    const shell = tmux('list-panes', '-t', SIGNAL_SESSION, '-F', '#{pane_pid}').stdout.trim();
+    const node = spawnSync('pgrep', ['-P', shell], { encoding: 'utf8' }).stdout.trim().split('\n')[0]!;
+    expect(node).toMatch(/^\d+$/);
+    process.kill(Number(node), 'SIGTERM');
+    // Before the fix the simulator stopped but the dashboard stayed mounted, and the process with it.
+    await waitForScreen((t) => t.includes('EXITED-0'), 'the CLI to exit on SIGTERM', 8000, SIGNAL_SESSION);
   });
 });

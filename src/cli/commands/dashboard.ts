@@ -6,10 +6,11 @@
 import type { CommandModule } from 'yargs';
 import { createClient } from '../../client/index.js';
 import { startDashboard, NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
-import type { UnlockFunction } from '../../dashboard/index.js';
+import type { StartedDashboard, UnlockFunction } from '../../dashboard/index.js';
 import { ApiError } from '../../client/index.js';
 import { SimError } from '../../errors.js';
 import { UsageError, type CliIo } from '../output.js';
+import { runUntilSignal } from '../run-until-signal.js';
 
 /** An unlock function that logs in as `email` through the reference client. */
 export function unlockAs(apiUrl: string, email: string, password: string): UnlockFunction {
@@ -25,14 +26,26 @@ export function unlockAs(apiUrl: string, email: string, password: string): Unloc
   };
 }
 
-/** Runs the dashboard until the user quits; refuses with one line where there is no terminal. */
-export async function runDashboard(url: string, unlock: UnlockFunction, controlToken: string | undefined): Promise<void> {
+/**
+ * Starts the dashboard on this process's terminal; refuses with one line where there is no
+ * terminal. The caller waits for it (`waitUntilExit`) and stops it (`stop`) on a signal: an Ink app
+ * left mounted holds stdin in raw mode and keeps the process alive.
+ */
+export function runDashboard(url: string, unlock: UnlockFunction, controlToken: string | undefined): StartedDashboard {
   if (!process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
-  const dashboard = startDashboard({ url, unlock, ...(controlToken ? { controlToken } : {}) });
-  await dashboard.waitUntilExit();
+  return startDashboard({ url, unlock, ...(controlToken ? { controlToken } : {}) });
 }
 
-export function dashboardCommand(_io: CliIo): CommandModule {
+/** Runs a started dashboard until the user quits or a stop signal arrives, then `stop`s what else there is. */
+export async function runDashboardUntilDone(io: CliIo, dashboard: StartedDashboard, stopRest: () => Promise<void> = async () => undefined): Promise<void> {
+  // Once only: a signal may arrive while `q` is already shutting down, or the other way round.
+  let stopping: Promise<void> | undefined;
+  // The dashboard goes first, so its screen is not left reconnecting to a simulator that is gone.
+  const shutdown = (): Promise<void> => (stopping ??= dashboard.stop().then(stopRest));
+  await Promise.race([dashboard.waitUntilExit().then(shutdown), runUntilSignal(io, shutdown)]);
+}
+
+export function dashboardCommand(io: CliIo): CommandModule {
   return {
     command: 'dashboard',
     describe: 'Watch and steer a running simulator in the terminal',
@@ -50,7 +63,7 @@ export function dashboardCommand(_io: CliIo): CommandModule {
       const unlock: UnlockFunction = email && password
         ? unlockAs(url, email, password)
         : async () => ({ success: false, message: 'no account: start the dashboard with --email and STATION_SIM_PASSWORD to unlock' });
-      await runDashboard(url, unlock, controlToken);
+      await runDashboardUntilDone(io, runDashboard(url, unlock, controlToken));
     },
   };
 }

@@ -21,7 +21,7 @@ import {
   timeOptions,
 } from '../options.js';
 import { fleetSummary } from './stations.js';
-import { runDashboard, unlockAs } from './dashboard.js';
+import { runDashboard, runDashboardUntilDone, unlockAs } from './dashboard.js';
 import { NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
 import { SimError } from '../../errors.js';
 
@@ -84,9 +84,8 @@ export function upCommand(io: CliIo): CommandModule {
         const unlock = account
           ? unlockAs(sim.apiUrl, account.email, account.password)
           : async () => ({ success: false, message: 'the fixture has no account to unlock as' });
-        // The dashboard owns the terminal until the user quits; then everything stops.
-        await Promise.race([runDashboard(sim.apiUrl, unlock, http.controlToken), runUntilSignal(io, async () => undefined)]);
-        await sim.stop();
+        // The dashboard owns the terminal until the user quits or a signal comes; then everything stops.
+        await runDashboardUntilDone(io, runDashboard(sim.apiUrl, unlock, http.controlToken), () => sim.stop());
         return;
       }
       await runUntilSignal(io, () => sim.stop());
