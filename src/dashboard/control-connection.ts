@@ -40,6 +40,17 @@ export interface ControlConnectionOptions {
    * @default 10000
    */
   requestTimeoutMs?: number;
+  /**
+   * How often the event stream is pinged. A connection that died without a word (a network
+   * partition, a suspended laptop, a proxy that lost its upstream) otherwise looks open forever,
+   * with the screen saying "events live" over stale data.
+   * @default 10000
+   */
+  pingIntervalMs?: number;
+  /** A ping not answered in this long ends the connection, and a reconnect follows. @default 5000 */
+  pongTimeoutMs?: number;
+  /** An event-stream connection whose opening handshake takes longer is given up and retried. @default 10000 */
+  handshakeTimeoutMs?: number;
 }
 
 /** A control-plane request that failed; `status` is 0 when the server could not be reached. */
@@ -86,6 +97,9 @@ export class ControlConnection {
   readonly #baseDelay: number;
   readonly #maxDelay: number;
   readonly #requestTimeout: number;
+  readonly #pingInterval: number;
+  readonly #pongTimeout: number;
+  readonly #handshakeTimeout: number;
 
   constructor(options: ControlConnectionOptions) {
     // Keep any path prefix of the base URL (a reverse proxy may mount the simulator under one).
@@ -97,6 +111,9 @@ export class ControlConnection {
     this.#baseDelay = options.reconnectBaseMs ?? 250;
     this.#maxDelay = options.reconnectMaxMs ?? 10_000;
     this.#requestTimeout = options.requestTimeoutMs ?? 10_000;
+    this.#pingInterval = options.pingIntervalMs ?? 10_000;
+    this.#pongTimeout = options.pongTimeoutMs ?? 5_000;
+    this.#handshakeTimeout = options.handshakeTimeoutMs ?? 10_000;
   }
 
   /** `GET /sim/v1/health`. A 503 is an answer too (`ready: false`), not an error. */
@@ -169,9 +186,30 @@ export class ControlConnection {
       report({ phase: 'connecting', attempt });
       let failure = 'connection closed';
       let refused = false;
-      const current = new WebSocket(url, { headers });
+      // Pings the open connection every interval; a missing pong ends it (the 'close' below reconnects).
+      let heartbeatTimer: TimerHandle | undefined;
+      const stopHeartbeat = (): void => {
+        if (heartbeatTimer !== undefined) this.#clock.clearTimeout(heartbeatTimer);
+        heartbeatTimer = undefined;
+      };
+      const scheduleHeartbeat = (): void => {
+        stopHeartbeat();
+        heartbeatTimer = this.#clock.setTimeout(() => {
+          current.ping();
+          heartbeatTimer = this.#clock.setTimeout(() => {
+            heartbeatTimer = undefined;
+            failure = `no answer to a ping in ${formatSeconds(this.#pongTimeout)}`;
+            current.terminate();
+          }, this.#pongTimeout);
+        }, this.#pingInterval);
+      };
+      const current = new WebSocket(url, { headers, handshakeTimeout: this.#handshakeTimeout });
       socket = current;
-      current.on('open', () => report({ phase: 'open' }));
+      current.on('open', () => {
+        report({ phase: 'open' });
+        scheduleHeartbeat();
+      });
+      current.on('pong', scheduleHeartbeat);
       current.on('message', (data) => {
         // A connection only counts as good once it delivers: one that opens and closes at once
         // (a proxy with nothing behind it) must keep backing off, not reconnect in a tight loop.
@@ -185,6 +223,7 @@ export class ControlConnection {
         if (/Unexpected server response: 401\b/.test(error.message)) refused = true;
       });
       current.on('close', (code, reason) => {
+        stopHeartbeat();
         if (socket === current) socket = undefined;
         if (stopped) return;
         if (code === CLOSE_UNAUTHORIZED) refused = true;
@@ -253,6 +292,10 @@ export class ControlConnection {
       : `HTTP ${response.status}`;
     throw new ControlPlaneError(response.status, message);
   }
+}
+
+function formatSeconds(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s` : `${ms} ms`;
 }
 
 function describeFetchError(error: unknown): string {

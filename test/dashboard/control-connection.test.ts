@@ -1,4 +1,5 @@
 /** The data layer against a fake control plane: real HTTP and a real WebSocket on port 0. */
+import { createConnection, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ControlConnection, ControlPlaneError, type StreamState } from '../../src/dashboard/control-connection.js';
 import { eventually } from './terminal.js';
@@ -128,4 +129,80 @@ describe('ControlConnection event stream', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(states.filter((state) => state.phase === 'connecting')).toHaveLength(1);
   });
+
+  it('ends a connection whose pings go unanswered (a network partition) and reconnects', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)] });
+    const proxy = await startProxy(new URL(fake.url).port);
+    cleanups.push(() => proxy.close());
+    const events: SimEvent[] = [];
+    const states: StreamState[] = [];
+    const subscription = new ControlConnection({ url: proxy.url, pingIntervalMs: 20, pongTimeoutMs: 50, reconnectBaseMs: 10, random: () => 0 }).subscribe({
+      onEvent: (event) => events.push(event),
+      onState: (state) => states.push(state),
+    });
+    cleanups.push(() => subscription.close());
+    await eventually(() => expect(events).toHaveLength(1));
+    // Pings come back while the network works: the connection stays.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(states.map((state) => state.phase)).toEqual(['connecting', 'open']);
+
+    proxy.partition();
+    await eventually(() => expect(states.map((state) => state.phase)).toEqual(['connecting', 'open', 'waiting', 'connecting', 'open']));
+    expect(states[2]).toMatchObject({ phase: 'waiting', reason: 'no answer to a ping in 50 ms' });
+    await eventually(() => expect(events.map((event) => event.type)).toEqual(['snapshot', 'snapshot']));
+  });
+
+  it('gives up an opening handshake that gets no answer, and tries again', async () => {
+    // Accepts the TCP connection and never says a word.
+    const silent = createServer(() => undefined);
+    const sockets: Socket[] = [];
+    silent.on('connection', (socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const { port } = silent.address() as { port: number };
+    const states: StreamState[] = [];
+    const subscription = new ControlConnection({ url: `http://127.0.0.1:${port}`, handshakeTimeoutMs: 50, reconnectBaseMs: 10 }).subscribe({
+      onEvent: () => undefined,
+      onState: (state) => states.push(state),
+    });
+    cleanups.push(() => subscription.close());
+    await eventually(() => expect(states.filter((state) => state.phase === 'connecting').length).toBeGreaterThanOrEqual(2));
+    expect(states[1]).toMatchObject({ phase: 'waiting', reason: 'Opening handshake has timed out' });
+  });
 });
+
+/** A TCP proxy to a local port whose connections so far can be cut off without a word, as a partition does. */
+async function startProxy(port: string): Promise<{ url: string; partition(): void; close(): void }> {
+  const pairs: [Socket, Socket][] = [];
+  const all: Socket[] = [];
+  const server = createServer((client) => {
+    const upstream = createConnection(Number(port), '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    for (const end of [client, upstream]) {
+      end.on('error', () => undefined);
+      end.on('close', () => (end === client ? upstream : client).destroy());
+    }
+    pairs.push([client, upstream]);
+    all.push(client, upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () => {
+      for (const socket of all) socket.destroy();
+      server.close();
+    },
+    partition: () => {
+      // Nothing passes either way any more, and neither end is told.
+      for (const [client, upstream] of pairs.splice(0)) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
+  };
+}
