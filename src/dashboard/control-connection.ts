@@ -5,6 +5,7 @@
  */
 import WebSocket from 'ws';
 import { systemClock, type Clock, type TimerHandle } from '../station/clock.js';
+import { withoutCredentials } from './dashboard-url.js';
 import {
   parseSimEvent,
   type Fault,
@@ -203,7 +204,15 @@ export class ControlConnection {
           }, this.#pongTimeout);
         }, this.#pingInterval);
       };
-      const current = new WebSocket(url, { headers, handshakeTimeout: this.#handshakeTimeout });
+      let current: WebSocket;
+      try {
+        current = new WebSocket(url, { headers, handshakeTimeout: this.#handshakeTimeout });
+      } catch (error) {
+        // A URL ws cannot use ("localhost:8080", no scheme): no retry can help. The message may
+        // quote the URL, so any credentials in it are taken out.
+        report({ phase: 'refused', reason: withoutCredentials((error as Error).message) });
+        return;
+      }
       socket = current;
       current.on('open', () => {
         report({ phase: 'open' });

@@ -9,10 +9,14 @@ import { ControlConnection } from './control-connection.js';
 import { Dashboard } from './Dashboard.js';
 import type { UnlockFunction } from './dashboard-actions.js';
 import { FleetStore } from './fleet-store.js';
+import { baseUrlOf, parseDashboardUrl } from './dashboard-url.js';
 import { detectIconStyle, iconSet, type IconStyle } from './format.js';
 
 export interface DashboardOptions {
-  /** Base URL of a running simulator's HTTP server, e.g. `http://127.0.0.1:8080`. */
+  /**
+   * Base URL of a running simulator's HTTP server, e.g. `http://127.0.0.1:8080`: http or https,
+   * without credentials (`DashboardUrlError` otherwise).
+   */
   url: string;
   /**
    * The simulator's control token (`--control-token`), sent as a bearer token to `/sim/v1`.
@@ -60,15 +64,17 @@ export interface StartedDashboard {
 export const NOT_A_TTY_MESSAGE = 'the dashboard needs an interactive terminal (stdout is not a TTY); use --json or the control plane instead';
 
 /**
- * Starts the dashboard on the given terminal. Throws, drawing nothing, when stdout is not a TTY:
- * redrawing a screen into a pipe or a file gives an unreadable stream of escape codes.
+ * Starts the dashboard on the given terminal. Throws, drawing nothing, when stdout is not a TTY
+ * (redrawing a screen into a pipe or a file gives an unreadable stream of escape codes) and when
+ * the URL is not one it can use (`DashboardUrlError`).
  */
 export function startDashboard(options: DashboardOptions): StartedDashboard {
+  const url = baseUrlOf(parseDashboardUrl(options.url));
   const stdout = options.stdout ?? process.stdout;
   if (!stdout.isTTY) throw new Error(NOT_A_TTY_MESSAGE);
   const clock = options.clock ?? systemClock;
   const control = new ControlConnection({
-    url: options.url,
+    url,
     controlToken: options.controlToken,
     fetch: options.fetch,
     clock,
@@ -83,7 +89,7 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
       unlock={options.unlock}
       clock={clock}
       icons={icons}
-      title={options.url}
+      title={url}
       flushIntervalMs={options.flushIntervalMs}
       healthPollMs={options.healthPollMs}
       detailRefreshMs={options.detailRefreshMs}

@@ -130,6 +130,20 @@ describe('ControlConnection event stream', () => {
     expect(states.filter((state) => state.phase === 'connecting')).toHaveLength(1);
   });
 
+  it('reports a URL the WebSocket cannot use as refused instead of throwing, with no credentials in the reason', () => {
+    const states: StreamState[] = [];
+    const subscription = new ControlConnection({ url: 'localhost:8080' }).subscribe({ onEvent: () => undefined, onState: (state) => states.push(state) });
+    cleanups.push(() => subscription.close());
+    expect(states.map((state) => state.phase)).toEqual(['connecting', 'refused']);
+    const reason = (states[1] as { reason: string }).reason;
+    expect(reason).toMatch(/protocol/);
+    expect(reason).not.toContain('localhost');
+
+    const secret: StreamState[] = [];
+    new ControlConnection({ url: 'nope://user:NOT-A-REAL-SECRET@host' }).subscribe({ onEvent: () => undefined, onState: (state) => secret.push(state) }).close();
+    expect(JSON.stringify(secret)).not.toContain('NOT-A-REAL-SECRET');
+  });
+
   it('ends a connection whose pings go unanswered (a network partition) and reconnects', async () => {
     fake = await startFakeControlPlane({ stations: [makeStation(1)] });
     const proxy = await startProxy(new URL(fake.url).port);

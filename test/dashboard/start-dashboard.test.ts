@@ -1,6 +1,7 @@
 /** `startDashboard`: refuses without a terminal; otherwise attaches, draws, and closes cleanly. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NOT_A_TTY_MESSAGE, startDashboard, type DashboardOptions } from '../../src/dashboard/start-dashboard.js';
+import { DashboardUrlError } from '../../src/dashboard/dashboard-url.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
 import { FakeStdin, FakeStdout, eventually, settle } from './terminal.js';
 
@@ -43,6 +44,19 @@ describe('startDashboard', () => {
     expect(NOT_A_TTY_MESSAGE).toBe('the dashboard needs an interactive terminal (stdout is not a TTY); use --json or the control plane instead');
     expect(write).not.toHaveBeenCalled();
     expect(fetchSpy).not.toHaveBeenCalled();
+  });
+
+  it('refuses a URL it cannot use, before drawing, and never repeats a password', () => {
+    const write = vi.fn();
+    const stdout = { isTTY: true, write } as unknown as NodeJS.WriteStream;
+    const attempt = (url: string) => () => startDashboard({ url, unlock: vi.fn(), stdout });
+    expect(attempt('127.0.0.1:8080')).toThrow(new DashboardUrlError('must start with http:// or https://, e.g. http://127.0.0.1:8080'));
+    expect(attempt('localhost:8080')).toThrow(DashboardUrlError);
+    expect(attempt('ws://127.0.0.1:8080')).toThrow(DashboardUrlError);
+    expect(attempt('http://proxyuser:NOT-A-REAL-SECRET@127.0.0.1:9')).toThrow(
+      'the simulator URL must not hold credentials (user:pass@): /sim/v1 takes a control token, not basic auth',
+    );
+    expect(write).not.toHaveBeenCalled();
   });
 
   it('attaches with the control token, draws the fleet, and quits on q', async () => {

@@ -5,7 +5,7 @@
  */
 import type { CommandModule } from 'yargs';
 import { createClient } from '../../client/index.js';
-import { startDashboard, NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
+import { DashboardUrlError, parseDashboardUrl, startDashboard, NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
 import type { StartedDashboard, UnlockFunction } from '../../dashboard/index.js';
 import { ApiError } from '../../client/index.js';
 import { SimError } from '../../errors.js';
@@ -45,6 +45,17 @@ export async function runDashboardUntilDone(io: CliIo, dashboard: StartedDashboa
   await Promise.race([dashboard.waitUntilExit().then(shutdown), runUntilSignal(io, shutdown)]);
 }
 
+/** `--url` checked before anything starts: one usage line, never the URL itself (it may hold a password). */
+function checkedUrl(text: string): string {
+  try {
+    parseDashboardUrl(text);
+  } catch (error) {
+    if (error instanceof DashboardUrlError) throw new UsageError(`--url ${error.problem}`);
+    throw error;
+  }
+  return text.replace(/\/+$/, '');
+}
+
 export function dashboardCommand(io: CliIo): CommandModule {
   return {
     command: 'dashboard',
@@ -55,7 +66,7 @@ export function dashboardCommand(io: CliIo): CommandModule {
         .option('email', { type: 'string', describe: 'Fixture account the u key unlocks as (password from STATION_SIM_PASSWORD)' })
         .option('control-token', { type: 'string', describe: 'Control plane token (or STATION_SIM_CONTROL_TOKEN)' }),
     handler: async (argv) => {
-      const url = String(argv.url).replace(/\/+$/, '');
+      const url = checkedUrl(String(argv.url));
       const email = argv.email as string | undefined;
       const password = process.env.STATION_SIM_PASSWORD;
       const controlToken = (argv['control-token'] as string | undefined) ?? process.env.STATION_SIM_CONTROL_TOKEN;
