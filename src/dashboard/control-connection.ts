@@ -101,6 +101,8 @@ export class ControlConnection {
   readonly #pingInterval: number;
   readonly #pongTimeout: number;
   readonly #handshakeTimeout: number;
+  /** Aborted by `close()`: every request still in flight ends with it. */
+  readonly #closing = new AbortController();
 
   constructor(options: ControlConnectionOptions) {
     // Keep any path prefix of the base URL (a reverse proxy may mount the simulator under one).
@@ -115,6 +117,15 @@ export class ControlConnection {
     this.#pingInterval = options.pingIntervalMs ?? 10_000;
     this.#pongTimeout = options.pongTimeoutMs ?? 5_000;
     this.#handshakeTimeout = options.handshakeTimeoutMs ?? 10_000;
+  }
+
+  /**
+   * Aborts every request still waiting for an answer, and refuses new ones. Without it a server
+   * that hangs keeps the process alive for up to `requestTimeoutMs` after the dashboard is gone.
+   * (Event-stream subscriptions are closed by their own `close()`.)
+   */
+  close(): void {
+    this.#closing.abort();
   }
 
   /** `GET /sim/v1/health`. A 503 is an answer too (`ready: false`), not an error. */
@@ -279,7 +290,7 @@ export class ControlConnection {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.#requestTimeout),
+        signal: AbortSignal.any([this.#closing.signal, AbortSignal.timeout(this.#requestTimeout)]),
       });
     } catch (error) {
       throw new ControlPlaneError(0, `cannot reach the control plane: ${describeFetchError(error)}`, { cause: error });
@@ -310,6 +321,7 @@ function formatSeconds(ms: number): string {
 function describeFetchError(error: unknown): string {
   if (error instanceof Error) {
     if (error.name === 'TimeoutError') return 'no answer in time';
+    if (error.name === 'AbortError') return 'the connection was closed';
     // undici hides the interesting part (ECONNREFUSED…) in `cause`.
     const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
     if (typeof cause?.code === 'string') return cause.code;

@@ -55,7 +55,7 @@ export interface DashboardOptions {
 }
 
 export interface StartedDashboard {
-  /** Settles when the dashboard has closed: `q`, Ctrl-C, or `stop()`. */
+  /** Settles when the dashboard has closed (`q`, Ctrl-C, or `stop()`) and its requests in flight are aborted. */
   waitUntilExit(): Promise<void>;
   /** Closes the dashboard: the event stream, its timers, and the screen. */
   stop(): Promise<void>;
@@ -106,7 +106,11 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
   );
   // Asked for at once: Ink creates the exit promise lazily, and one created after the app has
   // already exited would never settle.
-  const exited = instance.waitUntilExit().then(() => undefined);
+  // Requests still in flight are aborted on the way out: a hung server must not hold the process.
+  const exited = instance
+    .waitUntilExit()
+    .finally(() => control.close())
+    .then(() => undefined);
   return {
     waitUntilExit: () => exited,
     stop: () => {

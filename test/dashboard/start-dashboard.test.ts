@@ -76,6 +76,22 @@ describe('startDashboard', () => {
     await dashboard.waitUntilExit();
   });
 
+  it('aborts requests a hung server has not answered when it closes, instead of waiting for their timeout', async () => {
+    const signals: AbortSignal[] = [];
+    // A server that accepts requests and never answers them.
+    const hung = vi.fn<typeof fetch>((_url, init) => {
+      const signal = init!.signal!;
+      signals.push(signal);
+      return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    });
+    const { stdin, dashboard } = await start({ fetch: hung });
+    expect(signals.length).toBeGreaterThan(0);
+    expect(signals.some((signal) => signal.aborted)).toBe(false);
+    stdin.type('q');
+    await dashboard.waitUntilExit();
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+  });
+
   it('stop() closes the screen and the event stream', async () => {
     const { fake, dashboard } = await start();
     await dashboard.stop();
