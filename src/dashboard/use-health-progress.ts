@@ -13,7 +13,7 @@ export interface HealthProgress {
 
 /**
  * Polls `GET /sim/v1/health` until the fleet is ready, for the progress bar shown while a large
- * fleet connects. Returns `undefined` until the first answer.
+ * fleet connects. Returns `undefined` until the first answer, and after a refused control token.
  */
 export function useHealthProgress(control: DashboardControl, clock: Clock, pollMs: number): HealthProgress | undefined {
   const [progress, setProgress] = useState<HealthProgress>();
@@ -30,9 +30,13 @@ export function useHealthProgress(control: DashboardControl, clock: Clock, pollM
           setProgress({ ready, settled: health.stations.online + health.stations.offline, total: health.stations.total });
         }
       } catch (error) {
+        // A refused control token will not be accepted on the next try either. No progress then:
+        // a bar stuck at 0/0 would hide the stream's own "events refused: …", which says why.
+        if (error instanceof ControlPlaneError && error.status === 401) {
+          if (!stopped) setProgress(undefined);
+          return;
+        }
         if (!stopped) setProgress((current) => ({ ready: false, settled: current?.settled ?? 0, total: current?.total ?? 0, error: (error as Error).message }));
-        // A refused control token will not be accepted on the next try either.
-        if (error instanceof ControlPlaneError && error.status === 401) return;
       }
       if (!stopped && !ready) timer = clock.setTimeout(() => void poll(), pollMs);
     };

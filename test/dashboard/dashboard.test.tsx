@@ -192,6 +192,28 @@ describe('the dashboard', () => {
     expect(frame()).not.toContain('connecting fleet');
   });
 
+  it('with a refused control token shows the refusal, not a fleet forever connecting', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)], controlToken: 'right-token' });
+    const store = new FleetStore();
+    const view = render(
+      <Dashboard
+        control={new ControlConnection({ url: fake.url, controlToken: 'wrong-token' })}
+        store={store}
+        unlock={async () => ({ success: true })}
+        clock={systemClock}
+        icons={ASCII_ICONS}
+        title={fake.url}
+        flushIntervalMs={10}
+        healthPollMs={20}
+      />,
+    );
+    unmount = view.unmount;
+    const frame = (): string => stripAnsi(view.lastFrame() ?? '');
+    await eventually(() => expect(frame()).toContain('events refused: Control token is invalid'));
+    expect(frame()).not.toContain('connecting fleet');
+    expect(frame()).not.toContain('wrong-token');
+  });
+
   it('fetches the selected station in full, for faults and timers the stream does not carry', async () => {
     const { fake, frame, press } = await setup();
     const dueAt = new Date(Date.now() + 4000).toISOString();
