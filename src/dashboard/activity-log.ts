@@ -95,8 +95,10 @@ export class ActivityLog {
   /** Records the answer of the dashboard's unlock call on its entry. */
   finishUnlock(id: number, result: UnlockResult): void {
     this.#update(id, (chain) => {
-      // A failure before the station ever saw the command (offline station, API error) ends the chain.
-      const failedEarly = !result.success && chain.stage === 'requested';
+      // A failure before the station ever saw the command (offline station, API error) ends the
+      // chain. Once `command.sent` has come (commandId set), the command's own outcome is still on
+      // its way: a timed-out unlock answers the call and then sends `command.timeout`.
+      const failedEarly = !result.success && chain.stage === 'requested' && chain.commandId === undefined;
       if (failedEarly) this.#close(chain);
       return { ...chain, result, stage: failedEarly ? 'failed' : chain.stage };
     });

@@ -148,6 +148,18 @@ describe('the unlock chain in the log', () => {
     expect(chainText(store)).toEqual(['ST-1001/1 unlock requested · failed: Station is offline', 'ST-1001/1 unlock requested']);
   });
 
+  it('keeps a timed-out unlock one chain when the call fails after the station saw the command', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.apply(snapshot([makeStation(1)]));
+    const id = store.beginUnlock('ST-1001', '1');
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' }, 0));
+    // The /v1 answer comes over HTTP a moment before the stream's command.timeout.
+    store.finishUnlock(id, { success: false, message: 'Station did not acknowledge the command in time' });
+    store.apply(event({ type: 'command.timeout', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 5001 }, 5001));
+    expect(chainText(store)).toEqual(['ST-1001/1 unlock requested → timed out (+5001ms) · failed: Station did not acknowledge the command in time']);
+    expect(store.log.entries.map((entry) => entry.kind)).toEqual(['line', 'unlock']);
+  });
+
   it('keeps the log bounded', () => {
     const store = new FleetStore({ clock: new ManualClock(T0), logLimit: 10 });
     for (let index = 0; index < 100; index += 1) store.note(`line ${index}`);
