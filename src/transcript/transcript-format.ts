@@ -3,21 +3,71 @@
  * with the time and, where there is one, the command id that links an unlock request to its MQTT
  * command, ack and the lock states that follow. Never a token or a password: API entries carry the
  * route pattern, not the URL, and no headers or bodies.
+ *
+ * Files written before an entry field was added still read: `message` (which contract message an
+ * MQTT entry is) and the `commandId`/`lockId` of `sim` entries are optional, and a reader falls
+ * back to what older recorders wrote when they are missing.
  */
-export type TranscriptEntry =
-  | {
-      t: string;
-      kind: 'mqtt';
-      /** `down`: service → station (commands); `up`: station → everyone. */
-      direction: 'up' | 'down';
-      station: string;
-      lockId?: string;
-      topic: string;
-      payload: unknown;
-      commandId?: string;
-    }
-  | { t: string; kind: 'api'; method: string; route: string; status: number; ms: number; commandId?: string }
-  | { t: string; kind: 'sim'; event: string; station?: string; detail: string };
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+
+/** An ISO 8601 UTC time as `Date.prototype.toISOString` writes it. */
+const TimeSchema = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$' });
+
+// The entry schemas leave `additionalProperties` open on purpose: a reader must still show a file
+// written by a newer recorder that adds a field, and every field it prints is checked here.
+export const MqttEntrySchema = Type.Object({
+  t: TimeSchema,
+  kind: Type.Literal('mqtt'),
+  /** `down`: service → station (commands); `up`: station → everyone. */
+  direction: Type.Union([Type.Literal('up'), Type.Literal('down')]),
+  station: Type.String(),
+  lockId: Type.Optional(Type.String()),
+  topic: Type.String(),
+  /** Which message of the contract this is, whatever the fixture's topic templates. Absent in older files. */
+  message: Type.Optional(Type.Union([Type.Literal('status'), Type.Literal('lockState'), Type.Literal('unlock'), Type.Literal('acks')])),
+  /** The parsed JSON payload, or the payload's text when it was not JSON. */
+  payload: Type.Unknown(),
+  commandId: Type.Optional(Type.String()),
+});
+export const ApiEntrySchema = Type.Object({
+  t: TimeSchema,
+  kind: Type.Literal('api'),
+  method: Type.String(),
+  route: Type.String(),
+  status: Type.Integer(),
+  ms: Type.Number(),
+  commandId: Type.Optional(Type.String()),
+});
+export const SimEntrySchema = Type.Object({
+  t: TimeSchema,
+  kind: Type.Literal('sim'),
+  event: Type.String(),
+  /** Absent for a fleet-wide control action. */
+  station: Type.Optional(Type.String()),
+  detail: Type.String(),
+  lockId: Type.Optional(Type.String()),
+  /** The command a fault or timeout is about. Absent in older files, which have it only in `detail`. */
+  commandId: Type.Optional(Type.String()),
+});
+export const TranscriptEntrySchema = Type.Union([MqttEntrySchema, ApiEntrySchema, SimEntrySchema]);
+export type TranscriptEntry = Static<typeof TranscriptEntrySchema>;
+export type MqttEntry = Static<typeof MqttEntrySchema>;
+
+const entryChecker = TypeCompiler.Compile(TranscriptEntrySchema);
+
+/** One line of a transcript file as an entry, or undefined when it is not an entry of the right shape. */
+export function parseEntry(line: string): TranscriptEntry | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!entryChecker.Check(value)) return undefined;
+  // The pattern admits impossible dates such as month 13.
+  return Number.isNaN(Date.parse(value.t)) ? undefined : value;
+}
 
 /** Reads a transcript file's text; lines that are not entries are skipped and counted. */
 export function parseTranscript(text: string): { entries: TranscriptEntry[]; skipped: number } {
@@ -25,50 +75,99 @@ export function parseTranscript(text: string): { entries: TranscriptEntry[]; ski
   let skipped = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
-    try {
-      const entry = JSON.parse(line) as TranscriptEntry;
-      if (typeof entry.t === 'string' && typeof entry.kind === 'string') entries.push(entry);
-      else skipped += 1;
-    } catch {
-      skipped += 1;
-    }
+    const entry = parseEntry(line);
+    if (entry) entries.push(entry);
+    else skipped += 1;
   }
   return { entries, skipped };
 }
 
+/** The command id a `sim` entry is about: the field, or for older files the `command ID` words of its detail. */
+function simCommandId(entry: Static<typeof SimEntrySchema>): string | undefined {
+  if (entry.commandId !== undefined || (entry.event !== 'fault' && entry.event !== 'timeout')) return entry.commandId;
+  // Older recorders wrote "<fault> [lock L] command ID" and "no ack for command ID after N ms".
+  return /(?:^|\s)command (\S+)(?:\s|$)/.exec(entry.detail)?.[1];
+}
+
+function entryCommandId(entry: TranscriptEntry): string | undefined {
+  return entry.kind === 'sim' ? simCommandId(entry) : entry.commandId;
+}
+
+/** A lock state message; older files did not record the message kind, and the default template ends in `/state`. */
+function isLockState(entry: MqttEntry): boolean {
+  return entry.message !== undefined ? entry.message === 'lockState' : entry.direction === 'up' && entry.topic.endsWith('/state');
+}
+
 /**
- * The entries of one command's chain: the API request, the command, its acks, and the state
- * changes of that lock after the command up to the next command for the same lock.
+ * Collects one command's chain from entries fed in file order, keeping only the chain: the API
+ * request, the command (and any redelivered copy), its acks, the faults and timeout about it, and
+ * the state changes of that lock after the command up to the next, different command for the
+ * same lock.
  */
-export function commandChain(entries: TranscriptEntry[], commandId: string): TranscriptEntry[] {
-  const command = entries.find((e) => e.kind === 'mqtt' && e.direction === 'down' && e.commandId === commandId);
-  if (!command || command.kind !== 'mqtt') return entries.filter((e) => 'commandId' in e && e.commandId === commandId);
-  const start = entries.indexOf(command);
-  const next = entries.findIndex(
-    (e, i) => i > start && e.kind === 'mqtt' && e.direction === 'down' && e.station === command.station && e.lockId === command.lockId,
-  );
-  const end = next === -1 ? entries.length : next;
-  return entries.filter((e, i) => {
-    if ('commandId' in e && e.commandId === commandId) return true;
-    if (i <= start || i >= end || e.kind !== 'mqtt') return false;
-    return e.station === command.station && e.lockId === command.lockId && e.topic.endsWith('/state');
-  });
+export class CommandChain {
+  readonly #commandId: string;
+  readonly #entries: TranscriptEntry[] = [];
+  #command: MqttEntry | undefined;
+  /** True once the next, different command for the same lock has been seen. */
+  #closed = false;
+
+  constructor(commandId: string) {
+    this.#commandId = commandId;
+  }
+
+  add(entry: TranscriptEntry): void {
+    if (entryCommandId(entry) === this.#commandId) {
+      if (!this.#command && entry.kind === 'mqtt' && entry.direction === 'down') this.#command = entry;
+      this.#entries.push(entry);
+      return;
+    }
+    const command = this.#command;
+    if (!command || this.#closed || entry.kind !== 'mqtt' || entry.station !== command.station || entry.lockId !== command.lockId) return;
+    if (entry.direction === 'down') this.#closed = true;
+    else if (isLockState(entry)) this.#entries.push(entry);
+  }
+
+  /** The chain so far, in file order. */
+  get entries(): readonly TranscriptEntry[] {
+    return this.#entries;
+  }
+}
+
+/** The entries of one command's chain (see {@link CommandChain}). */
+export function commandChain(entries: Iterable<TranscriptEntry>, commandId: string): TranscriptEntry[] {
+  const chain = new CommandChain(commandId);
+  for (const entry of entries) chain.add(entry);
+  return [...chain.entries];
+}
+
+/**
+ * Text safe to print to a terminal: C0 controls (newline and tab included), DEL and C1 controls
+ * (ESC and CSI among them) become `\u00XX`, so a station name or topic chosen by any client of
+ * the broker cannot move the cursor, clear the screen or set the window title.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** One readable line for an entry, with its time since `origin` (milliseconds since the epoch). */
+export function formatEntry(entry: TranscriptEntry, origin: number): string {
+  const offset = `+${((Date.parse(entry.t) - origin) / 1000).toFixed(3)}s`.padStart(10);
+  switch (entry.kind) {
+    case 'api':
+      return `${offset}  API   ${printable(`${entry.method} ${entry.route}`)} → ${entry.status} (${entry.ms} ms)${entry.commandId ? `  [${printable(entry.commandId)}]` : ''}`;
+    case 'sim':
+      return `${offset}  SIM   ${printable(`${entry.event}${entry.station ? ` ${entry.station}` : ''}: ${entry.detail}`)}`;
+    case 'mqtt': {
+      const arrow = entry.direction === 'down' ? '→' : '←';
+      const where = `${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}`;
+      // JSON.stringify escapes C0 controls but leaves DEL and C1 as they are.
+      return `${offset}  MQTT  ${arrow} ${printable(where)}  ${printable(entry.topic)}  ${printable(JSON.stringify(entry.payload))}`;
+    }
+  }
 }
 
 /** One readable line per entry, with the time since the first entry shown. */
-export function formatTimeline(entries: TranscriptEntry[]): string[] {
+export function formatTimeline(entries: readonly TranscriptEntry[]): string[] {
   const origin = entries.length > 0 ? Date.parse(entries[0]!.t) : 0;
-  return entries.map((entry) => {
-    const offset = `+${((Date.parse(entry.t) - origin) / 1000).toFixed(3)}s`.padStart(10);
-    switch (entry.kind) {
-      case 'api':
-        return `${offset}  API   ${entry.method} ${entry.route} → ${entry.status} (${entry.ms} ms)${entry.commandId ? `  [${entry.commandId}]` : ''}`;
-      case 'sim':
-        return `${offset}  SIM   ${entry.event}${entry.station ? ` ${entry.station}` : ''}: ${entry.detail}`;
-      case 'mqtt': {
-        const arrow = entry.direction === 'down' ? '→' : '←';
-        return `${offset}  MQTT  ${arrow} ${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}  ${entry.topic}  ${JSON.stringify(entry.payload)}`;
-      }
-    }
-  });
+  return entries.map((entry) => formatEntry(entry, origin));
 }

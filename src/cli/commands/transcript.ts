@@ -1,6 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream, type ReadStream } from 'node:fs';
+import type { Writable } from 'node:stream';
 import type { CommandModule } from 'yargs';
-import { commandChain, formatTimeline, parseTranscript } from '../../transcript/transcript-format.js';
+import { CommandChain, formatEntry, formatTimeline } from '../../transcript/transcript-format.js';
+import { TranscriptReader } from '../../transcript/transcript-reader.js';
 import { SimError } from '../../errors.js';
 import type { CliIo } from '../output.js';
 
@@ -16,24 +18,140 @@ export function transcriptCommand(io: CliIo): CommandModule {
           builder: (y) =>
             y
               .positional('file', { type: 'string', demandOption: true })
-              .option('command', { type: 'string', describe: 'Only the chain of this command id: request, command, acks, lock states' }),
-          handler: async (argv) => {
-            const file = argv.file as string;
-            let text: string;
-            try {
-              text = await readFile(file, 'utf8');
-            } catch (error) {
-              throw new SimError('BAD_REQUEST', `cannot read transcript ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-            }
-            const { entries, skipped } = parseTranscript(text);
-            const commandId = argv.command as string | undefined;
-            const shown = commandId === undefined ? entries : commandChain(entries, commandId);
-            if (commandId !== undefined && shown.length === 0) throw new SimError('BAD_REQUEST', `no command ${commandId} in ${file}`);
-            for (const line of formatTimeline(shown)) io.stdout.write(`${line}\n`);
-            if (skipped > 0) io.stderr.write(`station-sim: ${skipped} line(s) of ${file} are not transcript entries and were skipped\n`);
-          },
+              .option('command', { type: 'string', describe: 'Only the chain of this command id: request, command, acks, faults, timeout, lock states' }),
+          handler: async (argv) => showTranscript(io, argv.file as string, argv.command as string | undefined),
         })
         .demandCommand(1, 'name an action: show'),
     handler: () => undefined,
   };
+}
+
+/**
+ * Prints a transcript line by line as it reads it, so memory stays flat whatever the size of the
+ * file; with a command id, only that command's chain is kept. A reader that goes away (`| head`)
+ * ends it quietly.
+ */
+async function showTranscript(io: CliIo, file: string, commandId: string | undefined): Promise<void> {
+  const input = await openTranscript(file);
+  const reader = new TranscriptReader(input);
+  const out = new LineWriter(io.stdout);
+  try {
+    if (commandId === undefined) {
+      let origin: number | undefined;
+      for await (const entry of reader) {
+        origin ??= Date.parse(entry.t);
+        if (!(await out.write(formatEntry(entry, origin)))) return;
+      }
+    } else {
+      const chain = new CommandChain(commandId);
+      for await (const entry of reader) chain.add(entry);
+      if (chain.entries.length === 0) {
+        reportSkipped(io, file, reader.skipped);
+        throw new SimError('BAD_REQUEST', `no command ${commandId} in ${file}`);
+      }
+      for (const line of formatTimeline(chain.entries)) if (!(await out.write(line))) return;
+    }
+    if (!(await out.end())) return;
+  } catch (error) {
+    if (error instanceof SimError) throw error;
+    throw new SimError('BAD_REQUEST', `cannot read transcript ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  } finally {
+    input.destroy();
+    out.release();
+  }
+  reportSkipped(io, file, reader.skipped);
+}
+
+function reportSkipped(io: CliIo, file: string, skipped: number): void {
+  if (skipped > 0) io.stderr.write(`station-sim: ${skipped} line(s) of ${file} are not transcript entries and were skipped\n`);
+}
+
+async function openTranscript(file: string): Promise<ReadStream> {
+  const input = createReadStream(file);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      input.once('ready', () => resolve());
+      input.once('error', reject);
+    });
+  } catch (error) {
+    throw new SimError('BAD_REQUEST', `cannot read transcript ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return input;
+}
+
+/** Lines written in chunks of about this many characters: one write per line costs a system call each. */
+const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * Writes lines to stdout in chunks, waiting whenever the stream asks to (backpressure), and
+ * noticing when the reader has gone (EPIPE: `| head` has read enough): every method then answers
+ * false and the caller stops. Any other write error is thrown.
+ */
+class LineWriter {
+  readonly #out: NodeJS.WritableStream;
+  #chunk = '';
+  #error: Error | undefined;
+  /** Wakes a wait for 'drain' or for a write's completion when the stream fails instead. */
+  #wake: (() => void) | undefined;
+  readonly #onError = (error: Error): void => {
+    this.#error ??= error;
+    this.#wake?.();
+  };
+
+  constructor(out: NodeJS.WritableStream) {
+    this.#out = out;
+    out.on('error', this.#onError);
+  }
+
+  /** Adds one line; false once the reader has gone. */
+  async write(line: string): Promise<boolean> {
+    if (!this.#ok()) return false;
+    this.#chunk += `${line}\n`;
+    if (this.#chunk.length < CHUNK_CHARS) return true;
+    const chunk = this.#chunk;
+    this.#chunk = '';
+    if (!this.#out.write(chunk)) await this.#until((resolve) => this.#out.once('drain', resolve));
+    return this.#ok();
+  }
+
+  /** Writes what is left and waits until every write has been handed on; false if the reader has gone. */
+  async end(): Promise<boolean> {
+    if (!this.#ok()) return false;
+    const chunk = this.#chunk;
+    this.#chunk = '';
+    // A write's callback runs once it, and every write before it, is done or has failed; the
+    // error event comes later, so the callback's error is kept here for release().
+    await this.#until((resolve) =>
+      this.#out.write(chunk, (error) => {
+        if (error) this.#error ??= error;
+        resolve();
+      }),
+    );
+    return this.#ok();
+  }
+
+  /**
+   * Stops listening for errors once every write is done. After a failure, or with writes still
+   * pending (the reading failed halfway), the listener stays: an error event still to come must
+   * not crash the process.
+   */
+  release(): void {
+    if (this.#error === undefined && (this.#out as Writable).writableLength === 0) this.#out.off('error', this.#onError);
+  }
+
+  #ok(): boolean {
+    if (this.#error === undefined) return true;
+    const code = (this.#error as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE') return false;
+    throw new SimError('INTERNAL', `cannot write the timeline to stdout: ${code ?? this.#error.message}`);
+  }
+
+  async #until(start: (resolve: () => void) => void): Promise<void> {
+    if (this.#error !== undefined) return;
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      start(resolve);
+    });
+    this.#wake = undefined;
+  }
 }
