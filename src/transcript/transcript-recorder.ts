@@ -9,9 +9,16 @@ import type { Clock } from '../station/clock.js';
 import type { TranscriptEntry } from './transcript-format.js';
 
 export interface TranscriptOptions {
+  /** The JSON-lines file to write; replaced if it exists. */
   path: string;
   hub: EventHub;
   clock: Clock;
+  /**
+   * Told, in one line naming the file and the error, when the transcript cannot be written (a
+   * full disk, say). Recording stops at the first such error: the file then ends there.
+   * @default a process warning (`process.emitWarning`), so the failure is never silent
+   */
+  onNotice?: (message: string) => void;
 }
 
 export interface StartedTranscript {
@@ -22,11 +29,21 @@ export interface StartedTranscript {
 export async function startTranscript(options: TranscriptOptions): Promise<StartedTranscript> {
   const out: WriteStream = createWriteStream(options.path, { flags: 'w' });
   await new Promise<void>((resolve, reject) => {
-    out.once('open', () => resolve());
-    out.once('error', reject);
+    const opened = (): void => {
+      out.off('error', failed);
+      resolve();
+    };
+    const failed = (error: Error): void => {
+      out.off('open', opened);
+      reject(error);
+    };
+    out.once('open', opened);
+    out.once('error', failed);
   });
+  const notify = options.onNotice ?? ((message: string) => process.emitWarning(message, 'TranscriptWarning'));
+  let recording = true;
   const write = (entry: TranscriptEntry): void => {
-    out.write(`${JSON.stringify(entry)}\n`);
+    if (recording) out.write(`${JSON.stringify(entry)}\n`);
   };
   const time = (): string => new Date(options.clock.now()).toISOString();
   const stopMessages = options.hub.onContractMessage((message) => {
@@ -45,6 +62,8 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
       station: message.token,
       ...(message.lockId !== undefined ? { lockId: message.lockId } : message.kind === 'acks' && commandId ? { lockId: String((payload as { lockId?: unknown }).lockId ?? '') } : {}),
       topic: message.topic,
+      // Readers find lock states by this, not by the topic, which a fixture may shape freely.
+      message: message.kind,
       payload,
       ...(commandId ? { commandId } : {}),
     });
@@ -54,19 +73,47 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
       const { method, route, status, ms } = event;
       write({ t: event.time, kind: 'api', method, route, status, ms, ...(event.commandId ? { commandId: event.commandId } : {}) });
     } else if (event.type === 'fault.applied') {
-      write({ t: event.time, kind: 'sim', event: 'fault', station: event.token, detail: `${event.fault}${event.lockId ? ` lock ${event.lockId}` : ''}${event.commandId ? ` command ${event.commandId}` : ''}` });
+      write({
+        t: event.time,
+        kind: 'sim',
+        event: 'fault',
+        station: event.token,
+        detail: `${event.fault}${event.lockId ? ` lock ${event.lockId}` : ''}${event.commandId ? ` command ${event.commandId}` : ''}`,
+        ...(event.lockId ? { lockId: event.lockId } : {}),
+        ...(event.commandId ? { commandId: event.commandId } : {}),
+      });
     } else if (event.type === 'control') {
       write({ t: event.time, kind: 'sim', event: 'control', ...(event.token ? { station: event.token } : {}), detail: event.action });
     } else if (event.type === 'command.timeout') {
-      write({ t: event.time, kind: 'sim', event: 'timeout', station: event.token, detail: `no ack for command ${event.commandId} after ${event.ms} ms` });
+      write({
+        t: event.time,
+        kind: 'sim',
+        event: 'timeout',
+        station: event.token,
+        detail: `no ack for command ${event.commandId} after ${event.ms} ms`,
+        lockId: event.lockId,
+        commandId: event.commandId,
+      });
     }
   });
+  out.once('error', (error) => {
+    // The stream destroys itself on a write error; whatever is still queued is lost.
+    recording = false;
+    stopMessages();
+    stopEvents();
+    notify(`transcript ${options.path} could not be written (${error.message}); recording stopped, the file ends before this point`);
+  });
+  let stopped: Promise<void> | undefined;
   return {
     path: options.path,
-    stop: async () => {
-      stopMessages();
-      stopEvents();
-      await new Promise<void>((resolve) => out.end(resolve));
-    },
+    stop: () =>
+      (stopped ??= new Promise<void>((resolve) => {
+        stopMessages();
+        stopEvents();
+        if (out.destroyed) return resolve();
+        // 'close' follows both a clean end and a failed last write (already reported above).
+        out.once('close', () => resolve());
+        out.end();
+      })),
   };
 }

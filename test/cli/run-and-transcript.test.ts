@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,5 +80,13 @@ describe('transcripts', () => {
     expect(lines[1]).toContain('stations/CI-1/acks');
     expect(lines[3]).toContain('"status":"unlocked"');
     expect(lines[4]).toContain('"status":"locked"');
+  });
+
+  // /dev/full fails every write with ENOSPC, as a full disk does.
+  it.runIf(existsSync('/dev/full'))('says on stderr, naming the file and the error, when the transcript cannot be written', async () => {
+    const run = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--record', '/dev/full', '--', node, '-e', 'setTimeout(() => {}, 200)']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/transcript \/dev\/full could not be written \(ENOSPC\b.*recording stopped/);
+    expect(run.stderr.match(/could not be written/g)).toHaveLength(1);
   });
 });

@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { EventHub } from '../../src/control/event-hub.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
+import { ManualClock } from '../../src/station/clock.js';
+import { commandChain, parseTranscript } from '../../src/transcript/transcript-format.js';
+import { startTranscript } from '../../src/transcript/transcript-recorder.js';
+
+const fixture = parseFixture({
+  defaults: { heartbeatMs: 0, topics: { lockState: '{prefix}/{token}/lock/{lockId}' } },
+  api: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 86400, commandTimeoutMs: 300 },
+  stations: [{ token: 'SC-1', stationId: 1, locks: [{ lockId: '1' }] }],
+});
+const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+
+describe('transcript recorder', () => {
+  it('records what a command chain needs: the message kind, and the command of faults and timeouts', async () => {
+    const clock = new ManualClock();
+    const hub = new EventHub({ fixture, clock });
+    const path = join(await mkdtemp(join(tmpdir(), 'transcript-')), 't.jsonl');
+    const transcript = await startTranscript({ path, hub, clock });
+    hub.handleMessage('stations/SC-1/locks/1/unlock', json({ commandId: 'c-1' }));
+    hub.handleMessage('station-sim/events/SC-1', json({ fault: 'dropCommands', lockId: '1', commandId: 'c-1' }));
+    clock.advance(300);
+    hub.handleMessage('stations/SC-1/locks/1/unlock', json({ commandId: 'c-2' }));
+    hub.handleMessage('stations/SC-1/acks', json({ commandId: 'c-2', lockId: '1', accepted: true }));
+    hub.handleMessage('stations/SC-1/lock/1', json({ lockId: '1', status: 'unlocked', lastUpdated: new Date(clock.now()).toISOString() }));
+    await transcript.stop();
+    hub.stop();
+
+    const { entries, skipped } = parseTranscript(await readFile(path, 'utf8'));
+    expect(skipped).toBe(0);
+    expect(entries.find((e) => e.kind === 'sim' && e.event === 'fault')).toMatchObject({ station: 'SC-1', lockId: '1', commandId: 'c-1' });
+    expect(entries.find((e) => e.kind === 'sim' && e.event === 'timeout')).toMatchObject({ station: 'SC-1', lockId: '1', commandId: 'c-1' });
+    expect(entries.filter((e) => e.kind === 'mqtt').map((e) => e.kind === 'mqtt' && e.message)).toEqual(['unlock', 'unlock', 'acks', 'lockState']);
+    expect(commandChain(entries, 'c-1').map((e) => (e.kind === 'sim' ? e.event : e.kind))).toEqual(['mqtt', 'fault', 'timeout']);
+    expect(commandChain(entries, 'c-2').map((e) => (e.kind === 'mqtt' ? e.message : e.kind))).toEqual(['unlock', 'acks', 'lockState']);
+  });
+
+  // /dev/full fails every write with ENOSPC, as a full disk does.
+  it.runIf(existsSync('/dev/full'))('reports the first write error once, naming the file, and stops recording', async () => {
+    const clock = new ManualClock();
+    const hub = new EventHub({ fixture, clock });
+    const notices: string[] = [];
+    const transcript = await startTranscript({ path: '/dev/full', hub, clock, onNotice: (message) => notices.push(message) });
+    hub.emit({ type: 'control', action: 'reset' });
+    await vi.waitFor(() => expect(notices).toHaveLength(1), { timeout: 5_000 });
+    expect(notices[0]).toMatch(/^transcript \/dev\/full could not be written \(ENOSPC\b.*recording stopped/);
+    // Recording has stopped: the hub has no listener of the transcript left.
+    expect(hub.listening).toBe(false);
+    hub.handleMessage('stations/SC-1/status', json({ stationId: 1, status: 'online', batteryVoltage: 12, lastConnection: 'x' }));
+    await transcript.stop();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(notices).toHaveLength(1);
+    hub.stop();
+  });
+});
