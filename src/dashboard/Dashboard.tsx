@@ -32,8 +32,14 @@ export interface DashboardProps {
   store: FleetStore;
   /** What `u` calls, with the selected station's token and lock id. */
   unlock: UnlockFunction;
-  /** Time for ages and timers, and the timers of redraws and polling. */
+  /** Timers of redraws and polling, and time for ages unless `simulatedNow` is given. */
   clock: Clock;
+  /**
+   * The simulator's time, against which the ages and countdowns of its timestamps are drawn: it
+   * differs from real time with `--time-scale` or a manual clock.
+   * @default clock.now
+   */
+  simulatedNow?: () => number;
   icons: IconSet;
   /** Shown in the header: where the simulator is. */
   title: string;
@@ -61,7 +67,7 @@ export function Dashboard(props: DashboardProps) {
   const { control, store, clock, icons } = props;
   // Subscribes this component to the store: it re-renders when a batch of changes is flushed.
   useThrottledStore(store, props.flushIntervalMs ?? 100, clock);
-  const now = useClockTick(clock, 1000);
+  const now = useClockTick(clock, 1000, props.simulatedNow);
   const health = useHealthProgress(control, clock, props.healthPollMs ?? 500);
   const { columns, rows } = useTerminalSize();
   const { exit } = useApp();

@@ -31,8 +31,15 @@ export interface DashboardOptions {
   stdin?: NodeJS.ReadStream;
   /** @default process.stderr */
   stderr?: NodeJS.WriteStream;
-  /** Time for ages, timers, redraw batching and reconnect backoff. @default systemClock */
+  /** Timers of redraw batching, polling and reconnects; time for ages unless `simulatedClock` is given. @default systemClock */
   clock?: Clock;
+  /**
+   * The simulator's clock when it is in this process (`up --dashboard`): ages and countdowns of
+   * the simulator's timestamps are drawn against it, so they hold with `--time-scale` or
+   * `--clock manual`. Only its `now()` is read; timers stay on `clock`.
+   * @default clock
+   */
+  simulatedClock?: Pick<Clock, 'now'>;
   /** @default globalThis.fetch */
   fetch?: typeof fetch;
   /**
@@ -80,7 +87,10 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
     clock,
     reconnectBaseMs: options.reconnectBaseMs,
   });
-  const store = new FleetStore({ clock, logLimit: options.logLimit });
+  const simulated = options.simulatedClock ?? clock;
+  const simulatedNow = (): number => simulated.now();
+  // The log stamps its own lines (a requested unlock) on the simulator's time, like its events.
+  const store = new FleetStore({ clock: { ...clock, now: simulatedNow }, logLimit: options.logLimit });
   const icons = iconSet(options.icons ?? detectIconStyle(options.env ?? process.env));
   const instance = render(
     <Dashboard
@@ -88,6 +98,7 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
       store={store}
       unlock={options.unlock}
       clock={clock}
+      simulatedNow={simulatedNow}
       icons={icons}
       title={url}
       flushIntervalMs={options.flushIntervalMs}

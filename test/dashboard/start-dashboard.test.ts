@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NOT_A_TTY_MESSAGE, startDashboard, type DashboardOptions } from '../../src/dashboard/start-dashboard.js';
 import { DashboardUrlError } from '../../src/dashboard/dashboard-url.js';
+import { ManualClock } from '../../src/station/clock.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
 import { FakeStdin, FakeStdout, eventually, settle } from './terminal.js';
 
@@ -90,6 +91,14 @@ describe('startDashboard', () => {
     stdin.type('q');
     await dashboard.waitUntilExit();
     expect(signals.every((signal) => signal.aborted)).toBe(true);
+  });
+
+  it('draws ages against the simulator\'s clock when given one (--time-scale, --clock manual), not the wall clock', async () => {
+    // makeStation's lastConnection is 2026-11-22T08:18:04.637Z; the simulator is 42 s past it.
+    const simulated = new ManualClock(Date.parse('2026-11-22T08:18:46.637Z'));
+    const { stdout, dashboard } = await start({ simulatedClock: simulated });
+    await eventually(() => expect(stdout.text()).toMatch(/ST-1001 .* 42s ago/));
+    await dashboard.stop();
   });
 
   it('stop() closes the screen and the event stream', async () => {

@@ -57,10 +57,13 @@ describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
     await waitForScreen((t) => t.includes('EXITED-0'), 'the CLI to exit cleanly');
   });
 
-  it('up --dashboard closes the dashboard and exits 0 on SIGTERM', async () => {
-    const command = `cd ${ROOT} && env -u CI ${process.execPath} --import tsx src/cli/main.ts up --dashboard --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
+  it('up --dashboard draws ages on the simulator\'s clock, and closes and exits 0 on SIGTERM', async () => {
+    const command = `cd ${ROOT} && env -u CI ${process.execPath} --import tsx src/cli/main.ts up --dashboard --clock manual --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
     expect(tmux('new-session', '-d', '-s', SIGNAL_SESSION, '-x', '80', '-y', '24', command).status).toBe(0);
-    await waitForScreen((t) => t.includes('events live'), 'the dashboard', 20_000, SIGNAL_SESSION);
+    await waitForScreen((t) => t.includes('events live') && t.includes('CI-1'), 'the dashboard', 20_000, SIGNAL_SESSION);
+    // The manual clock stands still: seconds later, on the wall clock, the station is still seen "0s ago".
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(screen(SIGNAL_SESSION)).toMatch(/^› CI-1 .* 0s ago/m);
     const shell = tmux('list-panes', '-t', SIGNAL_SESSION, '-F', '#{pane_pid}').stdout.trim();
     const node = spawnSync('pgrep', ['-P', shell], { encoding: 'utf8' }).stdout.trim().split('\n')[0]!;
     expect(node).toMatch(/^\d+$/);

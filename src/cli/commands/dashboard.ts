@@ -9,6 +9,7 @@ import { DashboardUrlError, parseDashboardUrl, startDashboard, NOT_A_TTY_MESSAGE
 import type { StartedDashboard, UnlockFunction } from '../../dashboard/index.js';
 import { ApiError } from '../../client/index.js';
 import { SimError } from '../../errors.js';
+import type { Clock } from '../../station/clock.js';
 import { UsageError, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 
@@ -26,14 +27,23 @@ export function unlockAs(apiUrl: string, email: string, password: string): Unloc
   };
 }
 
+export interface CliDashboardOptions {
+  /** The simulator's base URL, already checked. */
+  url: string;
+  unlock: UnlockFunction;
+  controlToken?: string;
+  /** The simulator's clock when it runs in this process (`up`), for ages under --time-scale or --clock manual. */
+  simulatedClock?: Pick<Clock, 'now'>;
+}
+
 /**
  * Starts the dashboard on this process's terminal; refuses with one line where there is no
  * terminal. The caller waits for it (`waitUntilExit`) and stops it (`stop`) on a signal: an Ink app
  * left mounted holds stdin in raw mode and keeps the process alive.
  */
-export function runDashboard(url: string, unlock: UnlockFunction, controlToken: string | undefined): StartedDashboard {
+export function runDashboard({ url, unlock, controlToken, simulatedClock }: CliDashboardOptions): StartedDashboard {
   if (!process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
-  return startDashboard({ url, unlock, ...(controlToken ? { controlToken } : {}) });
+  return startDashboard({ url, unlock, ...(controlToken ? { controlToken } : {}), ...(simulatedClock ? { simulatedClock } : {}) });
 }
 
 /** Runs a started dashboard until the user quits or a stop signal arrives, then `stop`s what else there is. */
@@ -74,7 +84,7 @@ export function dashboardCommand(io: CliIo): CommandModule {
       const unlock: UnlockFunction = email && password
         ? unlockAs(url, email, password)
         : async () => ({ success: false, message: 'no account: start the dashboard with --email and STATION_SIM_PASSWORD to unlock' });
-      await runDashboardUntilDone(io, runDashboard(url, unlock, controlToken));
+      await runDashboardUntilDone(io, runDashboard({ url, unlock, controlToken }));
     },
   };
 }

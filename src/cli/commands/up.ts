@@ -85,7 +85,9 @@ export function upCommand(io: CliIo): CommandModule {
           ? unlockAs(sim.apiUrl, account.email, account.password)
           : async () => ({ success: false, message: 'the fixture has no account to unlock as' });
         // The dashboard owns the terminal until the user quits or a signal comes; then everything stops.
-        await runDashboardUntilDone(io, runDashboard(sim.apiUrl, unlock, http.controlToken), () => sim.stop());
+        // Ages and countdowns are drawn on the simulator's clock: it runs scaled or manual with --time-scale / --clock.
+        const dashboard = runDashboard({ url: sim.apiUrl, unlock, controlToken: http.controlToken, simulatedClock: sim.clock });
+        await runDashboardUntilDone(io, dashboard, () => sim.stop());
         return;
       }
       await runUntilSignal(io, () => sim.stop());
