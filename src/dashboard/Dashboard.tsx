@@ -15,7 +15,7 @@ import type { SimStation } from './sim-types.js';
 import type { IconSet } from './format.js';
 import { HelpOverlay } from './HelpOverlay.js';
 import { splitKeys } from './key-chunks.js';
-import { DETAIL_LINES, layoutFor, scrollTop } from './layout.js';
+import { DETAIL_LINES, MIN_COLUMNS, MIN_ROWS, layoutFor, scrollTop } from './layout.js';
 import { StationDetail } from './StationDetail.js';
 import { Footer, Header, StatusLine } from './StatusLines.js';
 import { useClockTick } from './use-clock-tick.js';
@@ -165,6 +165,14 @@ export function Dashboard(props: DashboardProps) {
   // Without a TTY on stdin there is no raw mode, and Ink throws if asked for it: view only then.
   useInput(onInput, { isActive: isRawModeSupported });
 
+  if (!layout.fits) {
+    // Keys still work (q quits), and the full screen comes back as soon as the terminal grows.
+    return (
+      <Box width={columns}>
+        <Text wrap="truncate" color="yellow">{`terminal too small (${columns}×${rows}): needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`}</Text>
+      </Box>
+    );
+  }
   // Table header and rows, detail, log title and lines: what the help overlay covers.
   const bodyHeight = layout.tableRows + 1 + DETAIL_LINES + 1 + layout.logRows;
   return (

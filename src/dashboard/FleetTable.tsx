@@ -28,12 +28,21 @@ const BAR_CELLS = 5;
 const VOLTS_WIDTH = 6;
 const AGE_WIDTH = 8;
 
-/** Widths for a terminal `width` cells wide, given the longest token of the fleet. */
+/** Marker 2, then the columns after the token and the single spaces between them, two before the locks. */
+const FIXED_CELLS = 2 + 1 + ID_WIDTH + 1 + STATUS_WIDTH + 1 + BAR_CELLS + 1 + VOLTS_WIDTH + 1 + AGE_WIDTH + 2;
+/** Kept for the lock icons before the token column grows past 16 cells: what 80 columns leave them. */
+const LOCK_CELLS = 80 - FIXED_CELLS - 16;
+
+/**
+ * Widths for a terminal `width` cells wide, given the longest token of the fleet. The token column
+ * is as wide as the longest token, up to 16 cells, and beyond that as far as the width allows
+ * once the locks have their room: long tokens sharing a prefix ("warehouse-north-0001" …) must
+ * still tell the rows apart on a wide terminal.
+ */
 export function tableColumns(width: number, maxTokenLength: number): TableColumns {
-  const token = Math.min(16, Math.max(5, maxTokenLength));
-  // marker 2, then the columns and the single spaces between them, two before the locks.
-  const used = 2 + token + 1 + ID_WIDTH + 1 + STATUS_WIDTH + 1 + BAR_CELLS + 1 + VOLTS_WIDTH + 1 + AGE_WIDTH + 2;
-  return { token, locks: Math.max(0, width - used) };
+  const room = Math.max(16, width - FIXED_CELLS - LOCK_CELLS);
+  const token = Math.min(room, Math.max(5, maxTokenLength));
+  return { token, locks: Math.max(0, width - FIXED_CELLS - token) };
 }
 
 export interface FleetTableProps {

@@ -10,20 +10,31 @@ export interface ScreenLayout {
   logRows: number;
   /** Whether log lines start with the time; at 80 columns an unlock chain needs the room. */
   showClock: boolean;
+  /**
+   * False below `MIN_COLUMNS` × `MIN_ROWS`: a frame wider than the terminal wraps into garbage, and
+   * one as tall scrolls its header away and is redrawn from a cleared screen on every update, so
+   * the dashboard shows a one-line notice instead.
+   */
+  fits: boolean;
 }
 
 /** Header, status line, table header, four lines of detail, log title, footer. */
 const FIXED_LINES = 9;
 export const DETAIL_LINES = 4;
 
+/** The smallest terminal the dashboard is drawn in: the table's fixed columns, and three table rows. */
+export const MIN_COLUMNS = 40;
+export const MIN_ROWS = FIXED_LINES + 3 + 1;
+
 export function layoutFor(columns: number, rows: number): ScreenLayout {
-  const width = Math.max(40, columns);
+  const fits = columns >= MIN_COLUMNS && rows >= MIN_ROWS;
+  const width = Math.max(MIN_COLUMNS, columns);
   // One line short of the terminal: once a frame is as tall as the terminal, Ink clears the whole
   // screen before every frame (ink.js onRender), which flickers on each update.
   const height = Math.max(FIXED_LINES + 3, rows - 1);
   const free = height - FIXED_LINES;
   const logRows = Math.min(12, Math.max(1, Math.round(free * 0.35)));
-  return { width, height, tableRows: Math.max(1, free - logRows), logRows, showClock: width >= 100 };
+  return { width, height, tableRows: Math.max(1, free - logRows), logRows, showClock: width >= 100, fits };
 }
 
 /**

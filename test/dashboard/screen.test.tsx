@@ -102,6 +102,33 @@ describe('the dashboard screen', () => {
     for (const line of screen.lastFrame().split('\n')) expect(cells(line)).toBeLessThanOrEqual(80);
   });
 
+  it('shows one line saying so in a terminal too small for the frame, and the full screen once it grows', async () => {
+    const { view: screen } = show(fleet(5), { columns: 30, rows: 24 });
+    for (const [columns, rows] of [[30, 24], [80, 10], [39, 13], [40, 12]] as const) {
+      screen.stdout.resize(columns, rows);
+      await eventually(() => expect(screen.lastFrame()).toContain(`terminal too small (${columns}`));
+      const lines = screen.lastFrame().replace(/\n$/, '').split('\n');
+      expect(lines).toHaveLength(1);
+      expect(cells(lines[0]!)).toBeLessThanOrEqual(columns);
+    }
+    screen.stdout.resize(40, 13);
+    await eventually(() => expect(screen.lastFrame()).toContain('5 stations'));
+    const lines = screen.lastFrame().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(12);
+    for (const line of lines) expect(cells(line)).toBeLessThanOrEqual(40);
+  });
+
+  it('widens the token column on a wide terminal so long tokens with a common prefix stay apart', async () => {
+    const stations = Array.from({ length: 5 }, (_, index) => makeStation(index, { token: `warehouse-north-gate-000${index + 1}` }));
+    const { view: screen } = show(stations, { columns: 160, rows: 30 });
+    await eventually(() => expect(screen.lastFrame()).toContain('5 stations'));
+    const shown = [...screen.lastFrame().matchAll(/^[› ] (warehouse\S*) /gm)].map((match) => match[1]);
+    expect(shown).toEqual(stations.map((station) => station.token));
+    // At 80 columns the locks keep their room and the token is cut at 16 cells, as before.
+    screen.stdout.resize(80, 24);
+    await eventually(() => expect(screen.lastFrame()).toMatch(/^› warehouse-north… /m));
+  });
+
   it('draws only the rows in view of a 10,000-station fleet, and moves through it quickly', async () => {
     const started = performance.now();
     const { view: screen } = show(fleet(10_000), { columns: 80, rows: 24 });
