@@ -43,7 +43,9 @@ export class ControlChannel {
   readonly #client: MqttClient;
   readonly #fixture: Fixture;
   readonly #timeoutMs: number;
-  readonly #pending = new Map<string, (reply: ControlReply | FleetReply) => void>();
+  /** Requests waiting for replies, by request id: `settle` takes a reply, `cancel` ends the wait when the channel stops. */
+  readonly #pending = new Map<string, { settle: (reply: ControlReply | FleetReply) => void; cancel: (reason: Error) => void }>();
+  #stopped = false;
   readonly #onMessage: MessageListener;
   #untap: (() => Promise<void>) | undefined;
 
@@ -55,7 +57,7 @@ export class ControlChannel {
     const replyPrefix = SIM_TOPICS.reply('');
     client.on('message', (topic, payload) => {
       if (topic.startsWith(replyPrefix)) {
-        const waiter = this.#pending.get(topic.slice(replyPrefix.length));
+        const waiter = this.#pending.get(topic.slice(replyPrefix.length))?.settle;
         if (!waiter) return;
         try {
           waiter(JSON.parse(payload.toString()) as ControlReply | FleetReply);
@@ -93,16 +95,26 @@ export class ControlChannel {
   /** Sends one control action to the station's process and returns its answer. */
   async control(token: string, action: ControlAction): Promise<ControlReply & { ok: true }> {
     if (!this.#fixture.stations.some((station) => station.token === token)) throw new SimError('STATION_NOT_FOUND');
+    if (this.#stopped) throw new Error('the control channel has stopped');
     const requestId = randomUUID();
     const reply = await new Promise<ControlReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(requestId);
-        reject(new SimError('STATION_NO_RESPONSE'));
-      }, this.#timeoutMs);
-      this.#pending.set(requestId, (answer) => {
+      const end = (): void => {
         clearTimeout(timer);
         this.#pending.delete(requestId);
-        resolve(answer as ControlReply);
+      };
+      const timer = setTimeout(() => {
+        end();
+        reject(new SimError('STATION_NO_RESPONSE'));
+      }, this.#timeoutMs);
+      this.#pending.set(requestId, {
+        settle: (answer) => {
+          end();
+          resolve(answer as ControlReply);
+        },
+        cancel: (reason) => {
+          end();
+          reject(reason);
+        },
       });
       this.#client.publish(SIM_TOPICS.control(token), JSON.stringify({ ...action, requestId }), { qos: 1 });
     });
@@ -115,36 +127,60 @@ export class ControlChannel {
    * answers until every fixture station is accounted for, or until no answer has come for the
    * timeout: each process answers a chunk of stations at a time (fleet-agent.ts), so a reset of a
    * large fleet that keeps making progress is waited for, and stations whose process does not
-   * answer are simply missing from the result.
+   * answer are simply missing from the result. When no process answers at all, it throws
+   * `STATION_NO_RESPONSE` (504).
    */
   async fleet(action: 'query' | 'reset'): Promise<StationSnapshot[]> {
+    if (this.#stopped) throw new Error('the control channel has stopped');
     const requestId = randomUUID();
     const expected = this.#fixture.stations.length;
+    if (expected === 0) return [];
     const found = new Map<string, StationSnapshot>();
-    await new Promise<void>((resolve) => {
+    let replies = 0;
+    await new Promise<void>((resolve, reject) => {
       const finish = (): void => {
         clearTimeout(timer);
         this.#pending.delete(requestId);
         resolve();
       };
       let timer = setTimeout(finish, this.#timeoutMs);
-      this.#pending.set(requestId, (answer) => {
-        for (const station of (answer as FleetReply).stations ?? []) found.set(station.token, station);
-        if (found.size >= expected) {
-          finish();
-          return;
-        }
-        clearTimeout(timer);
-        timer = setTimeout(finish, this.#timeoutMs);
+      this.#pending.set(requestId, {
+        settle: (answer) => {
+          replies += 1;
+          for (const station of (answer as FleetReply).stations ?? []) found.set(station.token, station);
+          if (found.size >= expected) {
+            finish();
+            return;
+          }
+          clearTimeout(timer);
+          timer = setTimeout(finish, this.#timeoutMs);
+        },
+        cancel: (reason) => {
+          clearTimeout(timer);
+          this.#pending.delete(requestId);
+          reject(reason);
+        },
       });
       this.#client.publish(SIM_TOPICS.fleet, JSON.stringify({ requestId, action }), { qos: 1 });
     });
+    // Not one fleet process answered (none running, or the broker is gone): an empty fleet would be a lie.
+    if (replies === 0) throw new SimError('STATION_NO_RESPONSE', 'No fleet process answered');
     const order = new Map(this.#fixture.stations.map((station, index) => [station.token, index]));
     return [...found.values()].sort((a, b) => (order.get(a.token) ?? 0) - (order.get(b.token) ?? 0));
   }
 
+  /** True while the channel's MQTT session is connected to the broker. */
+  get connected(): boolean {
+    return this.#client.connected;
+  }
+
+  /** Ends the session; requests still waiting fail at once rather than keep their timers running. */
   async stop(): Promise<void> {
+    this.#stopped = true;
+    const stopped = new Error('the control channel has stopped');
+    for (const { cancel } of [...this.#pending.values()]) cancel(stopped);
     await this.#untap?.();
-    await this.#client.endAsync();
+    // Without the broker, a polite end would wait forever for the QoS 1 requests queued meanwhile.
+    await this.#client.endAsync(!this.#client.connected);
   }
 }

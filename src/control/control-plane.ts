@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { WebSocket } from 'ws';
 import type { ApiInstance } from '../service/build-api.js';
+import { bearerToken } from '../service/http/bearer-token.js';
 import { SimError } from '../errors.js';
 import { FaultSpecSchema } from '../station/faults.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
@@ -72,18 +73,21 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
     done();
   });
 
+  if (expected) {
+    // On the root, so that every URL under /sim/v1 needs the token, unknown ones included (a 404
+    // would tell a caller without the token which routes exist). Bearer scheme in any case, as /v1.
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      if (!isControlPlaneUrl(request.url)) return;
+      const given = bearerToken(request.headers.authorization) ?? '';
+      // Compare digests so the comparison takes the same time whatever the length given.
+      if (!timingSafeEqual(digest(given), expected)) throw new SimError('CONTROL_TOKEN_INVALID');
+    });
+  }
+
   await app.register(
     async (instance) => {
       const plane = instance.withTypeProvider<TypeBoxTypeProvider>();
-      plane.addHook('onRequest', async (request: FastifyRequest) => {
-        if (!expected) return;
-        const header = request.headers.authorization ?? '';
-        const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
-        // Compare digests so the comparison takes the same time whatever the length given.
-        if (!timingSafeEqual(digest(given), expected)) throw new SimError('CONTROL_TOKEN_INVALID');
-      });
 
-      let comeUp = false;
       plane.get('/health', async (_request, reply: FastifyReply) => {
         let online = 0;
         let offline = 0;
@@ -92,10 +96,9 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
           if (status === 'online') online += 1;
           else if (status === 'offline') offline += 1;
         }
-        // Ready once every station has come up as the fixture says; a station taken offline (or
-        // brought online) on purpose later does not make the simulator "not ready" again.
-        comeUp ||= fixture.stations.every((station) => hub.statuses.get(station.token) === station.initialStatus);
-        const ready = (options.brokerUp?.() ?? true) && comeUp;
+        // Ready once every station has come up as the fixture says (the hub latches it as statuses
+        // arrive); a station taken offline or online on purpose later does not undo it.
+        const ready = (options.brokerUp?.() ?? true) && hub.cameUp;
         return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
       });
 
@@ -191,16 +194,27 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
       plane.get('/events', { websocket: true }, (socket: WebSocket) => {
         let seq = 0;
         let closed = false;
-        const send = (event: Record<string, unknown>): void => {
+        // The snapshot of a large fleet is megabytes on its own: until it has been written out, it
+        // does not count against the limit, so a client that reads normally is not taken for slow.
+        let allowance = 0;
+        const send = (event: Record<string, unknown>, isSnapshot = false): void => {
           if (closed) return;
-          if (socket.bufferedAmount > maxBuffered) {
+          if (socket.bufferedAmount > maxBuffered + allowance) {
             closed = true;
             // 1013 "try again later": the client is too slow; dropping it beats unbounded memory.
             socket.close(1013, 'client too slow');
             return;
           }
           seq += 1;
-          socket.send(JSON.stringify({ seq, ...event }));
+          const text = JSON.stringify({ seq, ...event });
+          if (!isSnapshot) {
+            socket.send(text);
+            return;
+          }
+          allowance = Buffer.byteLength(text);
+          socket.send(text, () => {
+            allowance = 0;
+          });
         };
         // Events that happen while the snapshot is gathered are held and sent after it, in order.
         const held: SimStreamEvent[] = [];
@@ -210,15 +224,27 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
           closed = true;
           unsubscribe();
         });
-        void channel.fleet('query').then((stations) => {
-          send({ type: 'snapshot', time: new Date().toISOString(), stations });
-          snapshotSent = true;
-          for (const event of held.splice(0)) send(event);
-        });
+        channel.fleet('query').then(
+          (stations) => {
+            // Simulated time, as every other event's `time`.
+            send({ type: 'snapshot', time: hub.time(), stations }, true);
+            snapshotSent = true;
+            for (const event of held.splice(0)) send(event);
+          },
+          (error: Error) => {
+            // No snapshot to start from (no fleet process answered): the client reconnects later.
+            closed = true;
+            socket.close(1011, error.message.slice(0, 120));
+          },
+        );
       });
     },
     { prefix: '/sim/v1' },
   );
+}
+
+function isControlPlaneUrl(url: string): boolean {
+  return url === '/sim/v1' || url.startsWith('/sim/v1/') || url.startsWith('/sim/v1?');
 }
 
 function digest(value: string): Buffer {

@@ -13,8 +13,9 @@ export type SimStreamEvent = { time: string } & (
   | { type: 'station.status'; token: string; status: StationStatus; batteryVoltage: number; lastConnection: string }
   | { type: 'lock.state'; token: string; lockId: string; status: string; lastUpdated: string }
   | { type: 'command.sent'; token: string; lockId: string; commandId: string }
-  | { type: 'command.acked'; token: string; lockId: string; commandId: string; ms: number }
-  | { type: 'command.rejected'; token: string; lockId: string; commandId: string; reason: string; ms: number }
+  /** `ms` since the command was sent; absent when it was sent before anyone listened (not tracked then). */
+  | { type: 'command.acked'; token: string; lockId: string; commandId: string; ms?: number }
+  | { type: 'command.rejected'; token: string; lockId: string; commandId: string; reason: string; ms?: number }
   | { type: 'command.timeout'; token: string; lockId: string; commandId: string; ms: number }
   | { type: 'fault.applied'; token: string; fault: string; lockId?: string; commandId?: string }
   | { type: 'control'; token?: string; action: string }
@@ -67,6 +68,10 @@ export class EventHub {
   readonly #commands = new Map<string, TrackedCommand>();
   readonly #timeoutMs: number;
   readonly #maxTracked: number;
+  /** Each fixture station's starting status, and how many stations have reported it so far. */
+  readonly #initialStatus: ReadonlyMap<string, StationStatus>;
+  #atInitialStatus = 0;
+  #cameUp: boolean;
 
   constructor(options: EventHubOptions) {
     this.#clock = options.clock;
@@ -74,6 +79,21 @@ export class EventHub {
     this.#maxTracked = options.maxTrackedCommands ?? 10_000;
     this.#routes = groupTopics(options.fixture.stations).distinct;
     this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
+    this.#initialStatus = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
+    this.#cameUp = this.#initialStatus.size === 0;
+  }
+
+  /**
+   * True once every fixture station has reported its starting status at the same time (read by
+   * `/sim/v1/health`). Latched: a station taken offline or online on purpose later does not undo it.
+   */
+  get cameUp(): boolean {
+    return this.#cameUp;
+  }
+
+  /** Simulated time now, as the events' `time`. */
+  time(): string {
+    return new Date(this.#clock.now()).toISOString();
   }
 
   subscribe(listener: Listener): () => void {
@@ -99,7 +119,7 @@ export class EventHub {
 
   emit(event: SimStreamEventInput): void {
     if (this.#listeners.size === 0) return;
-    const full = { ...event, time: new Date(this.#clock.now()).toISOString() } as SimStreamEvent;
+    const full = { ...event, time: this.time() } as SimStreamEvent;
     for (const listener of this.#listeners) listener(full);
   }
 
@@ -121,7 +141,7 @@ export class EventHub {
       if (status) {
         const body = parsePayload('status', payload);
         if (!body) return;
-        if (this.#tokens.has(status.token)) this.#statuses.set(status.token, body.status);
+        if (this.#tokens.has(status.token)) this.#setStatus(status.token, body.status);
         if (!listening) return;
         this.emit({ type: 'station.status', token: status.token, status: body.status, batteryVoltage: body.batteryVoltage, lastConnection: body.lastConnection });
         return;
@@ -146,6 +166,16 @@ export class EventHub {
         return;
       }
     }
+  }
+
+  #setStatus(token: string, status: StationStatus): void {
+    const initial = this.#initialStatus.get(token);
+    const before = this.#statuses.get(token);
+    this.#statuses.set(token, status);
+    if (this.#cameUp) return;
+    if (before === initial) this.#atInitialStatus -= 1;
+    if (status === initial) this.#atInitialStatus += 1;
+    if (this.#atInitialStatus === this.#initialStatus.size) this.#cameUp = true;
   }
 
   #classify(topic: string, payload: Buffer): ContractMessage | undefined {
@@ -187,12 +217,14 @@ export class EventHub {
   #acked(token: string, ack: { commandId: string; lockId: string; accepted: boolean; reason?: string }): void {
     const command = this.#commands.get(ack.commandId);
     // A second ack of the same command (redelivery) is still reported, timed from the first send.
-    const ms = command ? this.#clock.now() - command.sentAt : 0;
+    // Commands are tracked only while somebody listens (it costs a timer each); one sent before
+    // that has no known send time, so its ack carries no `ms` rather than a made-up one.
+    const timing = command ? { ms: this.#clock.now() - command.sentAt } : {};
     if (command) {
       this.#clock.clearTimeout(command.timer);
       this.#commands.delete(ack.commandId);
     }
-    if (ack.accepted) this.emit({ type: 'command.acked', token, lockId: ack.lockId, commandId: ack.commandId, ms });
-    else this.emit({ type: 'command.rejected', token, lockId: ack.lockId, commandId: ack.commandId, reason: ack.reason ?? 'rejected', ms });
+    if (ack.accepted) this.emit({ type: 'command.acked', token, lockId: ack.lockId, commandId: ack.commandId, ...timing });
+    else this.emit({ type: 'command.rejected', token, lockId: ack.lockId, commandId: ack.commandId, reason: ack.reason ?? 'rejected', ...timing });
   }
 }

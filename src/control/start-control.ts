@@ -30,6 +30,8 @@ export interface StartedControl {
   register(app: ApiInstance): Promise<void>;
   /** Starts the fixture's scenario timeline (call once the fleet is up). */
   startScenario(): void;
+  /** Stops the scenario timeline: first thing on shutdown, so no step acts on a fleet that is stopping. */
+  stopScenario(): void;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,8 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         fixture: options.fixture,
         ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
         ...(isAdvanceable(options.clock) ? { clock: options.clock } : {}),
+        // Health says not ready while the control plane cannot reach the broker (and so the fleet).
+        brokerUp: () => channel.connected,
       }),
     startScenario: () => {
       if (scenario || options.fixture.scenario.length === 0) return;
@@ -63,6 +67,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         onError: (step, error) => options.onScenarioError?.(`scenario step "${step.do}" failed: ${error.message}`),
       });
     },
+    stopScenario: () => scenario?.stop(),
     stop: async () => {
       scenario?.stop();
       hub.stop();

@@ -121,10 +121,10 @@ export class ActivityLog {
         this.#sent(event.token, event.lockId, event.commandId, at);
         return;
       case 'command.acked':
-        this.#commandStep(event.token, event.lockId, event.commandId, at, 'acked', { label: 'acked', at, deltaMs: event.ms });
+        this.#commandStep(event.token, event.lockId, event.commandId, at, 'acked', { label: 'acked', at, ...(event.ms === undefined ? {} : { deltaMs: event.ms }) });
         return;
       case 'command.rejected':
-        this.#commandStep(event.token, event.lockId, event.commandId, at, 'rejected', { label: `rejected: ${event.reason}`, at, deltaMs: event.ms });
+        this.#commandStep(event.token, event.lockId, event.commandId, at, 'rejected', { label: `rejected: ${event.reason}`, at, ...(event.ms === undefined ? {} : { deltaMs: event.ms }) });
         return;
       case 'command.timeout':
         this.#commandStep(event.token, event.lockId, event.commandId, at, 'timeout', { label: 'timed out', at, deltaMs: event.ms });
@@ -175,7 +175,7 @@ export class ActivityLog {
     const chain = id === undefined ? undefined : this.#find(id);
     if (!chain || chain.stage !== 'requested') {
       // The stream started after the command was sent (or the entry has scrolled away).
-      this.note(`${token}/${lockId} ${step.label} (+${step.deltaMs ?? 0}ms)`, stage === 'acked' ? 'info' : 'error', at);
+      this.note(`${token}/${lockId} ${step.label}${step.deltaMs === undefined ? '' : ` (+${step.deltaMs}ms)`}`, stage === 'acked' ? 'info' : 'error', at);
       return;
     }
     this.#update(chain.id, (current) => {

@@ -124,8 +124,8 @@ export interface CommandAckedEvent extends EventBase {
   token: string;
   lockId: string;
   commandId: string;
-  /** Since the command was sent. */
-  ms: number;
+  /** Since the command was sent; absent when it was sent before anyone listened to the stream. */
+  ms?: number;
 }
 
 export interface CommandRejectedEvent extends EventBase {
@@ -134,7 +134,8 @@ export interface CommandRejectedEvent extends EventBase {
   lockId: string;
   commandId: string;
   reason: string;
-  ms: number;
+  /** As for `command.acked`. */
+  ms?: number;
 }
 
 export interface CommandTimeoutEvent extends EventBase {

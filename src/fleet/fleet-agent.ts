@@ -66,7 +66,8 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       client.publish(SIM_TOPICS.events(token), JSON.stringify(event), { qos: 0 });
     },
     stop: async () => {
-      await client.endAsync();
+      // Without the broker, a polite end would wait forever for the replies queued meanwhile.
+      await client.endAsync(!client.connected);
     },
   };
 }

@@ -283,6 +283,9 @@ async function serveHttp(
   });
   cleanups.add(() => api.stop());
   control.startScenario();
+  // Cleanups run last-added first: the scenario stops before anything else does, so a step due
+  // during shutdown cannot reset or reconnect stations that are being stopped.
+  cleanups.add(async () => control.stopScenario());
   return { api, control, apiUrl: api.url, controlUrl: `${api.url}/sim/v1` };
 }
 
@@ -296,7 +299,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups, broker);
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
-      const transcript = await startTranscript({ path: options.record, hub: control.hub, clock });
+      const transcript = await startTranscript({ path: options.record, hub: control.hub, clock, ...(options.onNotice ? { onNotice: options.onNotice } : {}) });
       cleanups.add(() => transcript.stop());
     }
     const fleet = await startFleet({

@@ -125,6 +125,17 @@ describe('the unlock chain in the log', () => {
     expect(describeEntry(store.log.entries[1]!).tone).toBe('ok');
   });
 
+  it('logs an ack of a command sent before the stream started without a made-up time', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.apply(snapshot([makeStation(1)]));
+    // The server leaves `ms` out when it did not see the command being sent.
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'early' }, 5));
+    store.apply(event({ type: 'command.rejected', token: 'ST-1001', lockId: '2', commandId: 'early-2', reason: 'jammed' }, 6));
+    const lines = store.log.entries.map((entry) => describeEntry(entry).text);
+    expect(lines).toContain('ST-1001/1 acked');
+    expect(lines).toContain('ST-1001/2 rejected: jammed');
+  });
+
   it('follows unlocks asked for by other clients, correlated by commandId', () => {
     const store = new FleetStore({ clock: new ManualClock(T0) });
     store.apply(snapshot([makeStation(1)]));

@@ -36,9 +36,13 @@ const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
 const CHALLENGE = 'Bearer realm="station-sim"';
 const INVALID_TOKEN_CHALLENGE = `${CHALLENGE}, error="invalid_token"`;
 
+/** The control plane's token is another credential of its own realm (docs/control-plane.md). */
+const CONTROL_CHALLENGE = 'Bearer realm="station-sim control plane"';
+
 function challengeFor(code: ErrorCode, request: FastifyRequest): string | undefined {
   if (code === 'TOKEN_INVALID') return presentedBearerCredentials(request) ? INVALID_TOKEN_CHALLENGE : CHALLENGE;
   if (code === 'INVALID_CREDENTIALS') return CHALLENGE;
+  if (code === 'CONTROL_TOKEN_INVALID') return CONTROL_CHALLENGE;
   return undefined;
 }
 
