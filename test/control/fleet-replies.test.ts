@@ -62,4 +62,18 @@ describe('fleet requests', () => {
     expect(stations.map((station) => station.token)).toEqual(tokens);
     expect(performance.now() - started).toBeGreaterThan(700);
   });
+
+  it('stop() ends the requests still waiting at once, instead of leaving their timers to run out', async () => {
+    const broker: StartedBroker = await startEmbeddedBroker({ port: 0 });
+    cleanups.push(() => broker.stop());
+    const fixture = parseFixture({ stations: [{ token: 'A', stationId: 1, locks: [{ lockId: '1' }] }] });
+    // Nobody hosts station A: both requests would wait out the 5 s timeout.
+    const channel = await ControlChannel.start({ transport: { kind: 'tcp', url: broker.url }, fixture, onMessage: () => undefined });
+    const control = channel.control('A', { action: 'snapshot' });
+    const fleet = channel.fleet('query');
+    await channel.stop();
+    await expect(control).rejects.toThrow('the control channel has stopped');
+    await expect(fleet).rejects.toThrow('the control channel has stopped');
+    await expect(channel.control('A', { action: 'snapshot' })).rejects.toThrow('the control channel has stopped');
+  });
 });
