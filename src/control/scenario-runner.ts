@@ -2,23 +2,36 @@
  * Replays a fixture's scenario timeline through the control channel, so a CI run or a demo tells
  * the same story every time: each step at its `at` (from the start) or `after` the previous one,
  * on the injected clock.
+ *
+ * Steps run one at a time, in the order of their times (list order for equal times): a step is
+ * sent once the one before it has been answered, or has failed, even if its own time has come
+ * meanwhile. Sent as soon as due, a step could reach its station before an earlier, slower one (a
+ * reset of a large fleet) and be undone by it.
  */
 import type { ScenarioStep } from '../fixture/fixture-schema.js';
-import { durationMs } from '../fixture/load-fixture.js';
+import { scenarioDueTimes } from '../fixture/load-fixture.js';
 import type { Clock, TimerHandle } from '../station/clock.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
 
 export interface ScenarioRunnerOptions {
+  /** Steps as the fixture loader checked them (every rule of `checkScenario` holds). */
   steps: ScenarioStep[];
-  channel: ControlChannel;
-  hub: EventHub;
+  channel: Pick<ControlChannel, 'control' | 'fleet'>;
+  hub: Pick<EventHub, 'emit'>;
   clock: Clock;
   /** Called when a step fails (the station did not answer, say); the timeline goes on. */
   onError?: (step: ScenarioStep, error: Error) => void;
 }
 
 export interface StartedScenario {
+  /**
+   * Resolves once no step is waiting for its answer: every step due by now has been answered (or
+   * has failed). Steps run one at a time, so a manual clock's `advance` that passes several steps
+   * has them all in effect only after this.
+   */
+  settled(): Promise<void>;
+  /** No further step is sent; a step already sent is not reported. */
   stop(): void;
 }
 
@@ -47,27 +60,61 @@ export function stepAction(step: ScenarioStep): ControlAction | undefined {
 }
 
 export function startScenario(options: ScenarioRunnerOptions): StartedScenario {
-  const timers: TimerHandle[] = [];
-  let previous = 0;
-  options.steps.forEach((step, index) => {
+  const { clock } = options;
+  const origin = clock.now();
+  const dues = scenarioDueTimes(options.steps);
+  // Array.prototype.sort is stable: steps due together keep their list order.
+  const timeline = options.steps.map((step, index) => ({ step, index, due: dues[index]! })).sort((a, b) => a.due - b.due);
+  let next = 0;
+  let timer: TimerHandle | undefined;
+  let stopped = false;
+  /** The step sent and not yet answered, with what follows its answer. */
+  let inFlight: Promise<void> | undefined;
+
+  const runNext = (): void => {
+    timer = undefined;
+    const entry = timeline[next];
+    if (stopped || !entry) return;
+    const wait = origin + entry.due - clock.now();
+    if (wait > 0) {
+      timer = clock.setTimeout(runNext, wait);
+      return;
+    }
+    next += 1;
+    const { step, index } = entry;
     // The fixture loader has checked every step, so the assertions of `stepAction` hold.
-    const due = step.at !== undefined ? durationMs(step.at) : previous + durationMs(step.after ?? 0);
-    previous = due;
-    timers.push(
-      options.clock.setTimeout(() => {
-        const action = stepAction(step);
-        const label = `scenario step ${index + 1}: ${step.do}${step.lockId ? ` lock ${step.lockId}` : ''}`;
-        const run = action === undefined ? options.channel.fleet('reset') : options.channel.control(step.station!, action);
-        run.then(
-          () => options.hub.emit({ type: 'control', ...(step.station ? { token: step.station } : {}), action: label }),
-          (error: Error) => options.onError?.(step, error),
-        );
-      }, due),
-    );
-  });
+    const action = stepAction(step);
+    const lockId = step.lockId ?? step.fault?.lockId;
+    const label = `scenario step ${index + 1}: ${step.do}${lockId ? ` lock ${lockId}` : ''}`;
+    const run: Promise<unknown> = action === undefined ? options.channel.fleet('reset') : options.channel.control(step.station!, action);
+    const flight: Promise<void> = run
+      .then(
+        () => {
+          if (!stopped) options.hub.emit({ type: 'control', ...(step.station ? { token: step.station } : {}), action: label });
+        },
+        (error: Error) => {
+          if (!stopped) options.onError?.(step, error);
+        },
+      )
+      .finally(() => {
+        if (inFlight === flight) inFlight = undefined;
+        runNext();
+      });
+    inFlight = flight;
+  };
+
+  // The first step goes through the clock even when due at once: a manual clock sends it on the
+  // first advance, not while the simulator is starting.
+  if (timeline.length > 0) timer = clock.setTimeout(runNext, timeline[0]!.due);
   return {
+    settled: async () => {
+      // Each answer sends the next step if it is due, which is then the one in flight.
+      while (inFlight) await inFlight.catch(() => undefined);
+    },
     stop: () => {
-      for (const timer of timers) options.clock.clearTimeout(timer);
+      stopped = true;
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
     },
   };
 }

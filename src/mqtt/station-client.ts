@@ -42,6 +42,8 @@ export class StationClient {
   /** While set, publications are collected so `start()` can wait for their PUBACKs. */
   #collecting: Promise<void>[] | undefined;
   #rebootTimer: TimerHandle | undefined;
+  /** While `goOnline` waits for its connection: what it returns, and how to give up on it. */
+  #connecting: { done: Promise<void>; abandon: (reason: string) => void } | undefined;
 
   constructor(options: StationClientOptions) {
     this.#options = options;
@@ -99,9 +101,13 @@ export class StationClient {
     await this.goOnline();
   }
 
-  /** Opens the MQTT session (again). */
+  /**
+   * Opens the MQTT session (again). Resolves once subscribed with the state published; a call
+   * while connecting waits for the same connection. Rejects if `goOffline`, `stop` or `kill` ends
+   * the connection before it is up, or (before the station has ever been up) if it fails.
+   */
   goOnline(): Promise<void> {
-    if (this.#client) return Promise.resolve();
+    if (this.#client) return this.#connecting?.done ?? Promise.resolve();
     const { config } = this.#options;
     const token = config.token;
     const baseReconnect = this.#options.reconnectMs ?? 500;
@@ -139,36 +145,63 @@ export class StationClient {
       client.options.reconnectPeriod = Math.round(next / 2 + this.#options.random.int(0, Math.round(next / 2)));
     });
 
-    return new Promise<void>((resolve, reject) => {
-      const fail = (error: Error): void => {
-        if (this.#everConnected) return; // after the first success, the client keeps reconnecting
+    let resolve!: () => void;
+    let reject!: (error: Error) => void;
+    const done = new Promise<void>((onResolve, onReject) => {
+      resolve = onResolve;
+      reject = onReject;
+    });
+    const connecting = {
+      done,
+      // Whoever ends the connection has taken `#client` and ends it; this only answers the caller.
+      abandon: (reason: string): void => {
+        if (!settle()) return;
         client.removeAllListeners('connect');
-        client.end(true);
-        this.#client = undefined;
-        reject(connectError(error, brokerLabel(this.#options.transport)));
-      };
-      client.on('error', fail);
-      client.on('connect', () => {
-        client.options.reconnectPeriod = baseReconnect;
-        client.subscribe(this.topics.filter('unlock', { token }), { qos: CONTRACT_QOS }, (error) => {
-          if (error) {
-            fail(error);
-            return;
-          }
-          this.#everConnected = true;
-          // Ready means the broker holds the retained status and every lock state, not just that we sent them.
-          const published: Promise<void>[] = [];
-          this.#collecting = published;
-          this.model.connected();
-          this.#collecting = undefined;
-          // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
-          // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process
-          // one more turn passes before the station calls itself ready.
-          const inProcess = this.#options.transport.kind === 'memory';
-          void Promise.all(published).then(() => (inProcess ? setImmediate(resolve) : resolve()));
-        });
+        reject(new Error(`${reason} before it was connected`));
+      },
+    };
+    this.#connecting = connecting;
+    /** True once: whoever settles `done` first. */
+    const settle = (): boolean => {
+      if (this.#connecting !== connecting) return false;
+      this.#connecting = undefined;
+      return true;
+    };
+    const fail = (error: Error): void => {
+      if (this.#everConnected) return; // after the first success, the client keeps reconnecting
+      if (!settle()) return;
+      client.removeAllListeners('connect');
+      client.end(true);
+      this.#client = undefined;
+      reject(connectError(error, brokerLabel(this.#options.transport)));
+    };
+    client.on('error', fail);
+    client.on('connect', () => {
+      client.options.reconnectPeriod = baseReconnect;
+      client.subscribe(this.topics.filter('unlock', { token }), { qos: CONTRACT_QOS }, (error) => {
+        if (error) {
+          fail(error);
+          return;
+        }
+        // Ended meanwhile (offline, stopped): this connection is not the station's any more.
+        if (this.#client !== client) return;
+        this.#everConnected = true;
+        // Ready means the broker holds the retained status and every lock state, not just that we sent them.
+        const published: Promise<void>[] = [];
+        this.#collecting = published;
+        this.model.connected();
+        this.#collecting = undefined;
+        // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
+        // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process
+        // one more turn passes before the station calls itself ready.
+        const inProcess = this.#options.transport.kind === 'memory';
+        const ready = (): void => {
+          if (settle()) resolve();
+        };
+        void Promise.all(published).then(() => (inProcess ? setImmediate(ready) : ready()));
       });
     });
+    return done;
   }
 
   /**
@@ -179,6 +212,7 @@ export class StationClient {
     this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
+    this.#connecting?.abandon('the station stopped');
     this.model.stop();
     if (!client) return;
     if (client.connected) {
@@ -200,6 +234,7 @@ export class StationClient {
     this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
+    this.#connecting?.abandon('the station was killed');
     this.model.stop();
     this.model.disconnected();
     if (client) await client.endAsync(true);
@@ -213,6 +248,7 @@ export class StationClient {
     this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
+    this.#connecting?.abandon('the station went offline');
     this.model.disconnected();
     if (client) await client.endAsync(true);
   }

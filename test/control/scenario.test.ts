@@ -39,16 +39,45 @@ describe('scenario timelines', () => {
     }
   });
 
+  it('answers an online step before it sends the offline step right after it', async () => {
+    // Sent together, the offline step ended the connection the online step was opening, and the
+    // online step failed 5 s later with "Station did not respond".
+    const notices: string[] = [];
+    const sim = await startSimulator({
+      onNotice: (notice) => notices.push(notice),
+      fixture: {
+        ...base,
+        stations: [{ token: 'SC-1', stationId: 1, initialStatus: 'offline', locks: [{ lockId: '1' }] }],
+        scenario: [
+          { at: '200ms', station: 'SC-1', do: 'online' },
+          { after: 0, station: 'SC-1', do: 'offline' },
+        ],
+      },
+    });
+    try {
+      const stream = await EventSocket.open(`${sim.controlUrl}/events`);
+      await stream.waitFor((e) => e.type === 'control' && e.action === 'scenario step 2: offline', 'the offline step', 4000);
+      expect(stream.events.filter((e) => e.type === 'control').map((e) => e.action)).toEqual(['scenario step 1: online', 'scenario step 2: offline']);
+      expect(notices).toEqual([]);
+      const station = await (await fetch(`${sim.controlUrl}/stations/SC-1`)).json();
+      expect(station.status).toBe('offline');
+      stream.close();
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  const problems = (scenario: object[]): string[] => {
+    try {
+      parseFixture({ ...base, scenario }, 'x.json');
+    } catch (error) {
+      expect(error).toBeInstanceOf(FixtureError);
+      return (error as FixtureError).message.split('\n');
+    }
+    throw new Error('expected a FixtureError');
+  };
+
   it('rejects steps that cannot run, with their JSON path', () => {
-    const problems = (scenario: object[]): string[] => {
-      try {
-        parseFixture({ ...base, scenario }, 'x.json');
-      } catch (error) {
-        expect(error).toBeInstanceOf(FixtureError);
-        return (error as FixtureError).message.split('\n');
-      }
-      throw new Error('expected a FixtureError');
-    };
     const rules = [
       { at: '1s', after: '1s', station: 'SC-1', do: 'offline' },
       { at: '1s', station: 'NOPE', do: 'online' },
@@ -64,6 +93,65 @@ describe('scenario timelines', () => {
       'x.json: /scenario/1/station: unknown station token "NOPE"',
       'x.json: /scenario/2: "jam" needs "lockId"',
       'x.json: /scenario/3/lockId: station "SC-1" has no lock "7"',
+    ]);
+  });
+
+  it('rejects fields that do not belong to the step\'s action, and locks the station does not have', () => {
+    const twoLocks = { token: 'SC-2', stationId: 2, locks: [{ lockId: '1' }, { lockId: '2' }] };
+    const check = (scenario: object[]): string[] => {
+      try {
+        parseFixture({ ...base, stations: [...base.stations, twoLocks], scenario }, 'x.json');
+      } catch (error) {
+        return (error as FixtureError).message.split('\n');
+      }
+      throw new Error('expected a FixtureError');
+    };
+    expect(
+      check([
+        { at: '1s', station: 'SC-2', do: 'fault', fault: { kind: 'reject', lockId: '9' } },
+        { at: '1s', station: 'SC-2', do: 'fault', lockId: '2', fault: { kind: 'reject' } },
+        { at: '1s', station: 'SC-1', do: 'reset' },
+        { at: '1s', station: 'SC-1', do: 'offline', voltage: 11, downMs: 10 },
+        { at: '1s', station: 'SC-1', do: 'battery', voltage: 11, lockId: '1' },
+        { at: '1s', station: 'SC-1', do: 'jam', lockId: '1', fault: { kind: 'reject' } },
+      ]),
+    ).toEqual([
+      'x.json: /scenario/0/fault/lockId: station "SC-2" has no lock "9"',
+      'x.json: /scenario/1/lockId: "fault" takes no "lockId" (a fault for one lock names it inside "fault")',
+      'x.json: /scenario/2/station: "reset" takes no "station" (a reset puts every station back)',
+      'x.json: /scenario/3/voltage: "offline" takes no "voltage"',
+      'x.json: /scenario/3/downMs: "offline" takes no "downMs"',
+      'x.json: /scenario/4/lockId: "battery" takes no "lockId"',
+      'x.json: /scenario/5/fault: "jam" takes no "fault"',
+    ]);
+    // What each action does take is accepted.
+    const fixture = parseFixture({
+      ...base,
+      stations: [...base.stations, twoLocks],
+      scenario: [
+        { at: '1s', station: 'SC-2', do: 'fault', fault: { kind: 'reject', lockId: '2' } },
+        { at: '1s', station: 'SC-2', do: 'reboot', downMs: 10 },
+        { at: '1s', station: 'SC-2', do: 'battery', voltage: 11 },
+        { at: '1s', do: 'reset' },
+      ],
+    });
+    expect(fixture.scenario).toHaveLength(4);
+  });
+
+  it('refuses a step whose time, afters added up, is past the longest timer', () => {
+    expect(
+      problems([
+        { at: '576h', station: 'SC-1', do: 'jam', lockId: '1' },
+        { after: '24h', station: 'SC-1', do: 'unjam', lockId: '1' },
+        // Past the limit only because the step before is: told once, where the sum goes over.
+        { after: 0, station: 'SC-1', do: 'offline' },
+        { at: '1s', station: 'SC-1', do: 'online' },
+        { after: '596h', station: 'SC-1', do: 'offline' },
+        { after: '1h', station: 'SC-1', do: 'online' },
+      ]),
+    ).toEqual([
+      'x.json: /scenario/1/after: puts the step 2160000000 ms from the start (2073600000 ms + 86400000 ms), past the longest a scenario runs: 2147483647 ms (about 24.8 days)',
+      'x.json: /scenario/5/after: puts the step 2149201000 ms from the start (2145601000 ms + 3600000 ms), past the longest a scenario runs: 2147483647 ms (about 24.8 days)',
     ]);
   });
 });

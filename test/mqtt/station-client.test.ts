@@ -1,0 +1,74 @@
+/**
+ * `StationClient.goOnline` settles however its connection ends: a caller (the control plane's
+ * `online` action, a reset) must never wait for ever on a connection that `goOffline`, `stop` or
+ * `kill` has ended while it was opening.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
+import { StationClient } from '../../src/mqtt/station-client.js';
+import type { MqttTransport } from '../../src/mqtt/transport.js';
+import { ManualClock } from '../../src/station/clock.js';
+import { seededRandom } from '../../src/station/random.js';
+
+const [config] = parseFixture({
+  defaults: { heartbeatMs: 0 },
+  stations: [{ token: 'SC-1', stationId: 1, initialStatus: 'offline', locks: [{ lockId: '1' }] }],
+}).stations;
+
+/** A broker that takes connections and never answers them: a connection that stays "opening". */
+const silentBroker: MqttTransport = { kind: 'memory', broker: { handle: () => undefined } };
+
+function station(transport: MqttTransport): StationClient {
+  return new StationClient({ config: config!, transport, clock: new ManualClock(), random: seededRandom(1) });
+}
+
+/** How a promise stands after the current turns of the event loop. */
+async function state(promise: Promise<unknown>): Promise<string> {
+  const seen = promise.then(
+    () => 'resolved',
+    (error: Error) => `rejected: ${error.message}`,
+  );
+  return Promise.race([seen, new Promise<string>((resolve) => setTimeout(() => resolve('pending'), 50))]);
+}
+
+describe('StationClient.goOnline', () => {
+  let broker: StartedBroker | undefined;
+
+  afterEach(async () => {
+    await broker?.stop();
+    broker = undefined;
+  });
+
+  it.each([
+    ['goOffline', 'the station went offline'],
+    ['stop', 'the station stopped'],
+    ['kill', 'the station was killed'],
+  ] as const)('rejects when %s ends the connection it is opening', async (end, reason) => {
+    const client = station(silentBroker);
+    const online = client.goOnline();
+    // A second call while connecting waits for the same connection.
+    const again = client.goOnline();
+    expect(await state(online)).toBe('pending');
+    await client[end]();
+    expect(await state(online)).toBe(`rejected: ${reason} before it was connected`);
+    expect(await state(again)).toBe(`rejected: ${reason} before it was connected`);
+    expect(client.connected).toBe(false);
+  });
+
+  it('against a real broker: offline right after online leaves the station offline, and online works again', async () => {
+    broker = await startEmbeddedBroker({ port: 0 });
+    const running = broker;
+    const client = station({ kind: 'memory', broker: { handle: (stream) => running.handle(stream) } });
+    const online = client.goOnline();
+    await client.goOffline();
+    expect(await state(online)).toBe('rejected: the station went offline before it was connected');
+    // The abandoned connection must not bring the station up when its CONNACK or SUBACK arrives late.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(client.connected).toBe(false);
+    expect(client.model.status).toBe('offline');
+    await client.goOnline();
+    expect(client.connected).toBe(true);
+    await client.stop();
+  });
+});
