@@ -32,6 +32,8 @@ export interface StartedControl {
   startScenario(): void;
   /** Stops the scenario timeline: first thing on shutdown, so no step acts on a fleet that is stopping. */
   stopScenario(): void;
+  /** Resolves once every scenario step due so far has been answered (at once without a scenario). */
+  scenarioSettled(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
       });
     },
     stopScenario: () => scenario?.stop(),
+    scenarioSettled: async () => scenario?.settled(),
     stop: async () => {
       scenario?.stop();
       hub.stop();

@@ -126,6 +126,11 @@ export interface SimulatorClock extends Clock {
    * traffic flow. Rejects with `CLOCK_NOT_MANUAL` on any other clock.
    */
   advance(ms: number): Promise<void>;
+  /**
+   * Something else `advance` waits for on each turn it gives MQTT traffic (the scenario's due
+   * steps, so that they are in effect when `advance` returns). @internal
+   */
+  settleAlso(settle: () => Promise<void>): void;
 }
 
 /**
@@ -136,14 +141,21 @@ export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: 
   const inner: Clock | ManualClock =
     option === 'manual' ? new ManualClock(Date.now()) : option === undefined || option === 'system' ? (timeScale === 1 ? systemClock : scaledClock(timeScale)) : option;
   const manual = inner instanceof ManualClock;
+  const settlers = settle ? [settle] : [];
+  const settleAll = async (): Promise<void> => {
+    for (const settler of settlers) await settler();
+  };
   return {
     manual,
     now: () => inner.now(),
     setTimeout: (callback, ms) => inner.setTimeout(callback, ms),
     clearTimeout: (handle) => inner.clearTimeout(handle),
+    settleAlso: (more) => {
+      settlers.push(more);
+    },
     advance: async (ms) => {
       if (!(inner instanceof ManualClock)) throw new SimError('CLOCK_NOT_MANUAL');
-      if (!(ms >= 0)) throw new SimError('BAD_REQUEST', 'ms must be a number of at least 0');
+      if (!(Number.isFinite(ms) && ms >= 0)) throw new SimError('BAD_REQUEST', 'ms must be a finite number of at least 0');
       // A long advance goes a minute of simulated time at a time, and lets each minute's MQTT
       // traffic flow before the next: in one pass, hours of heartbeats and battery reports of a
       // fleet would all wait in memory at once (gigabytes).
@@ -153,12 +165,12 @@ export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: 
         left -= step;
         if (left <= 0) break;
         await new Promise((resolve) => setImmediate(resolve));
-        await settle?.();
+        await settleAll();
       }
       // Timers that fired published over MQTT; give those messages a few turns to arrive.
       for (let turn = 0; turn < 10; turn += 1) {
         await new Promise((resolve) => setImmediate(resolve));
-        await settle?.();
+        await settleAll();
       }
     },
   };
@@ -283,6 +295,8 @@ async function serveHttp(
   });
   cleanups.add(() => api.stop());
   control.startScenario();
+  // A manual advance returns once the scenario steps it made due are in effect.
+  clock.settleAlso(() => control.scenarioSettled());
   // Cleanups run last-added first: the scenario stops before anything else does, so a step due
   // during shutdown cannot reset or reconnect stations that are being stopped.
   cleanups.add(async () => control.stopScenario());

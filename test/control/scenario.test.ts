@@ -9,6 +9,25 @@ const base = {
 };
 
 describe('scenario timelines', () => {
+  it('with the manual clock, every step an advance makes due is in effect when the advance returns', async () => {
+    const tokens = Array.from({ length: 8 }, (_, index) => `MC-${index + 1}`);
+    const sim = await startSimulator({
+      clock: 'manual',
+      fixture: {
+        ...base,
+        stations: tokens.map((token, index) => ({ token, stationId: index + 1, locks: [{ lockId: '1' }] })),
+        scenario: tokens.map((token, index) => ({ at: `${(index + 1) * 2}s`, station: token, do: 'jam', lockId: '1' })),
+      },
+    });
+    try {
+      await sim.clock.advance(20_000);
+      const { stations } = (await (await fetch(`${sim.controlUrl}/stations`)).json()) as { stations: { token: string; locks: { status: string }[] }[] };
+      expect(stations.map((station) => `${station.token}:${station.locks[0]!.status}`)).toEqual(tokens.map((token) => `${token}:jammed`));
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('replays the steps in order: at from the start, after the previous step', async () => {
     const sim = await startSimulator({
       fixture: {

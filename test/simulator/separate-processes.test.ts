@@ -51,7 +51,8 @@ describe.runIf(available)('station-sim stations + station-sim api through a real
     const user = createClient({ baseUrl: apiUrl, email: 'ci@example.com', password: 'ci-password' });
     await expect.poll(async () => (await user.getStation('CI-2')).status).toBe('offline');
     // The control plane has its own MQTT session, so it may hear the last will a moment later.
-    await expect.poll(async () => (await fetch(`${controlUrl}/health`)).json()).toMatchObject({ ready: false, stations: { online: 23, offline: 2 } });
+    // Health stays ready: every station came up, and one taken offline on purpose does not undo that.
+    await expect.poll(async () => (await fetch(`${controlUrl}/health`)).json()).toMatchObject({ ready: true, stations: { online: 23, offline: 2 } });
   });
 
   it('marks every station of a killed fleet process offline through the last wills', async () => {
