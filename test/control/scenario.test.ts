@@ -23,6 +23,8 @@ describe('scenario timelines', () => {
       await sim.clock.advance(20_000);
       const { stations } = (await (await fetch(`${sim.controlUrl}/stations`)).json()) as { stations: { token: string; locks: { status: string }[] }[] };
       expect(stations.map((station) => `${station.token}:${station.locks[0]!.status}`)).toEqual(tokens.map((token) => `${token}:jammed`));
+      // An advance that could never end is refused.
+      await expect(sim.clock.advance(Infinity)).rejects.toThrow('ms must be a finite number of at least 0');
     } finally {
       await sim.stop();
     }
