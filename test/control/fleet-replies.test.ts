@@ -69,11 +69,12 @@ describe('fleet requests', () => {
     const fixture = parseFixture({ stations: [{ token: 'A', stationId: 1, locks: [{ lockId: '1' }] }] });
     // Nobody hosts station A: both requests would wait out the 5 s timeout.
     const channel = await ControlChannel.start({ transport: { kind: 'tcp', url: broker.url }, fixture, onMessage: () => undefined });
-    const control = channel.control('A', { action: 'snapshot' });
-    const fleet = channel.fleet('query');
+    // The expectations are attached before stop() so that the rejections are handled as they come.
+    const control = expect(channel.control('A', { action: 'snapshot' })).rejects.toThrow('the control channel has stopped');
+    const fleet = expect(channel.fleet('query')).rejects.toThrow('the control channel has stopped');
     await channel.stop();
-    await expect(control).rejects.toThrow('the control channel has stopped');
-    await expect(fleet).rejects.toThrow('the control channel has stopped');
+    await control;
+    await fleet;
     await expect(channel.control('A', { action: 'snapshot' })).rejects.toThrow('the control channel has stopped');
   });
 });
