@@ -69,19 +69,6 @@ export function parseEntry(line: string): TranscriptEntry | undefined {
   return Number.isNaN(Date.parse(value.t)) ? undefined : value;
 }
 
-/** Reads a transcript file's text; lines that are not entries are skipped and counted. */
-export function parseTranscript(text: string): { entries: TranscriptEntry[]; skipped: number } {
-  const entries: TranscriptEntry[] = [];
-  let skipped = 0;
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const entry = parseEntry(line);
-    if (entry) entries.push(entry);
-    else skipped += 1;
-  }
-  return { entries, skipped };
-}
-
 /** The command id a `sim` entry is about: the field, or for older files the `command ID` words of its detail. */
 function simCommandId(entry: Static<typeof SimEntrySchema>): string | undefined {
   if (entry.commandId !== undefined || (entry.event !== 'fault' && entry.event !== 'timeout')) return entry.commandId;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CommandChain, commandChain, formatTimeline, parseEntry, parseTranscript, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
+import { CommandChain, commandChain, formatTimeline, parseEntry, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
+import { readTranscript } from '../helpers/read-transcript.js';
 
 const at = (ms: number): string => new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString();
 
@@ -26,7 +27,7 @@ const lockState = (ms: number, status: string, topic = 'stations/S/locks/1/state
 });
 
 describe('transcript entries', () => {
-  it('accepts only entries of the right shape for their kind', () => {
+  it('accepts only entries of the right shape for their kind', async () => {
     const good = [
       '{"t":"2026-01-01T00:00:00.000Z","kind":"mqtt","direction":"up","station":"S","topic":"stations/S/status","payload":{"status":"online"}}',
       '{"t":"2026-01-01T00:00:00.000Z","kind":"api","method":"POST","route":"/v1/auth/login","status":200,"ms":3}',
@@ -47,7 +48,7 @@ describe('transcript entries', () => {
     ];
     for (const line of good) expect(parseEntry(line), line).toBeDefined();
     for (const line of bad) expect(parseEntry(line), line).toBeUndefined();
-    const { entries, skipped } = parseTranscript([...good, '', ...bad].join('\n'));
+    const { entries, skipped } = await readTranscript([...good, '', ...bad].join('\n'));
     expect(entries).toHaveLength(good.length);
     expect(skipped).toBe(bad.length);
     expect(formatTimeline(entries).join('\n')).not.toMatch(/undefined|NaN/);

@@ -6,7 +6,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { EventHub } from '../../src/control/event-hub.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { ManualClock } from '../../src/station/clock.js';
-import { commandChain, parseTranscript } from '../../src/transcript/transcript-format.js';
+import { commandChain } from '../../src/transcript/transcript-format.js';
+import { readTranscript } from '../helpers/read-transcript.js';
 import { startTranscript } from '../../src/transcript/transcript-recorder.js';
 
 const fixture = parseFixture({
@@ -31,7 +32,7 @@ describe('transcript recorder', () => {
     await transcript.stop();
     hub.stop();
 
-    const { entries, skipped } = parseTranscript(await readFile(path, 'utf8'));
+    const { entries, skipped } = await readTranscript(await readFile(path, 'utf8'));
     expect(skipped).toBe(0);
     expect(entries.find((e) => e.kind === 'sim' && e.event === 'fault')).toMatchObject({ station: 'SC-1', lockId: '1', commandId: 'c-1' });
     expect(entries.find((e) => e.kind === 'sim' && e.event === 'timeout')).toMatchObject({ station: 'SC-1', lockId: '1', commandId: 'c-1' });
