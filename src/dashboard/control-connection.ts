@@ -5,7 +5,7 @@
  */
 import WebSocket from 'ws';
 import { systemClock, type Clock, type TimerHandle } from '../station/clock.js';
-import { withoutCredentials } from './dashboard-url.js';
+import { redactUrlsIn } from '../shared/redact-url.js';
 import {
   parseSimEvent,
   type Fault,
@@ -221,7 +221,7 @@ export class ControlConnection {
       } catch (error) {
         // A URL ws cannot use ("localhost:8080", no scheme): no retry can help. The message may
         // quote the URL, so any credentials in it are taken out.
-        report({ phase: 'refused', reason: withoutCredentials((error as Error).message) });
+        report({ phase: 'refused', reason: redactUrlsIn((error as Error).message) });
         return;
       }
       socket = current;

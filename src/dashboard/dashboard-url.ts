@@ -39,8 +39,3 @@ export function parseDashboardUrl(text: string): URL {
 export function baseUrlOf(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
 }
-
-/** `text` with any `scheme://user:pass@` userinfo taken out, for error messages that quote a URL. */
-export function withoutCredentials(text: string): string {
-  return text.replace(/(\/\/)[^/@\s]*@/g, '$1');
-}

@@ -3,6 +3,7 @@
  * in-memory stream into aedes; everything else uses TCP with TCP_NODELAY set on every socket,
  * including after each reconnect (Nagle's algorithm adds about 44 ms per round trip on loopback).
  */
+import { redactUrl } from '../shared/redact-url.js';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MqttClient, type IClientOptions } from 'mqtt';
@@ -83,11 +84,6 @@ export function parseBrokerUrl(url: string): BrokerAddress {
   return address;
 }
 
-/** The URL without credentials, for logs and messages. */
-export function redactUrl(url: string): string {
-  // Up to the last `@` before any query or fragment: a password may itself hold `@` or `/`.
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^?#]*@/i, '$1***@');
-}
 
 function silentLog(): void {}
 

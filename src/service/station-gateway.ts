@@ -8,7 +8,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, encodePayload, parsePayload } from '../mqtt/topics.js';
-import { connectError, createSession, redactUrl, type MqttTransport } from '../mqtt/transport.js';
+import { connectError, createSession, type MqttTransport } from '../mqtt/transport.js';
+import { redactUrl } from '../shared/redact-url.js';
 import type { MqttSession } from '../mqtt/lean-client.js';
 import { SimError } from '../errors.js';
 import type { Station } from './http/api-schemas.js';

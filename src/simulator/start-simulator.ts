@@ -9,7 +9,7 @@ import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
-import { redactUrl } from '../mqtt/transport.js';
+import { redactUrl } from '../shared/redact-url.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
 import { SimError } from '../errors.js';
 import { startTranscript } from '../transcript/transcript-recorder.js';

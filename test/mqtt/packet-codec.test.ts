@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from '../../src/mqtt/packet-codec.js';
-import { parseBrokerUrl, redactUrl } from '../../src/mqtt/transport.js';
+import { parseBrokerUrl } from '../../src/mqtt/transport.js';
+import { redactUrl, redactUrlsIn } from '../../src/shared/redact-url.js';
 
 function parseOne(buffer: Buffer): Packet {
   const parser = mqttPacket.parser({ protocolVersion: 4 });
@@ -148,6 +149,8 @@ describe('broker URLs', () => {
     expect(redactUrl('mqtt://user:s3cr@t@127.0.0.1:1')).toBe('mqtt://***@127.0.0.1:1');
     expect(redactUrl('mqtt://user:pa/ss@127.0.0.1:1')).toBe('mqtt://***@127.0.0.1:1');
     expect(redactUrl('mqtt://127.0.0.1:1883')).toBe('mqtt://127.0.0.1:1883');
+    // Inside a message, every URL's userinfo goes, up to its last `@`.
+    expect(redactUrlsIn('Invalid URL: ws://user:pa/ss@h@host:1/x and nope://a:b@c')).toBe('Invalid URL: ws://***@host:1/x and nope://***@c');
     expect(() => parseBrokerUrl('mqtt://user:pa/ss@127.0.0.1:1')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('pa/ss') }));
     for (const bad of ['mqtt://user:50%off@127.0.0.1', 'mqtt://:secret@127.0.0.1']) {
       expect(() => parseBrokerUrl(bad)).toThrow(expect.objectContaining({ code: 'BROKER_UNREACHABLE', message: expect.not.stringMatching(/secret|50%off/) }));
