@@ -50,6 +50,7 @@ const strict = { additionalProperties: false } as const;
 export async function registerControlPlane(app: ApiInstance, options: ControlPlaneOptions): Promise<void> {
   const { channel, hub, fixture } = options;
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
+  const maxHeld = HELD_EVENTS_FACTOR * maxBuffered;
   const expected = options.controlToken === undefined ? undefined : digest(options.controlToken);
 
   await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeEventStreams });
@@ -217,9 +218,23 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
           });
         };
         // Events that happen while the snapshot is gathered are held and sent after it, in order.
+        // Gathering a large fleet's snapshot takes seconds, and a busy fleet makes thousands of
+        // events a second: past a bound the client is dropped as a slow one is, not held for.
         const held: SimStreamEvent[] = [];
+        let heldBytes = 0;
         let snapshotSent = false;
-        const unsubscribe = hub.subscribe((event) => (snapshotSent ? send(event) : held.push(event)));
+        const hold = (event: SimStreamEvent): void => {
+          if (closed) return;
+          heldBytes += estimateBytes(event);
+          if (heldBytes > maxHeld) {
+            closed = true;
+            held.length = 0;
+            socket.close(1013, 'too many events while the snapshot was gathered');
+            return;
+          }
+          held.push(event);
+        };
+        const unsubscribe = hub.subscribe((event) => (snapshotSent ? send(event) : hold(event)));
         socket.on('close', () => {
           closed = true;
           unsubscribe();
@@ -249,6 +264,14 @@ function isControlPlaneUrl(url: string): boolean {
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
+}
+
+/** Events held for a stream client while its snapshot is gathered: at most this many times `maxBufferedBytes`. */
+const HELD_EVENTS_FACTOR = 32;
+
+/** About what an event takes once sent (only events held during a snapshot are measured). */
+function estimateBytes(event: SimStreamEvent): number {
+  return JSON.stringify(event).length;
 }
 
 /** How long a stream client has to answer the close frame when the server stops. */
