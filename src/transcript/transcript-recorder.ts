@@ -19,6 +19,12 @@ export interface TranscriptOptions {
    * @default a process warning (`process.emitWarning`), so the failure is never silent
    */
   onNotice?: (message: string) => void;
+  /**
+   * How far the file may fall behind before recording stops (with a notice, as for a write
+   * error): a disk or pipe slower than the simulator would otherwise hold every entry in memory.
+   * @default 67108864 (64 MiB)
+   */
+  maxPendingBytes?: number;
 }
 
 export interface StartedTranscript {
@@ -41,9 +47,19 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
     out.once('error', failed);
   });
   const notify = options.onNotice ?? ((message: string) => process.emitWarning(message, 'TranscriptWarning'));
+  const maxPending = options.maxPendingBytes ?? 64 * 1024 * 1024;
   let recording = true;
+  const stopRecording = (why: string): void => {
+    if (!recording) return;
+    recording = false;
+    stopMessages();
+    stopEvents();
+    notify(`transcript ${options.path} ${why}; recording stopped, the file ends before this point`);
+  };
   const write = (entry: TranscriptEntry): void => {
-    if (recording) out.write(`${JSON.stringify(entry)}\n`);
+    if (!recording) return;
+    out.write(`${JSON.stringify(entry)}\n`);
+    if (out.writableLength > maxPending) stopRecording(`fell more than ${formatMiB(maxPending)} behind (the disk or pipe is slower than the simulator)`);
   };
   const time = (): string => new Date(options.clock.now()).toISOString();
   const stopMessages = options.hub.onContractMessage((message) => {
@@ -96,13 +112,8 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
       });
     }
   });
-  out.once('error', (error) => {
-    // The stream destroys itself on a write error; whatever is still queued is lost.
-    recording = false;
-    stopMessages();
-    stopEvents();
-    notify(`transcript ${options.path} could not be written (${error.message}); recording stopped, the file ends before this point`);
-  });
+  // The stream destroys itself on a write error; whatever is still queued is lost.
+  out.once('error', (error) => stopRecording(`could not be written (${error.message})`));
   let stopped: Promise<void> | undefined;
   return {
     path: options.path,
@@ -116,4 +127,8 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
         out.end();
       })),
   };
+}
+
+function formatMiB(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 }

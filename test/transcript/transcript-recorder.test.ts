@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,25 @@ describe('transcript recorder', () => {
     hub.handleMessage('stations/SC-1/status', json({ stationId: 1, status: 'online', batteryVoltage: 12, lastConnection: 'x' }));
     await transcript.stop();
     await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(notices).toHaveLength(1);
+    hub.stop();
+  });
+
+  it('stops recording with a notice once the file falls too far behind, instead of holding every entry in memory', async () => {
+    const clock = new ManualClock();
+    const hub = new EventHub({ fixture, clock });
+    // A pipe whose reader never reads stands in for a disk slower than the simulator.
+    const path = join(await mkdtemp(join(tmpdir(), 'transcript-')), 'slow.fifo');
+    execFileSync('mkfifo', [path]);
+    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const notices: string[] = [];
+    const transcript = await startTranscript({ path, hub, clock, maxPendingBytes: 200_000, onNotice: (message) => notices.push(message) });
+    const padding = 'x'.repeat(1000);
+    for (let i = 0; i < 1000 && hub.listening; i += 1) hub.emit({ type: 'control', action: `event ${i} ${padding}` });
+    expect(notices).toEqual([`transcript ${path} fell more than 0.2 MiB behind (the disk or pipe is slower than the simulator); recording stopped, the file ends before this point`]);
+    expect(hub.listening).toBe(false);
+    closeSync(reader); // the blocked write now fails, and the stream closes
+    await transcript.stop();
     expect(notices).toHaveLength(1);
     hub.stop();
   });
