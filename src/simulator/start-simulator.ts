@@ -43,7 +43,7 @@ export interface HttpOptions {
    * @default "system"
    */
   clock?: 'system' | 'manual' | Clock;
-  /** Runs simulated time this many times faster than real time (with the system clock). @default 1 */
+  /** Runs simulated time this many times faster than real time; with the system clock only (refused with any other). @default 1 */
   timeScale?: number;
 }
 
@@ -138,6 +138,12 @@ export interface SimulatorClock extends Clock {
  * so messages through a broker on another thread arrive too.
  */
 export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: () => Promise<void>): SimulatorClock {
+  if (!(Number.isFinite(timeScale) && timeScale > 0)) throw new SimError('BAD_REQUEST', `timeScale must be a positive number, not ${timeScale}`);
+  // A manual clock moves only when told, and a clock of the caller's own runs as it runs: a time
+  // scale would be silently ignored by either.
+  if (timeScale !== 1 && option !== undefined && option !== 'system') {
+    throw new SimError('BAD_REQUEST', `timeScale works with the system clock only, not with ${option === 'manual' ? 'clock: "manual"' : 'a clock of your own'}`);
+  }
   const inner: Clock | ManualClock =
     option === 'manual' ? new ManualClock(Date.now()) : option === undefined || option === 'system' ? (timeScale === 1 ? systemClock : scaledClock(timeScale)) : option;
   const manual = inner instanceof ManualClock;

@@ -57,4 +57,15 @@ describe('startSimulator (library)', () => {
       /<fixture>: \/stations\/0\/stationId: must be >= 1\n<fixture>: \/stations\/0\/locks: must NOT have fewer than 1 items/,
     );
   });
+
+  it('refuses a time scale it would ignore (a manual clock) or cannot run (zero), and leaves nothing open', async () => {
+    const before = openHandles();
+    const fixture = { stations: [{ token: 'TS-1', stationId: 1, locks: [{ lockId: '1' }] }] };
+    await expect(startSimulator({ fixture, clock: 'manual', timeScale: 10 })).rejects.toMatchObject({
+      code: 'BAD_REQUEST',
+      message: 'timeScale works with the system clock only, not with clock: "manual"',
+    });
+    await expect(startSimulator({ fixture, timeScale: 0 })).rejects.toMatchObject({ code: 'BAD_REQUEST', message: 'timeScale must be a positive number, not 0' });
+    expect(openHandles()).toEqual(before);
+  });
 });
