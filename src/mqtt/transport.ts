@@ -63,7 +63,9 @@ export function parseBrokerUrl(url: string): BrokerAddress {
   try {
     parsed = new URL(url);
   } catch {
-    throw new SimError('BROKER_UNREACHABLE', `Invalid broker URL "${redactUrl(url)}": expected mqtt://host:port`);
+    // A password typed with # or ? in it makes the rest of the URL a fragment or a query.
+    const hint = url.includes('@') ? ' (percent-encode any #, ?, / or @ in the user name or password)' : '';
+    throw new SimError('BROKER_UNREACHABLE', `Invalid broker URL "${redactUrl(url)}": expected mqtt://host:port${hint}`);
   }
   if (parsed.protocol !== 'mqtt:' && parsed.protocol !== 'tcp:') {
     throw new SimError('BROKER_UNREACHABLE', `Unsupported broker URL scheme "${parsed.protocol}" (use mqtt://host:port)`);

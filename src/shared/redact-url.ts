@@ -1,14 +1,16 @@
 /**
  * Credentials out of URLs before they reach a log, a message or the screen. A password may itself
- * hold `@` or `/`, so the userinfo runs to the last `@` before the query or fragment.
+ * hold `@` or `/`, and people type `#` and `?` into passwords without percent-encoding them (which
+ * a URL parser then takes for a fragment or a query), so the userinfo runs to the last `@`. A query
+ * or fragment holding an `@` is redacted along with it: showing too little beats showing a password.
  */
 
 /** The URL without credentials, for logs and messages. */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^?#]*@/i, '$1***@');
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/is, '$1***@');
 }
 
 /** `text` with the credentials of every URL in it redacted, for error messages that quote a URL. */
 export function redactUrlsIn(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s?#]*@/gi, '$1***@');
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)\S*@/gi, '$1***@');
 }
