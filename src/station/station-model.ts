@@ -84,7 +84,7 @@ export class StationModel {
   readonly #random: Random;
   readonly #output: StationOutput;
   readonly #locks = new Map<string, LockState>();
-  /** Command id → the ack sent for it; insertion order makes it a simple bounded LRU. */
+  /** Lock and command id (`commandKey`) → the ack sent for it; insertion order makes it a simple bounded LRU. */
   readonly #seenCommands = new Map<string, AckPayload>();
   readonly #rememberedCommands: number;
   #status: StationStatus = 'offline';
@@ -166,9 +166,10 @@ export class StationModel {
    * redelivery, DESIGN.md) is acknowledged again with the same answer and not executed again.
    */
   handleUnlock(lockId: string, commandId: string): void {
-    const earlier = this.#seenCommands.get(commandId);
-    // The same id for another lock is another command (a client that reuses ids), not a redelivery.
-    if (earlier && earlier.lockId === lockId) {
+    // The same id for another lock is another command (a client that reuses ids), not a
+    // redelivery: commands are remembered by lock and id, so one does not overwrite the other.
+    const earlier = this.#seenCommands.get(commandKey(lockId, commandId));
+    if (earlier) {
       this.#send(lockId, 'ack', earlier);
       return;
     }
@@ -187,7 +188,7 @@ export class StationModel {
       ack = { commandId, lockId, accepted: false, reason: rejectFault.reason ?? 'rejected' };
     }
     const neverOpen = ack.accepted && fired('ackNoOpen');
-    this.#remember(commandId, ack);
+    this.#remember(commandKey(lockId, commandId), ack);
     const delay = this.#faults.take('delayAcks', lockId, random);
     const respond = (): void => {
       this.#send(lockId, 'ack', ack);
@@ -428,8 +429,8 @@ export class StationModel {
     }
   }
 
-  #remember(commandId: string, ack: AckPayload): void {
-    this.#seenCommands.set(commandId, ack);
+  #remember(key: string, ack: AckPayload): void {
+    this.#seenCommands.set(key, ack);
     if (this.#seenCommands.size > this.#rememberedCommands) {
       const oldest = this.#seenCommands.keys().next().value;
       if (oldest !== undefined) this.#seenCommands.delete(oldest);
@@ -461,4 +462,9 @@ function toLockPayload(lock: LockState): LockStatePayload {
 /** Volts to the centivolt, as a station's ADC would report them. */
 function round(volts: number): number {
   return Math.round(volts * 100) / 100;
+}
+
+/** What identifies a command to a station: its lock and its id (a lock id holds no NUL, so the key is unambiguous). */
+function commandKey(lockId: string, commandId: string): string {
+  return `${lockId}\0${commandId}`;
 }

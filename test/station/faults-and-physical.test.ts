@@ -109,6 +109,19 @@ describe('command ids', () => {
     ]);
     expect(out.locks.map((lock) => `${lock.lockId}:${lock.status}`)).toEqual(['1:unlocked', '2:unlocked']);
   });
+  it('a redelivery after the same id was used for another lock is still acked again, not run again', () => {
+    const { model, clock, out } = station();
+    model.handleUnlock('1', 'x');
+    model.handleUnlock('2', 'x'); // another command that reuses the id
+    clock.advance(200);
+    const battery = model.batteryVoltage;
+    model.handleUnlock('1', 'x'); // the first one redelivered
+    expect(out.acks.map((ack) => `${ack.lockId}:${ack.commandId}:${ack.accepted}`)).toEqual(['1:x:true', '2:x:true', '1:x:true']);
+    clock.advance(950); // 1,150 ms: both locks relock 1,000 ms after they opened at 100 ms
+    // Not run again: no battery drawn, and lock 1's relock was not pushed back.
+    expect(model.batteryVoltage).toBeCloseTo(battery, 4); // an unlock draws 0.01 V
+    expect(out.locks.map((lock) => `${lock.lockId}:${lock.status}`)).toEqual(['1:unlocked', '2:unlocked', '1:locked', '2:locked']);
+  });
 });
 
 describe('output faults keep the order of what the station sends', () => {
