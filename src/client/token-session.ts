@@ -53,7 +53,8 @@ export class TokenSession {
    */
   async accessToken(): Promise<string> {
     const current = this.#access;
-    if (!this.#renewal && current && this.#options.clock.now() < current.refreshAt) return current.value;
+    // A token the server has refused (401) is never sent again: the next call renews first.
+    if (!this.#renewal && current && !current.rejected && this.#options.clock.now() < current.refreshAt) return current.value;
     const renewal = this.#renewal ?? this.renew(current ? 'refresh' : 'login');
     if (!current || current.rejected) return renewal;
     try {

@@ -215,6 +215,34 @@ describe('tokens (interface section 5)', () => {
     ]);
   });
 
+  test('a token the server refused is not sent again, even when the renewal after the 401 failed', async () => {
+    const h = await start();
+    const sent: string[] = [];
+    let failRenewal = false;
+    const client = h.client({
+      fetch: async (input, init) => {
+        const path = new URL(String(input)).pathname;
+        if (failRenewal && path.startsWith('/v1/auth/')) {
+          failRenewal = false;
+          throw new TypeError('fetch failed');
+        }
+        const token = (init?.headers as Record<string, string> | undefined)?.authorization;
+        if (path.startsWith('/v1/stations/')) sent.push(token ?? '-');
+        return fetch(input, init);
+      },
+    });
+    await client.getStation('S-1');
+    const refused = sent[0];
+    await h.client().revokeAll();
+    failRenewal = true;
+    await expect(client.getStation('S-1')).rejects.toThrow('fetch failed');
+    expect((await client.getStation('S-1')).stationId).toBe(1);
+    // Sent twice (the first call, then the one the 401 answered), never after the 401.
+    expect(sent.filter((token) => token === refused)).toHaveLength(2);
+    expect(sent.at(-1)).not.toBe(refused);
+    expect(sent).toHaveLength(3);
+  });
+
   test('retries only once: a second 401 is thrown, not looped on', async () => {
     const h = await start({ accessTokenTtlSeconds: 60 });
     const seen: string[] = [];
