@@ -137,3 +137,25 @@ test('the webhooks answer 501 without an error line in the log: only unexpected 
   expect(levels.length).toBeGreaterThan(0);
   expect(levels.filter((level) => level >= 50)).toEqual([]); // pino: 50 is error
 });
+
+test('a target in absolute form (through a proxy) or with a fragment is logged as its path alone', async () => {
+  const { accessToken } = (await (await call('POST', '/v1/auth/login', { body: ALICE })).json()) as TokenPair;
+  const host = new URL(api.url).host;
+  const before = log.lines.length;
+  const targets = [
+    `http://alice%40example.com:${ALICE.password}@${host}/v1/stations/S-1`,
+    `http://user:p%40ss%2Fw0rd@${host}/v1/stations/S-1?x=1`,
+    `/v1/stations/S-1#access_token=${accessToken}`,
+  ];
+  for (const target of targets) {
+    const answer = await rawRequest(api.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${accessToken}\r\nConnection: close\r\n\r\n`);
+    expect(answer.slice(0, 12), target).toBe('HTTP/1.1 200');
+  }
+  const logged = log.lines.slice(before).flatMap((line) => {
+    const url = (JSON.parse(line) as { req?: { url?: string } }).req?.url;
+    return url === undefined ? [] : [url];
+  });
+  expect(logged).toEqual(['/v1/stations/S-1', '/v1/stations/S-1', '/v1/stations/S-1']);
+  const text = log.lines.slice(before).join('\n');
+  for (const secret of [ALICE.password, 'p%40ss%2Fw0rd', accessToken, 'alice%40example.com']) expect(text).not.toContain(secret);
+});
