@@ -19,7 +19,7 @@ export const ERRORS = {
   ROUTE_NOT_FOUND: { status: 404, message: 'Route not found' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Request body must be application/json' },
-  NOT_IMPLEMENTED: { status: 501, message: 'Not implemented' },
+  NOT_IMPLEMENTED: { status: 501, message: 'Webhooks are not available' },
   // `/sim/v1` control plane (docs/control-plane.md)
   CONTROL_TOKEN_INVALID: { status: 401, message: 'Control token is invalid' },
   FAULT_NOT_FOUND: { status: 404, message: 'Fault not found' },

@@ -12,6 +12,17 @@ describe('error catalogue', () => {
     }
   });
 
+  it('shows each fixed message as the catalogue has it (a message ending in … as its beginning)', async () => {
+    const doc = await readFile('docs/errors.md', 'utf8');
+    for (const [code, { message }] of Object.entries(ERRORS)) {
+      const row = doc.split('\n').find((line) => line.startsWith(`| \`${code}\` |`))!;
+      const shown = /^\| `[A-Z_]+` \| \d+ \| `([^`]+)` \|/.exec(row)?.[1];
+      if (shown === undefined) continue; // described in words ("names the field")
+      if (shown.endsWith('…')) expect(message.startsWith(shown.slice(0, -1)), code).toBe(true);
+      else expect(shown, code).toBe(message);
+    }
+  });
+
   it('gives each SimError the status of its code', () => {
     const error = new SimError('STATION_NOT_FOUND');
     expect(error).toMatchObject({ code: 'STATION_NOT_FOUND', statusCode: 404, message: 'Station not found' });

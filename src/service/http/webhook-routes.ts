@@ -4,11 +4,11 @@
  * plugin scope that accepts any body unread, so the answer is 501 whatever the request carries
  * (a webhook payload of some other media type included), rather than 415.
  */
-import { SimError } from '../../errors.js';
+import { ERRORS, SimError } from '../../errors.js';
 import type { ApiInstance } from './api-instance.js';
 import { errorResponses } from './route-docs.js';
 
-const MESSAGE = 'Webhooks are not available';
+const MESSAGE = ERRORS.NOT_IMPLEMENTED.message;
 const DOCUMENTED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function registerWebhookRoutes(app: ApiInstance): void {
@@ -16,7 +16,7 @@ export function registerWebhookRoutes(app: ApiInstance): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
     const notAvailable = async (): Promise<never> => {
-      throw new SimError('NOT_IMPLEMENTED', MESSAGE);
+      throw new SimError('NOT_IMPLEMENTED');
     };
     const schema = { tags: ['webhooks'], summary: MESSAGE, response: errorResponses(501) };
     // The document shows the methods OpenAPI 3.0 can describe; the rest (TRACE, QUERY, WebDAV's…)
