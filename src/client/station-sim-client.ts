@@ -60,15 +60,15 @@ export class StationSimClient {
   }
 
   /** GET /v1/stations/{station_token}. */
-  getStation(stationToken: string): Promise<Station> {
-    return this.#authorized<Station>({ method: 'GET', path: `/v1/stations/${encodeURIComponent(stationToken)}` });
+  async getStation(stationToken: string): Promise<Station> {
+    return this.#authorized<Station>({ method: 'GET', path: `/v1/stations/${pathSegment('station token', stationToken)}` });
   }
 
   /** POST /v1/stations/{station_token}/locks/{lock_id}/unlock. A refused command is `{ success: false, message }`, not an error. */
-  unlock(stationToken: string, lockId: string): Promise<UnlockResult> {
+  async unlock(stationToken: string, lockId: string): Promise<UnlockResult> {
     return this.#authorized<UnlockResult>({
       method: 'POST',
-      path: `/v1/stations/${encodeURIComponent(stationToken)}/locks/${encodeURIComponent(lockId)}/unlock`,
+      path: `/v1/stations/${pathSegment('station token', stationToken)}/locks/${pathSegment('lock id', lockId)}/unlock`,
     });
   }
 
@@ -101,4 +101,14 @@ export class StationSimClient {
 /** Creates a client; nothing is sent until the first call. */
 export function createClient(options: StationSimClientOptions): StationSimClient {
   return new StationSimClient(options);
+}
+
+/**
+ * A token or lock id as one path segment. `.` and `..` cannot be sent as names: every URL parser
+ * (fetch, curl, browsers) takes them, percent-encoded or not, for steps of the path and removes
+ * them, so the request would reach another route.
+ */
+function pathSegment(what: string, value: string): string {
+  if (value === '.' || value === '..') throw new TypeError(`the ${what} "${value}" cannot be sent in a URL path ("." and ".." are removed from URLs as path steps)`);
+  return encodeURIComponent(value);
 }

@@ -331,6 +331,14 @@ describe('errors', () => {
     expect(h.calls()).toEqual(['POST /v1/auth/login 401']);
   });
 
+  test('a token or lock id of "." or "..", which no URL can carry, is refused before anything is sent', async () => {
+    const h = await start();
+    const client = h.client();
+    await expect(client.getStation('..')).rejects.toThrow('the station token ".." cannot be sent in a URL path');
+    await expect(client.unlock('S-1', '.')).rejects.toThrow('the lock id "." cannot be sent in a URL path');
+    expect(h.calls()).toEqual([]);
+  });
+
   test('path segments are encoded', async () => {
     const h = await start();
     await expect(h.client().getStation('a/b?c')).rejects.toMatchObject({ status: 404, message: 'Station not found' });
