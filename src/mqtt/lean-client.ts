@@ -48,6 +48,14 @@ export interface MqttSession {
   removeAllListeners(event?: 'connect' | 'close' | 'error' | 'message'): unknown;
 }
 
+/** A last will: what the broker publishes for the client when its connection drops without DISCONNECT. */
+export interface LastWill {
+  topic: string;
+  payload: Buffer;
+  qos: 0 | 1;
+  retain: boolean;
+}
+
 export interface LeanClientOptions {
   clientId: string;
   /** @default true */
@@ -62,7 +70,16 @@ export interface LeanClientOptions {
   reconnectPeriod?: number;
   /** How long to wait for the CONNACK. @default 30000 */
   connectTimeout?: number;
-  will?: { topic: string; payload: Buffer; qos: 0 | 1; retain: boolean };
+  /**
+   * The last will, sent in every CONNECT. As a function it is called afresh for each CONNECT (the
+   * first and every reconnect), so a will that describes the session (a station's status with its
+   * connection time and battery) is that session's and not the first one's. MQTT 3.1.1 cannot
+   * change a will during a session (section 3.1.2.5): what the function returns holds until the
+   * connection closes. What it throws on a reconnect is reported as 'error', and the client tries
+   * again after `reconnectPeriod`.
+   * @default no last will
+   */
+  will?: LastWill | (() => LastWill);
   username?: string;
   password?: string;
   /**
@@ -236,8 +253,10 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   #open(): void {
     // Encoded before the connection opens: a CONNECT that cannot be encoded (a password without a
     // user name) fails the constructor with nothing left behind. It is not kept between
-    // connections: a small Buffer held per client would pin a slab of the buffer pool each.
-    const connect = encodeConnect(this.#settings);
+    // connections: a small Buffer held per client would pin a slab of the buffer pool each. And
+    // a will given as a function is asked again here, for this connection.
+    const { will } = this.#settings;
+    const connect = encodeConnect({ ...this.#settings, will: typeof will === 'function' ? will() : will });
     const link = this.#connectLink();
     this.#link = link;
     this.#connectTimer = setTimeout(() => {
@@ -354,11 +373,21 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     const closed = new Error('connection closed');
     for (const { done } of waiting) callSafely(() => done(closed));
     this.emit('close');
-    if (!this.#ending && this.options.reconnectPeriod > 0) {
-      this.#reconnectTimer = setTimeout(() => {
-        if (!this.#ending) this.#open();
-      }, this.options.reconnectPeriod);
-    }
+    this.#reconnectLater();
+  }
+
+  #reconnectLater(): void {
+    if (this.#ending || this.options.reconnectPeriod <= 0) return;
+    this.#reconnectTimer = setTimeout(() => {
+      if (this.#ending) return;
+      try {
+        this.#open();
+      } catch (error) {
+        // The CONNECT could not be built (a will function that threw): no connection was opened.
+        this.#emitError(error as Error);
+        this.#reconnectLater();
+      }
+    }, this.options.reconnectPeriod);
   }
 
   /** @internal */
@@ -624,7 +653,9 @@ class SocketLink implements Link {
 }
 
 /** The CONNECT packet of these settings (mqtt-packet throws for one MQTT forbids, such as a password without a user name). */
-function encodeConnect(settings: Pick<LeanClientOptions, 'clientId' | 'will' | 'username' | 'password'> & { clean: boolean; keepalive: number }): Buffer {
+function encodeConnect(
+  settings: Pick<LeanClientOptions, 'clientId' | 'username' | 'password'> & { will: LastWill | undefined; clean: boolean; keepalive: number },
+): Buffer {
   const { clientId, clean, keepalive, will, username, password } = settings;
   const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
   if (will) connect.will = will;

@@ -117,13 +117,17 @@ export class StationClient {
       keepalive: this.#options.keepaliveSeconds ?? 30,
       reconnectPeriod: baseReconnect,
       connectTimeout: 10_000,
-      will: {
+      // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
+      // session does not publish the first session's lastConnection and battery. As on real
+      // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
+      // is the battery at (re)connect, and its lastConnection the time the CONNECT went out (the
+      // model learns the session's time only when the CONNACK comes back).
+      will: () => ({
         topic: this.topics.topic('status', { token }),
-        // This session's connection time: the model learns it only once connected.
         payload: Buffer.from(encodePayload('status', { ...this.model.statusPayload('offline'), lastConnection: new Date(this.#options.clock.now()).toISOString() })),
         qos: CONTRACT_QOS,
         retain: true,
-      },
+      }),
     };
     const client = createSession(this.#options.transport, options);
     this.#client = client;

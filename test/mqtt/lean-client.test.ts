@@ -111,6 +111,30 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) =
     expect(client.connected).toBe(true);
     await expect(client.publishAsync('t', 'x', { qos: 1 })).resolves.toBeUndefined();
   });
+
+  it('asks a will given as a function again for every CONNECT: after a reconnect, a drop fires the new one', async () => {
+    const watcher = await connect({ clientId: 'watcher' });
+    const seen = await subscribe(watcher, 'will/+');
+    let sessions = 0;
+    const will = () => ({ topic: 'will/renewed', payload: Buffer.from(`session ${(sessions += 1)}`), qos: 1 as const, retain: false });
+    const client = new LeanMqttClient(targetOf(broker), { clientId: 'renewed', reconnectPeriod: 10, will });
+    clients.push(client);
+    let connects = 0;
+    client.on('connect', () => (connects += 1));
+    await until(() => connects === 1);
+    // A second session with the same client id takes over: the broker closes the first (MQTT 3.1.1, 3.1.4).
+    const thief = new LeanMqttClient(targetOf(broker), { clientId: 'renewed', reconnectPeriod: 0 });
+    clients.push(thief);
+    await until(() => !client.connected);
+    await thief.endAsync();
+    await until(() => connects === 2);
+    await client.endAsync(true);
+    await until(() => seen.some(({ payload }) => payload === 'session 2'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sessions).toBe(2);
+    // Whether the broker fires the first session's will on the takeover is its own choice; the drop fires the second's.
+    expect(seen.at(-1)).toEqual({ topic: 'will/renewed', payload: 'session 2' });
+  });
 });
 
 describe('LeanMqttClient and aedes hooks', () => {
@@ -203,6 +227,26 @@ describe('LeanMqttClient at the edges of the protocol', () => {
   async function connected(client: LeanMqttClient): Promise<void> {
     if (!client.connected) await new Promise<void>((resolve) => client.once('connect', () => resolve()));
   }
+
+  it('reports a will function that throws on a reconnect as an error, and tries again after reconnectPeriod', async () => {
+    const broker = recordingBroker();
+    let calls = 0;
+    const will = () => {
+      calls += 1;
+      if (calls === 2) throw new Error('no will this time');
+      return { topic: 'w', payload: Buffer.from(`will ${calls}`), qos: 1 as const, retain: true };
+    };
+    const client = new LeanMqttClient(broker, { clientId: 'wills', reconnectPeriod: 5, will });
+    const errors: string[] = [];
+    client.on('error', (error) => errors.push(error.message));
+    await connected(client);
+    broker.links[0]!.destroy();
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    await client.endAsync();
+    expect(errors).toEqual(['no will this time']);
+    const wills = broker.packets.flatMap((packet) => (packet.cmd === 'connect' ? [packet.will?.payload.toString()] : []));
+    expect(wills).toEqual(['will 1', 'will 3']);
+  });
 
   it('fails a QoS 1 publication at once when all 65,535 packet ids are in flight', async () => {
     const client = new LeanMqttClient(recordingBroker(), { clientId: 'busy', reconnectPeriod: 0 });

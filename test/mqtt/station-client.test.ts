@@ -1,9 +1,12 @@
 /**
  * `StationClient.goOnline` settles however its connection ends: a caller (the control plane's
  * `online` action, a reset) must never wait for ever on a connection that `goOffline`, `stop` or
- * `kill` has ended while it was opening.
+ * `kill` has ended while it was opening. And the station's last will is its current session's,
+ * after automatic reconnects too.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { MqttObserver } from '../helpers/mqtt-observer.js';
+import { mosquittoAvailable, startMosquitto, type RunningMosquitto } from '../helpers/mosquitto.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { StationClient } from '../../src/mqtt/station-client.js';
@@ -71,4 +74,57 @@ describe('StationClient.goOnline', () => {
     expect(client.connected).toBe(true);
     await client.stop();
   });
+});
+
+describe('StationClient last will', () => {
+  let mosquitto: RunningMosquitto | undefined;
+  let observer: MqttObserver | undefined;
+
+  afterEach(async () => {
+    await observer?.client.endAsync(true);
+    await mosquitto?.stop();
+    observer = undefined;
+    mosquitto = undefined;
+  });
+
+  it.skipIf(!mosquittoAvailable())(
+    "after Mosquitto restarts and the station reconnects by itself, a crash publishes the new session's lastConnection and the battery at reconnect",
+    async () => {
+      const running = await startMosquitto();
+      mosquitto = running;
+      const [online] = parseFixture({
+        defaults: { heartbeatMs: 0, battery: { drainPerHourV: 0 } },
+        stations: [{ token: 'WILL-1', stationId: 7, batteryVoltage: 12.6, locks: [{ lockId: '1' }] }],
+      }).stations;
+      // Simulated time for the payloads, real sockets and timers for the connection.
+      const clock = new ManualClock();
+      const client = new StationClient({
+        config: online!,
+        transport: { kind: 'tcp', url: running.url },
+        clock,
+        random: seededRandom(1),
+        reconnectMs: 20,
+        maxReconnectMs: 200,
+      });
+      await client.start();
+      const firstSession = new Date(clock.now()).toISOString();
+
+      clock.advance(60_000);
+      client.model.setBattery(11.9);
+      await running.restart();
+      for (let i = 0; i < 200 && !client.connected; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(client.connected).toBe(true);
+      const secondSession = new Date(clock.now()).toISOString();
+      expect(secondSession).not.toBe(firstSession);
+
+      observer = await MqttObserver.connect(running.url, ['stations/WILL-1/status']);
+      await observer.waitFor((seen) => seen.json?.status === 'online' && seen.json.lastConnection === secondSession, 'the second session online');
+      // A will cannot change during a session (MQTT 3.1.1, 3.1.2.5): this reading is not in it.
+      client.model.setBattery(11.5);
+      await observer.waitFor((seen) => seen.json?.batteryVoltage === 11.5, 'the battery change');
+      await client.kill();
+      const will = await observer.waitFor((seen) => seen.json?.status === 'offline', 'the last will');
+      expect(will.json).toEqual({ stationId: 7, status: 'offline', batteryVoltage: 11.9, lastConnection: secondSession });
+    },
+  );
 });
