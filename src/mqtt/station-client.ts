@@ -111,6 +111,8 @@ export class StationClient {
     const { config } = this.#options;
     const token = config.token;
     const baseReconnect = this.#options.reconnectMs ?? 500;
+    /** When the latest CONNECT of this connection went out: the session's lastConnection. */
+    let connectSentAt = this.#options.clock.now();
     const options: LeanClientOptions = {
       clientId: `station-sim-${token}`,
       clean: true,
@@ -120,14 +122,17 @@ export class StationClient {
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
       // session does not publish the first session's lastConnection and battery. As on real
       // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
-      // is the battery at (re)connect, and its lastConnection the time the CONNECT went out (the
-      // model learns the session's time only when the CONNACK comes back).
-      will: () => ({
-        topic: this.topics.topic('status', { token }),
-        payload: Buffer.from(encodePayload('status', { ...this.model.statusPayload('offline'), lastConnection: new Date(this.#options.clock.now()).toISOString() })),
-        qos: CONTRACT_QOS,
-        retain: true,
-      }),
+      // is the battery at (re)connect. Its lastConnection is the time the CONNECT went out, which
+      // the model takes as the session's time too, so the online status and the will agree.
+      will: () => {
+        connectSentAt = this.#options.clock.now();
+        return {
+          topic: this.topics.topic('status', { token }),
+          payload: Buffer.from(encodePayload('status', { ...this.model.statusPayload('offline'), lastConnection: new Date(connectSentAt).toISOString() })),
+          qos: CONTRACT_QOS,
+          retain: true,
+        };
+      },
     };
     const client = createSession(this.#options.transport, options);
     this.#client = client;
@@ -193,7 +198,7 @@ export class StationClient {
         // Ready means the broker holds the retained status and every lock state, not just that we sent them.
         const published: Promise<void>[] = [];
         this.#collecting = published;
-        this.model.connected();
+        this.model.connected(connectSentAt);
         this.#collecting = undefined;
         // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
         // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process

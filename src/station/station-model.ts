@@ -130,10 +130,10 @@ export class StationModel {
     return this.#batteryVoltage;
   }
 
-  /** The connection is up: publish status and every lock, start the heartbeat. */
-  connected(): void {
+  /** The connection is up (since `at`, when it was asked for): publish status and every lock, start the heartbeat. */
+  connected(at = this.#clock.now()): void {
     this.#status = 'online';
-    this.#lastConnection = this.#clock.now();
+    this.#lastConnection = at;
     this.#publishStatus();
     for (const lock of this.#locks.values()) this.#publishLock(lock);
     this.#scheduleHeartbeat();

@@ -11,7 +11,7 @@ import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedd
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { StationClient } from '../../src/mqtt/station-client.js';
 import type { MqttTransport } from '../../src/mqtt/transport.js';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock, systemClock } from '../../src/station/clock.js';
 import { seededRandom } from '../../src/station/random.js';
 
 const [config] = parseFixture({
@@ -127,4 +127,24 @@ describe('StationClient last will', () => {
       expect(will.json).toEqual({ stationId: 7, status: 'offline', batteryVoltage: 11.9, lastConnection: secondSession });
     },
   );
+
+  it('the will carries the same lastConnection as the online status of its session, on real time', async () => {
+    const broker = await startEmbeddedBroker({ port: 0 });
+    const watcher = await MqttObserver.connect(broker.url, ['stations/WILL-2/status']);
+    try {
+      const [config] = parseFixture({
+        defaults: { heartbeatMs: 0 },
+        stations: [{ token: 'WILL-2', stationId: 8, locks: [{ lockId: '1' }] }],
+      }).stations;
+      const client = new StationClient({ config: config!, transport: { kind: 'tcp', url: broker.url }, clock: systemClock, random: seededRandom(1) });
+      await client.start();
+      const online = await watcher.waitFor((seen) => seen.json?.status === 'online', 'the online status');
+      await client.kill();
+      const will = await watcher.waitFor((seen) => seen.json?.status === 'offline', 'the last will');
+      expect(will.json?.lastConnection).toBe(online.json?.lastConnection);
+    } finally {
+      await watcher.client.endAsync(true);
+      await broker.stop();
+    }
+  });
 });
