@@ -1,7 +1,7 @@
 /** Options shared by several commands, declared once. */
 import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
-import { MAX_TIMER_MS } from '../fixture/fixture-schema.js';
+import { MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -22,7 +22,7 @@ export function withSeed<T>(yargs: Argv<T>) {
 export function seedOf(argv: Record<string, unknown>): number | undefined {
   const seed = argv.seed as number | undefined;
   if (seed === undefined) return undefined;
-  if (!Number.isInteger(seed) || seed < 0 || seed > 2_147_483_647) throw new UsageError(`--seed must be a whole number from 0 to 2147483647, not "${String(argv.seed)}"`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) throw new UsageError(`--seed must be a whole number from 0 to ${MAX_SEED}, not "${String(argv.seed)}"`);
   return seed;
 }
 

@@ -58,7 +58,7 @@ describe('startSimulator (library)', () => {
     );
   });
 
-  it('refuses a time scale it would ignore (a manual clock) or cannot run (zero), and leaves nothing open', async () => {
+  it('refuses a time scale it would ignore (a manual clock) or cannot run (zero), or a seed the random source would cut, and leaves nothing open', async () => {
     const before = openHandles();
     const fixture = { stations: [{ token: 'TS-1', stationId: 1, locks: [{ lockId: '1' }] }] };
     await expect(startSimulator({ fixture, clock: 'manual', timeScale: 10 })).rejects.toMatchObject({
@@ -66,6 +66,7 @@ describe('startSimulator (library)', () => {
       message: 'timeScale works with the system clock only, not with clock: "manual"',
     });
     await expect(startSimulator({ fixture, timeScale: 0 })).rejects.toMatchObject({ code: 'BAD_REQUEST', message: 'timeScale must be a positive number, not 0' });
+    await expect(startSimulator({ fixture, seed: 2 ** 32 + 1 })).rejects.toMatchObject({ code: 'BAD_REQUEST', message: 'seed must be a whole number from 0 to 2147483647, not 4294967297' });
     expect(openHandles()).toEqual(before);
   });
 });
