@@ -172,7 +172,7 @@ export class ControlConnection {
   }
 
   /** Every station back to the fixture's starting state. */
-  reset(): Promise<{ reset: number }> {
+  reset(): Promise<{ reset: number; missing: number }> {
     return this.#request('POST', '/reset');
   }
 

@@ -126,7 +126,7 @@ describe('/sim/v1 control plane', () => {
     await call('POST', '/stations/CI-OFFLINE/connection', { online: true });
     await call('POST', '/stations/CI-1/faults', { kind: 'latency', delayMs: 10 });
     await call('POST', '/stations/CI-1/locks/1/physical', { action: 'jam' });
-    expect(await call('POST', '/reset')).toEqual({ status: 200, json: { reset: 25 } });
+    expect(await call('POST', '/reset')).toEqual({ status: 200, json: { reset: 25, missing: 0 } });
     const station = (await call('GET', '/stations/CI-1')).json;
     expect(station).toMatchObject({ faults: [], locks: [{ status: 'locked' }, { status: 'locked' }] });
     expect((await call('GET', '/stations/CI-OFFLINE')).json.status).toBe('offline');

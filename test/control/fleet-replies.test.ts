@@ -31,11 +31,20 @@ describe('fleet requests', () => {
     await observer.subscribeAsync(SIM_TOPICS.reply('+'));
 
     const reset = await fetch(`${sim.controlUrl}/reset`, { method: 'POST' });
-    expect(await reset.json()).toEqual({ reset: count });
+    expect(await reset.json()).toEqual({ reset: count, missing: 0 });
     await vi.waitFor(() => expect(replies).toEqual([FLEET_REPLY_CHUNK, FLEET_REPLY_CHUNK, 500]));
     const listed = (await (await fetch(`${sim.controlUrl}/stations`)).json()) as { stations: { token: string }[] };
     expect(listed.stations).toHaveLength(count);
   }, 60_000);
+
+  it('says how many fixture stations no fleet process answered for, rather than pass a part of the fleet for the whole', async () => {
+    // Only the first of two shards runs: the other half of the fixture has no process.
+    const sim = await startSimulator({ fixture: { fleets: [{ count: 10, tokenPattern: 'H-{n}', firstStationId: 1, locksPerStation: 1 }], defaults: { heartbeatMs: 0 } }, shard: { index: 1, count: 2 } });
+    cleanups.push(() => sim.stop());
+    const listed = (await (await fetch(`${sim.controlUrl}/stations`)).json()) as { stations: { token: string }[]; missing: number };
+    expect({ stations: listed.stations.length, missing: listed.missing }).toEqual({ stations: 5, missing: 5 });
+    expect(await (await fetch(`${sim.controlUrl}/reset`, { method: 'POST' })).json()).toEqual({ reset: 5, missing: 5 });
+  }, 30_000);
 
   it('waits for the next chunk as long as chunks come within the timeout, however long the whole takes', async () => {
     const broker: StartedBroker = await startEmbeddedBroker({ port: 0 });
