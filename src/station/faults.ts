@@ -3,26 +3,33 @@
  * command, to each with a probability drawn from the station's seeded random source, or to the
  * next `count` commands; it can be limited to one lock.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Kind, Type, TypeRegistry, type Static } from '@sinclair/typebox';
 import type { Random } from './random.js';
 
 export const FAULT_KINDS = ['dropCommands', 'delayAcks', 'reject', 'ackNoOpen', 'duplicateState', 'latency'] as const;
 
+export type FaultKind = (typeof FAULT_KINDS)[number];
+/** TypeBox's own checker (topics.ts compiles the control messages) is told what the enum means. */
+const FAULT_KIND = 'FaultKind';
+if (!TypeRegistry.Has(FAULT_KIND)) TypeRegistry.Set(FAULT_KIND, (_schema, value) => (FAULT_KINDS as readonly unknown[]).includes(value));
+/** Kinds that wait: without a `delayMs` they would do nothing. */
+const DELAYING_KINDS: FaultKind[] = ['delayAcks', 'latency'];
+
 export const FaultSpecSchema = Type.Object(
   {
-    kind: Type.Union(FAULT_KINDS.map((kind) => Type.Literal(kind))),
+    // An enum rather than a union of constants, so a wrong kind is answered with the list of kinds.
+    kind: Type.Unsafe<FaultKind>({ [Kind]: FAULT_KIND, type: 'string', enum: [...FAULT_KINDS] }),
     lockId: Type.Optional(Type.String({ minLength: 1 })),
     probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     count: Type.Optional(Type.Integer({ minimum: 1 })),
     delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, if: { properties: { kind: { enum: DELAYING_KINDS } } }, then: { properties: { delayMs: { type: 'integer' } }, required: ['delayMs'] } },
 );
 
 /** A fault as asked for. */
 export type FaultSpec = Static<typeof FaultSpecSchema>;
-export type FaultKind = FaultSpec['kind'];
 /** A fault in force, with its id and what is left of its count. */
 export type Fault = FaultSpec & { id: string };
 

@@ -94,9 +94,14 @@ describe('/sim/v1 control plane', () => {
   it('answers bad requests with 400 and unknown stations or locks with 404', async () => {
     expect(await call('POST', '/stations/NOPE/connection', { online: false })).toEqual({ status: 404, json: { message: 'Station not found' } });
     expect(await call('POST', '/stations/CI-1/locks/9/physical', { action: 'jam' })).toEqual({ status: 404, json: { message: 'Lock not found' } });
-    const bad = await call('POST', '/stations/CI-1/faults', { kind: 'explode' });
-    expect(bad.status).toBe(400);
-    expect(bad.json.message).toMatch(/kind/);
+    // A wrong kind is answered with the kinds there are; a waiting kind needs its delay.
+    expect(await call('POST', '/stations/CI-1/faults', { kind: 'explode' })).toEqual({
+      status: 400,
+      json: { message: 'kind must be one of dropCommands, delayAcks, reject, ackNoOpen, duplicateState, latency' },
+    });
+    for (const kind of ['delayAcks', 'latency']) {
+      expect(await call('POST', '/stations/CI-1/faults', { kind })).toEqual({ status: 400, json: { message: 'delayMs is required' } });
+    }
     expect((await call('POST', '/stations/CI-1/battery', { voltage: 12, volts: 3 })).json).toEqual({ message: 'volts is not an allowed field' });
   });
 

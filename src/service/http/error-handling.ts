@@ -85,6 +85,8 @@ export function describeValidation(issue: ValidationIssue, where: string): strin
       if (path === '') return `Request ${where} must be a JSON ${type}`;
       return `${path} must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
     }
+    case 'enum':
+      return `${path === '' ? `Request ${where}` : path} must be one of ${(issue.params.allowedValues as unknown[]).map(String).join(', ')}`;
     default:
       return `${path === '' ? `Request ${where}` : path} ${issue.message ?? 'is invalid'}`;
   }
