@@ -169,7 +169,8 @@ export function Dashboard(props: DashboardProps) {
     // Keys still work (q quits), and the full screen comes back as soon as the terminal grows.
     return (
       <Box width={columns}>
-        <Text wrap="truncate" color="yellow">{`terminal too small (${columns}×${rows}): needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`}</Text>
+        {/* Wrapped, not cut: in a narrow terminal the size it needs is the part worth reading. */}
+        <Text wrap="wrap" color="yellow">{`terminal too small (${columns}×${rows}): needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`}</Text>
       </Box>
     );
   }

@@ -102,14 +102,16 @@ describe('the dashboard screen', () => {
     for (const line of screen.lastFrame().split('\n')) expect(cells(line)).toBeLessThanOrEqual(80);
   });
 
-  it('shows one line saying so in a terminal too small for the frame, and the full screen once it grows', async () => {
+  it('says so, whole, in a terminal too small for the frame, and shows the full screen once it grows', async () => {
     const { view: screen } = show(fleet(5), { columns: 30, rows: 24 });
-    for (const [columns, rows] of [[30, 24], [80, 10], [39, 13], [40, 12]] as const) {
+    for (const [columns, rows] of [[30, 24], [80, 10], [39, 13], [40, 12], [38, 12]] as const) {
       screen.stdout.resize(columns, rows);
       await eventually(() => expect(screen.lastFrame()).toContain(`terminal too small (${columns}`));
       const lines = screen.lastFrame().replace(/\n$/, '').split('\n');
-      expect(lines).toHaveLength(1);
-      expect(cells(lines[0]!)).toBeLessThanOrEqual(columns);
+      // One line where it fits; wrapped, never cut, where it does not.
+      expect(lines).toHaveLength(columns >= 60 ? 1 : 2);
+      expect(lines.join(' ').replace(/\s+/g, ' ')).toContain('needs 40×13 · q quits');
+      for (const line of lines) expect(cells(line)).toBeLessThanOrEqual(columns);
     }
     screen.stdout.resize(40, 13);
     await eventually(() => expect(screen.lastFrame()).toContain('5 stations'));
