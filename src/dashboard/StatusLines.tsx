@@ -39,6 +39,8 @@ export function StatusLine({ health, stream, hasSnapshot, filter, matches, posit
 }
 
 function StreamOrProgress({ health, stream, hasSnapshot, width, icons }: Pick<StatusLineProps, 'health' | 'stream' | 'hasSnapshot' | 'icons'> & { width: number }) {
+  // Never reached yet: there is no fleet to show a bar of, only why.
+  if (health?.error && !health.ready && health.total === 0) return <Text color="red">{health.error}</Text>;
   if (health && !health.ready) {
     // While the fleet connects: a bar of how many stations have come up, from /sim/v1/health.
     const counts = `${health.settled}/${health.total}`;

@@ -12,6 +12,7 @@ import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS } from '../../src/dashboard/format.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
 import { KEYS, eventually, settle, stripAnsi } from './terminal.js';
+import { freePort } from '../helpers/free-port.js';
 
 let fake: FakeControlPlane | undefined;
 let unmount: (() => void) | undefined;
@@ -212,6 +213,26 @@ describe('the dashboard', () => {
     await eventually(() => expect(frame()).toContain('events refused: Control token is invalid'));
     expect(frame()).not.toContain('connecting fleet');
     expect(frame()).not.toContain('wrong-token');
+  });
+
+  it('with no control plane to reach, says so without a fleet bar at 0/0', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const view = render(
+      <Dashboard
+        control={new ControlConnection({ url: nobody })}
+        store={new FleetStore()}
+        unlock={async () => ({ success: true })}
+        clock={systemClock}
+        icons={ASCII_ICONS}
+        title={nobody}
+        flushIntervalMs={10}
+        healthPollMs={20}
+      />,
+    );
+    unmount = view.unmount;
+    const frame = (): string => stripAnsi(view.lastFrame() ?? '');
+    await eventually(() => expect(frame()).toContain('cannot reach the control plane: ECONNREFUSED'));
+    expect(frame()).not.toContain('connecting fleet');
   });
 
   it('fetches the selected station in full, for faults and timers the stream does not carry', async () => {
