@@ -31,6 +31,13 @@ function scheduleFlush(): void {
   setImmediate(flush);
 }
 
+/**
+ * How long a connection the simulator's side dropped waits for aedes to read what came before the
+ * drop: aedes reads on the next tick unless it has paused the client (while it authenticates a
+ * CONNECT), and a dropped connection must not linger.
+ */
+const DROP_GRACE_MS = 500;
+
 /** One in-memory connection as aedes sees it. */
 class ThreadConnection extends Duplex {
   readonly id: number;
@@ -44,15 +51,37 @@ class ThreadConnection extends Duplex {
 
   override _read(): void {}
 
+  /**
+   * The simulator's side dropped the connection. As with a TCP peer that closes after its data,
+   * what it sent before is still read (a last PUBLISH, a CONNECT): aedes reads to the end, takes
+   * an end without DISCONNECT for a lost connection (MQTT 3.1.1 §4.6; the last will fires) and
+   * closes its side, and nothing goes back. At most DROP_GRACE_MS later it goes regardless.
+   */
+  peerDropped(): void {
+    this.peerClosed = true;
+    // Nothing unread, or nobody reading (aedes stops reading when it closes a client): nothing to wait for.
+    if (this.readableLength === 0 || this.listenerCount('readable') === 0) {
+      this.destroy();
+      return;
+    }
+    this.push(null);
+    const guard = setTimeout(() => this.destroy(), DROP_GRACE_MS);
+    this.once('close', () => clearTimeout(guard));
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    out.data(this.id, chunk);
-    scheduleFlush();
+    if (!this.peerClosed) {
+      out.data(this.id, chunk);
+      scheduleFlush();
+    }
     callback();
   }
 
   override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
-    for (const { chunk } of chunks) out.data(this.id, chunk);
-    scheduleFlush();
+    if (!this.peerClosed) {
+      for (const { chunk } of chunks) out.data(this.id, chunk);
+      scheduleFlush();
+    }
     callback();
   }
 
@@ -97,12 +126,7 @@ function serve(broker: InThreadBroker): void {
         // view of the batch would keep the whole batch alive.
         data: (id, bytes) => connections.get(id)?.push(Buffer.from(bytes)),
         end: (id) => connections.get(id)?.push(null),
-        destroy: (id) => {
-          const connection = connections.get(id);
-          if (!connection) return;
-          connection.peerClosed = true;
-          connection.destroy();
-        },
+        destroy: (id) => connections.get(id)?.peerDropped(),
       });
       return;
     }

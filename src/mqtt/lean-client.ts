@@ -511,9 +511,16 @@ class PacketReader {
  * writes is parsed for the client at once; what the client sends is pushed as one chunk a packet.
  */
 class BrokerLink extends Duplex implements Link {
+  /**
+   * How long a dropped connection waits for the broker to read what came before the drop: aedes
+   * reads on the next tick unless it has paused the client (while it authenticates a CONNECT).
+   */
+  static readonly DROP_GRACE_MS = 500;
   readonly #client: LeanMqttClient;
   readonly #reader: PacketReader;
   #closed = false;
+  /** The client dropped the connection before the broker had read all it sent. */
+  #dropped = false;
 
   constructor(client: LeanMqttClient) {
     super({ allowHalfOpen: false });
@@ -538,19 +545,41 @@ class BrokerLink extends Duplex implements Link {
     if (error) this.destroy(error);
   }
 
+  /**
+   * The client drops the connection with `destroy`, and the broker closes it with `destroy` too.
+   * While the broker has not read all the client sent, the first call is the client's drop, and
+   * it acts as a TCP connection that closes after its data: the client hears of the close at once,
+   * the broker reads what came before (a last PUBLISH) and then an end without DISCONNECT, a lost
+   * connection (MQTT 3.1.1 §4.6; the last will fires), and nothing goes back. The broker's own
+   * `destroy` when it is done, or DROP_GRACE_MS, ends the stream.
+   */
+  override destroy(error?: Error): this {
+    // Nothing unread, or nobody reading (aedes stops reading when it closes a client): nothing to wait for.
+    if (this.#dropped || this.destroyed || this.readableLength === 0 || this.listenerCount('readable') === 0) return super.destroy(error);
+    this.#dropped = true;
+    this.#close(error ?? null);
+    this.push(null);
+    const guard = setTimeout(() => super.destroy(), BrokerLink.DROP_GRACE_MS);
+    this.once('close', () => clearTimeout(guard));
+    return this;
+  }
+
   override _final(callback: (error?: Error | null) => void): void {
     callback();
     this.destroy();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.#closed) {
-      this.#closed = true;
-      this.#reader.clear();
-      if (error) this.#client.onLinkError(error);
-      this.#client.onLinkClosed(this);
-    }
+    this.#close(error);
     callback(error);
+  }
+
+  #close(error: Error | null): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#reader.clear();
+    if (error) this.#client.onLinkError(error);
+    this.#client.onLinkClosed(this);
   }
 }
 
