@@ -15,14 +15,17 @@ export function withFixture<T>(yargs: Argv<T>) {
 }
 
 export function withSeed<T>(yargs: Argv<T>) {
-  return yargs.option('seed', { type: 'number', describe: "Seed of the random source (overrides the fixture's seed)" });
+  // A string, not a number: yargs turns `--seed abc` into NaN, and the usage line should echo what was typed.
+  return yargs.option('seed', { type: 'string', describe: "Seed of the random source, 0 to 2147483647 (overrides the fixture's seed)" });
 }
 
 /** The `--seed` given, checked: a whole number the random source takes as it is (0 to 2^31 - 1). */
 export function seedOf(argv: Record<string, unknown>): number | undefined {
-  const seed = argv.seed as number | undefined;
-  if (seed === undefined) return undefined;
-  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) throw new UsageError(`--seed must be a whole number from 0 to ${MAX_SEED}, not "${String(argv.seed)}"`);
+  const raw = argv.seed;
+  if (raw === undefined) return undefined;
+  // Number() reads '' and '  ' as 0; an empty --seed is a mistake, not seed 0.
+  const seed = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
+  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) throw new UsageError(`--seed must be a whole number from 0 to ${MAX_SEED}, not "${String(raw)}"`);
   return seed;
 }
 
@@ -69,11 +72,18 @@ export function checkPort(name: string, value: number | undefined): void {
   }
 }
 
-export function withHttp<T>(yargs: Argv<T>) {
+/** What `--http-port` defaults to: 8080 with a fallback (`up`, `api`), or always a free port (`run`). */
+export type HttpPortDefault = 'default-port' | 'free-port';
+
+export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'default-port') {
+  const where = 'Port of the HTTP server (/v1 API and /sim/v1 control plane)';
   return yargs
     .option('http-port', {
       type: 'number',
-      describe: `Port of the HTTP server (/v1 API and /sim/v1 control plane); 0 picks a free one (default ${DEFAULT_HTTP_PORT}, or a free port if that is taken)`,
+      describe:
+        portDefault === 'free-port'
+          ? `${where} (default: a free one; a port given that is taken is an error)`
+          : `${where}; 0 picks a free one (default ${DEFAULT_HTTP_PORT}, or a free port if that is taken)`,
     })
     .option('control-token', {
       type: 'string',

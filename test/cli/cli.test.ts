@@ -78,7 +78,7 @@ describe('station-sim CLI', () => {
     expect((await good.readyJson()).online).toBe(24);
   });
 
-  it('fixture validate: valid fixtures pass; invalid ones list every problem and exit 1', async () => {
+  it('fixture validate: valid fixtures pass; invalid ones list every schema problem (rule checks wait for a schema-valid file) and exit 1', async () => {
     const ok = await runCliToEnd(['fixture', 'validate', 'fixtures/demo.json']);
     expect(ok).toMatchObject({ code: 0, stdout: 'fixtures/demo.json: valid (5 stations, 2 accounts)\n' });
     const dir = await mkdtemp(join(tmpdir(), 'fixture-'));
@@ -100,6 +100,14 @@ describe('station-sim CLI', () => {
     expect(missing.stderr).toContain('nope.json: /: file not found');
   });
 
+  it('run takes no --host and says its HTTP port is a free one by default', async () => {
+    const host = await runCliToEnd(['run', '--host', '127.0.0.1', '--', 'true']);
+    expect(host.code).toBe(1);
+    expect(host.stderr).toContain('Unknown argument: host');
+    const help = await runCliToEnd(['run', '--help']);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('--http-port Port of the HTTP server (/v1 API and /sim/v1 control plane) (default: a free one;');
+  });
+
   it('unknown commands and options are usage errors', async () => {
     const result = await runCliToEnd(['up', '--frobnicate']);
     expect(result.code).toBe(1);
@@ -113,6 +121,9 @@ describe('station-sim CLI', () => {
       [['stations', '--broker', 'mqtt://127.0.0.1:1', '--shard', '3/2'], '--shard must be k/n with 1 <= k <= n, not "3/2"'],
       [['up', '--time-scale', '0', '--mqtt-port', '0', '--http-port', '0'], '--time-scale must be a positive number'],
       [['up', '--seed', '1.5', '--mqtt-port', '0', '--http-port', '0'], '--seed must be a whole number from 0 to 2147483647, not "1.5"'],
+      // What was typed, not what a number parser made of it ("NaN", or 0 for an empty value).
+      [['up', '--seed', 'abc', '--mqtt-port', '0', '--http-port', '0'], '--seed must be a whole number from 0 to 2147483647, not "abc"'],
+      [['run', '--seed', '', '--', 'true'], '--seed must be a whole number from 0 to 2147483647, not ""'],
       [['up', '--command-timeout', '3000000000', '--mqtt-port', '0', '--http-port', '0'], '--command-timeout must be at most 2147483647 ms'],
       [['up', '--dashboard', 'on', '--json', '--mqtt-port', '0', '--http-port', '0'], '--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to'],
       [['up', '--broker', 'mqtt://127.0.0.1:1', '--mqtt-port', '1884', '--http-port', '0'], "--mqtt-port is the embedded broker's port; with --broker there is no embedded broker (the port is in the URL)"],

@@ -29,7 +29,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
     command: 'run [command..]',
     describe: 'Run a command (a test suite) against a fresh simulator on free ports: station-sim run --fixture F -- npm test',
     builder: (yargs) =>
-      withTime(withHttp(withSeed(withFixture(yargs))))
+      withTime(withHttp(withSeed(withFixture(yargs)), 'free-port'))
         .option('ready-file', { type: 'string', describe: 'Write the addresses as JSON to this file once ready' })
         .positional('command', { type: 'string', array: true, describe: 'The command and its arguments, after --' }),
     handler: async (argv) => {
