@@ -179,6 +179,8 @@ async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Pro
     }
     case 'stop':
       await broker.stop();
+      // Whatever aedes did not close (a connection still short of CONNECT) closes too.
+      for (const connection of [...connections.values()]) connection.destroy();
       return undefined;
     default:
       throw new Error(`unknown call ${id}`);

@@ -64,6 +64,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
     throw error;
   }
   const sockets = new Set<net.Socket>();
+  /** In-memory connections: `aedes.close()` closes only clients past CONNECT, `stop` closes the rest. */
+  const streams = new Set<Duplex>();
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -76,6 +78,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
     fellBack: bound.fellBack,
     aedes,
     handle: (stream: Duplex) => {
+      streams.add(stream);
+      stream.once('close', () => streams.delete(stream));
       aedes.handle(stream);
     },
     tap: async (filters, listener) => {
@@ -105,6 +109,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       await settle(aedes);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
+      for (const stream of streams) stream.destroy();
       await closed;
     },
   };
