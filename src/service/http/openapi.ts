@@ -14,7 +14,8 @@ export async function registerOpenApi(app: ApiInstance): Promise<void> {
       openapi: '3.0.3',
       info: {
         title: 'Lock Station Control Service (station-sim)',
-        description: 'The `/v1` API of spec/service-interface.md, as emulated by station-sim. Choices where the interface is silent: docs/api.md.',
+        description:
+          "The `/v1` API of the service interface (spec/service-interface.md), as emulated by station-sim, and station-sim's own `/sim/v1` control plane (docs/control-plane.md). Choices where the interface is silent: docs/api.md.",
         version: '1.0.0',
       },
       tags: [
