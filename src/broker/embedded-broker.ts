@@ -54,7 +54,22 @@ export interface InThreadBroker extends StartedBroker {
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<InThreadBroker> {
   const host = options.host ?? '127.0.0.1';
   const persistence = indexedMemoryPersistence();
-  const aedes = await Aedes.createBroker({ persistence });
+  // [MQTT-3.1.3-8]: a zero-byte client id with CleanSession 0 is answered with CONNACK return code
+  // 2 (identifier rejected) and the connection closed, as Mosquitto does; aedes would make up an id
+  // for a session nobody can resume. preConnect sees the CONNECT as sent, and authenticate is where
+  // aedes takes a return code (an error's `returnCode`) before it answers and closes.
+  const emptyIdPersistent = new WeakSet<object>();
+  const aedes = await Aedes.createBroker({
+    persistence,
+    preConnect: (client, packet, callback) => {
+      if (packet.clientId === '' && !packet.clean) emptyIdPersistent.add(client);
+      callback(null, true);
+    },
+    authenticate: (client, _username, _password, callback) => {
+      if (!emptyIdPersistent.has(client)) return callback(null, true);
+      callback(Object.assign(new Error('identifier rejected'), { returnCode: 2 as const }), false);
+    },
+  });
   const server = net.createServer({ noDelay: true }, (socket) => aedes.handle(socket));
   let bound: { port: number; fellBack: boolean };
   try {
