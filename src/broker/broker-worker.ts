@@ -4,6 +4,7 @@
  * aedes writes go out in one batch per turn of the event loop (thread-protocol.ts).
  */
 import { Duplex } from 'node:stream';
+import { endForReader, readerBehind } from '../shared/end-for-reader.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { getHeapStatistics } from 'node:v8';
 import { startEmbeddedBroker, type InThreadBroker } from './embedded-broker.js';
@@ -31,13 +32,6 @@ function scheduleFlush(): void {
   setImmediate(flush);
 }
 
-/**
- * How long a connection the simulator's side dropped waits for aedes to read what came before the
- * drop: aedes reads on the next tick unless it has paused the client (while it authenticates a
- * CONNECT), and a dropped connection must not linger.
- */
-const DROP_GRACE_MS = 500;
-
 /** One in-memory connection as aedes sees it. */
 class ThreadConnection extends Duplex {
   readonly id: number;
@@ -55,18 +49,12 @@ class ThreadConnection extends Duplex {
    * The simulator's side dropped the connection. As with a TCP peer that closes after its data,
    * what it sent before is still read (a last PUBLISH, a CONNECT): aedes reads to the end, takes
    * an end without DISCONNECT for a lost connection (MQTT 3.1.1 §4.6; the last will fires) and
-   * closes its side, and nothing goes back. At most DROP_GRACE_MS later it goes regardless.
+   * closes its side, and nothing goes back. At most DROP_GRACE_MS (end-for-reader.ts) later it goes regardless.
    */
   peerDropped(): void {
     this.peerClosed = true;
-    // Nothing unread, or nobody reading (aedes stops reading when it closes a client): nothing to wait for.
-    if (this.readableLength === 0 || this.listenerCount('readable') === 0) {
-      this.destroy();
-      return;
-    }
-    this.push(null);
-    const guard = setTimeout(() => this.destroy(), DROP_GRACE_MS);
-    this.once('close', () => clearTimeout(guard));
+    if (readerBehind(this)) endForReader(this, () => this.destroy());
+    else this.destroy();
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {

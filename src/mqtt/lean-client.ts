@@ -22,6 +22,7 @@ import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from './packet-codec.js';
 import type { LinkEnd, LinkPeer, StreamAcceptor } from './transport.js';
 import { callSafely, throwLater } from '../shared/throw-later.js';
+import { endForReader, readerBehind } from '../shared/end-for-reader.js';
 
 /** Where a lean client connects: into a broker in this process, or to a broker's TCP port. */
 export type LeanTarget = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; host: string; port: number };
@@ -511,11 +512,6 @@ class PacketReader {
  * writes is parsed for the client at once; what the client sends is pushed as one chunk a packet.
  */
 class BrokerLink extends Duplex implements Link {
-  /**
-   * How long a dropped connection waits for the broker to read what came before the drop: aedes
-   * reads on the next tick unless it has paused the client (while it authenticates a CONNECT).
-   */
-  static readonly DROP_GRACE_MS = 500;
   readonly #client: LeanMqttClient;
   readonly #reader: PacketReader;
   #closed = false;
@@ -551,16 +547,13 @@ class BrokerLink extends Duplex implements Link {
    * it acts as a TCP connection that closes after its data: the client hears of the close at once,
    * the broker reads what came before (a last PUBLISH) and then an end without DISCONNECT, a lost
    * connection (MQTT 3.1.1 §4.6; the last will fires), and nothing goes back. The broker's own
-   * `destroy` when it is done, or DROP_GRACE_MS, ends the stream.
+   * `destroy` when it is done, or DROP_GRACE_MS (end-for-reader.ts), ends the stream.
    */
   override destroy(error?: Error): this {
-    // Nothing unread, or nobody reading (aedes stops reading when it closes a client): nothing to wait for.
-    if (this.#dropped || this.destroyed || this.readableLength === 0 || this.listenerCount('readable') === 0) return super.destroy(error);
+    if (this.#dropped || this.destroyed || !readerBehind(this)) return super.destroy(error);
     this.#dropped = true;
     this.#close(error ?? null);
-    this.push(null);
-    const guard = setTimeout(() => super.destroy(), BrokerLink.DROP_GRACE_MS);
-    this.once('close', () => clearTimeout(guard));
+    endForReader(this, () => super.destroy());
     return this;
   }
 

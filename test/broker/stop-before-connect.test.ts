@@ -23,14 +23,16 @@ describe.each(['the broker thread', 'this thread'] as const)('stop() on %s', (ki
     await vi.waitFor(() => expect(client.destroyed).toBe(true));
   });
 
-  it.runIf(kind === 'the broker thread')('closes an attached connection that never sent CONNECT, promptly', async () => {
-    const broker = await startBrokerThread({ port: 0 });
-    let closed = false;
-    broker.attach!({ receive: () => undefined, closed: () => (closed = true) });
-    await broker.sync();
-    const before = Date.now();
-    await broker.stop();
-    expect(Date.now() - before).toBeLessThan(2000);
-    expect(closed).toBe(true);
-  });
+});
+
+// Only the broker thread has `attach` (a connection without a stream on this side).
+it('stop() on the broker thread closes an attached connection that never sent CONNECT, promptly', async () => {
+  const broker = await startBrokerThread({ port: 0 });
+  let closed = false;
+  broker.attach!({ receive: () => undefined, closed: () => (closed = true) });
+  await broker.sync();
+  const before = Date.now();
+  await broker.stop();
+  expect(Date.now() - before).toBeLessThan(2000);
+  expect(closed).toBe(true);
 });
