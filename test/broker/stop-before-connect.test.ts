@@ -22,7 +22,6 @@ describe.each(['the broker thread', 'this thread'] as const)('stop() on %s', (ki
     expect(Date.now() - before).toBeLessThan(2000); // the broker thread's stop timeout is 10 s
     await vi.waitFor(() => expect(client.destroyed).toBe(true));
   });
-
 });
 
 // Only the broker thread has `attach` (a connection without a stream on this side).
