@@ -1,7 +1,7 @@
 /** Options shared by several commands, declared once. */
 import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
-import { MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
+import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -25,7 +25,7 @@ export function seedOf(argv: Record<string, unknown>): number | undefined {
   if (raw === undefined) return undefined;
   // Number() reads '' and '  ' as 0; an empty --seed is a mistake, not seed 0.
   const seed = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
-  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) throw new UsageError(`--seed must be a whole number from 0 to ${MAX_SEED}, not "${String(raw)}"`);
+  if (!isSeed(seed)) throw new UsageError(`--seed must be a whole number from 0 to ${MAX_SEED}, not "${String(raw)}"`);
   return seed;
 }
 

@@ -7,7 +7,7 @@ import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-brok
 import { startBrokerThread } from '../broker/broker-thread.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
-import { MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
+import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../shared/redact-url.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
@@ -313,7 +313,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   const fixture = await resolveFixture(options.fixture);
   const seed = options.seed ?? fixture.seed;
   // The random source keeps 32 bits of the seed: a larger one would replay a smaller one.
-  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) throw new SimError('BAD_REQUEST', `seed must be a whole number from 0 to ${MAX_SEED}, not ${seed}`);
+  if (!isSeed(seed)) throw new SimError('BAD_REQUEST', `seed must be a whole number from 0 to ${MAX_SEED}, not ${seed}`);
   const cleanups = new Cleanups();
   try {
     const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
