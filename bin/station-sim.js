@@ -2,4 +2,14 @@
 // The published entry point runs the compiled CLI (built by `npm run build`, which `npm ci` runs via `prepare`).
 // --max-semi-space-size: a 32 MiB young generation; under load the simulator allocates fast and
 // scavenges about half as often with it (bench/README.md, "History").
-import '../dist/cli/main.js';
+import { existsSync } from 'node:fs';
+
+const root = new URL('..', import.meta.url);
+if (!existsSync(new URL('dist/cli/main.js', root))) {
+  process.stderr.write('station-sim: the compiled CLI (dist/) is missing: run `npm run build` in the package directory (npm ci runs it)\n');
+  process.exit(1);
+}
+const { staleBuildNotice } = await import('../dist/cli/stale-build.js');
+const notice = staleBuildNotice(root);
+if (notice) process.stderr.write(`${notice}\n`);
+await import('../dist/cli/main.js');

@@ -1,0 +1,49 @@
+/**
+ * The notice bin/station-sim.js prints when the sources changed after the build it runs.
+ */
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { staleBuildNotice } from '../../src/cli/stale-build.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A package directory with src/station/model.ts and dist/cli/main.js at the given times (s). */
+function checkout(sourceAt: number, builtAt: number): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'stale-build-'));
+  dirs.push(dir);
+  mkdirSync(path.join(dir, 'src', 'station'), { recursive: true });
+  mkdirSync(path.join(dir, 'dist', 'cli'), { recursive: true });
+  const source = path.join(dir, 'src', 'station', 'model.ts');
+  const built = path.join(dir, 'dist', 'cli', 'main.js');
+  writeFileSync(source, 'export {};\n');
+  writeFileSync(built, 'export {};\n');
+  utimesSync(source, sourceAt, sourceAt);
+  utimesSync(built, builtAt, builtAt);
+  return dir;
+}
+
+describe('staleBuildNotice', () => {
+  it('says to build when a source file, however deep, is newer than the compiled CLI', () => {
+    const notice = staleBuildNotice(checkout(2_000_000, 1_000_000));
+    expect(notice).toContain('src/ changed after dist/ was built');
+    expect(notice).toContain('npm run build');
+  });
+
+  it('says nothing when the build is newer, and takes a file: URL as bin does', () => {
+    const dir = checkout(1_000_000, 2_000_000);
+    expect(staleBuildNotice(dir)).toBeUndefined();
+    expect(staleBuildNotice(pathToFileURL(`${dir}/`))).toBeUndefined();
+  });
+
+  it('says nothing in an installed package, which has no src/', () => {
+    const dir = checkout(2_000_000, 1_000_000);
+    rmSync(path.join(dir, 'src'), { recursive: true });
+    expect(staleBuildNotice(dir)).toBeUndefined();
+  });
+});
