@@ -3,6 +3,7 @@
  * the fleet, and the `/v1` API. This is the library entry point for test suites and what
  * `station-sim up` runs.
  */
+import { fileURLToPath } from 'node:url';
 import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-broker.js';
 import { startBrokerThread } from '../broker/broker-thread.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
@@ -192,7 +193,8 @@ export interface StartedApiProcess extends StartedHttp {
   stop(): Promise<void>;
 }
 
-export const DEMO_FIXTURE = new URL('../../fixtures/demo.json', import.meta.url).pathname;
+// fileURLToPath, not `.pathname`: the URL's path keeps a space as %20, and no file has that name.
+export const DEMO_FIXTURE = fileURLToPath(new URL('../../fixtures/demo.json', import.meta.url));
 
 export async function resolveFixture(fixture: SimulatorOptions['fixture']): Promise<Fixture> {
   if (fixture === undefined) return loadFixture(DEMO_FIXTURE);
