@@ -2,6 +2,7 @@
  * The `station-sim` command line (yargs). Each command lives in `commands/`; `runCli` only wires
  * them and turns failures into one line on stderr and a non-zero exit code.
  */
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { upCommand } from './commands/up.js';
@@ -32,7 +33,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .strict()
     .help()
     .alias('h', 'help')
-    .version()
+    .version(ownVersion())
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .fail((message, error) => {
       // Throwing (rather than recording) keeps yargs from running the command after a usage error.
@@ -48,4 +49,14 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     return 1;
   }
   return result.code;
+}
+
+/**
+ * station-sim's version, from its own package.json: two levels up from this module both in `src/`
+ * and in `dist/`. Told nothing, yargs takes the package.json above wherever yargs is installed,
+ * which in a project that installs station-sim is that project's.
+ */
+function ownVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
 }
