@@ -49,8 +49,14 @@ export interface HttpOptions {
 }
 
 export interface SimulatorOptions extends HttpOptions {
-  /** A fixture file path, fixture data, or a fixture already loaded. @default the bundled demo fixture */
-  fixture?: string | Fixture | object;
+  /**
+   * The name of a fixture station-sim ships (`"ci"`: 25 stations with fast delays for test suites;
+   * `"demo"`), a fixture file path (relative to the working directory; a file named like a shipped
+   * fixture is `./ci`), fixture data, or a fixture already loaded.
+   * @default "demo"
+   */
+  // `string & {}` keeps the shipped names offered by editors (a plain `string` would absorb them).
+  fixture?: ShippedFixtureName | (string & {}) | Fixture | object;
   /** Overrides the fixture's seed. */
   seed?: number;
   /** URL of an external broker (`mqtt://host:port`); when set, no broker is embedded and stations use TCP. */
@@ -193,12 +199,30 @@ export interface StartedApiProcess extends StartedHttp {
   stop(): Promise<void>;
 }
 
-// fileURLToPath, not `.pathname`: the URL's path keeps a space as %20, and no file has that name.
-export const DEMO_FIXTURE = fileURLToPath(new URL('../../fixtures/demo.json', import.meta.url));
+/**
+ * The fixtures station-sim ships (`fixtures/demo.json`, `fixtures/ci.json`), by the name the
+ * `fixture` option takes for them: a project that installs station-sim reaches them without
+ * knowing where its package manager put the package.
+ */
+export const SHIPPED_FIXTURES = ['demo', 'ci'] as const;
+export type ShippedFixtureName = (typeof SHIPPED_FIXTURES)[number];
 
+/** The absolute path of a shipped fixture, in `src/` and `dist/` alike (both are two levels down). */
+export function shippedFixturePath(name: ShippedFixtureName): string {
+  // fileURLToPath, not `.pathname`: the URL's path keeps a space as %20, and no file has that name.
+  return fileURLToPath(new URL(`../../fixtures/${name}.json`, import.meta.url));
+}
+
+export const DEMO_FIXTURE = shippedFixturePath('demo');
+
+function isShippedFixtureName(value: string): value is ShippedFixtureName {
+  return (SHIPPED_FIXTURES as readonly string[]).includes(value);
+}
+
+/** The fixture the `fixture` option names: a shipped one by name, a file by path, or data. */
 export async function resolveFixture(fixture: SimulatorOptions['fixture']): Promise<Fixture> {
   if (fixture === undefined) return loadFixture(DEMO_FIXTURE);
-  if (typeof fixture === 'string') return loadFixture(fixture);
+  if (typeof fixture === 'string') return loadFixture(isShippedFixtureName(fixture) ? shippedFixturePath(fixture) : fixture);
   if (isLoaded(fixture)) return fixture;
   return parseFixture(fixture);
 }

@@ -86,7 +86,7 @@ export interface SuiteHooks {
 
 /**
  * Starts one simulator for the suite and stops it after; returns a getter for it.
- * `const sim = withSimulator({ beforeAll, afterAll }, { fixture: 'fixtures/ci.json' })`
+ * `const sim = withSimulator({ beforeAll, afterAll }, { fixture: 'ci' })`
  */
 export function withSimulator(hooks: SuiteHooks, options: SimulatorOptions = {}): () => TestSimulator {
   let current: TestSimulator | undefined;

@@ -1,5 +1,7 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/index.js';
+import { resolveFixture } from '../../src/simulator/start-simulator.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
 
 /** Handles that a stopped simulator could leave behind (timers are unref'd by design, so count them apart). */
@@ -68,5 +70,12 @@ describe('startSimulator (library)', () => {
     await expect(startSimulator({ fixture, timeScale: 0 })).rejects.toMatchObject({ code: 'BAD_REQUEST', message: 'timeScale must be a positive number, not 0' });
     await expect(startSimulator({ fixture, seed: 2 ** 32 + 1 })).rejects.toMatchObject({ code: 'BAD_REQUEST', message: 'seed must be a whole number from 0 to 2147483647, not 4294967297' });
     expect(openHandles()).toEqual(before);
+  });
+
+  it('takes the name of a shipped fixture for the file in the package, not in the working directory', async () => {
+    const fixture = await resolveFixture('ci');
+    expect(fixture.source).toBe(fileURLToPath(new URL('../../fixtures/ci.json', import.meta.url)));
+    expect(fixture.stations).toHaveLength(25);
+    expect((await resolveFixture('demo')).source).toBe(fileURLToPath(new URL('../../fixtures/demo.json', import.meta.url)));
   });
 });
