@@ -3,6 +3,16 @@
  * its events come in (requested → acked → unlocked → locked), correlated by commandId where the
  * event has one and by token + lockId where it has not (`lock.state` carries no commandId).
  * Kept apart from React so the correlation can be tested on its own.
+ *
+ * A second unlock of a lock whose first is still under way does what the station does with it
+ * (`station-model.ts` `#execute`): while the lock is opening it changes nothing, so its chain ends
+ * as joined to the opening one; while the lock is open it restarts the relock time, so the open
+ * chain ends there and the relock to come belongs to the new one.
+ *
+ * Steps are timed on the simulator's clock, never on arrival: a command from the `time` of its
+ * `command.sent` plus the `ms` the server measured, a lock state by its `lastUpdated` (the station's
+ * own time of the change). Under `--clock manual` the states of a long advance all arrive at its
+ * end, and under `--time-scale` a few ms of delivery are many simulated ones.
  */
 import type { SimEvent, SimStation } from './sim-types.js';
 
@@ -17,7 +27,21 @@ export interface LogLine {
   tone: LogTone;
 }
 
-export type UnlockStage = 'requested' | 'acked' | 'unlocked' | 'locked' | 'rejected' | 'timeout' | 'jammed' | 'failed';
+export type UnlockStage =
+  | 'requested'
+  | 'acked'
+  | 'unlocked'
+  | 'locked'
+  | 'rejected'
+  | 'timeout'
+  | 'jammed'
+  | 'failed'
+  /** Acked while an earlier unlock of the lock was opening it: nothing more happens for this one. */
+  | 'joined'
+  /** The lock was open and a later unlock restarted its relock time: the relock is that one's. */
+  | 'superseded'
+  /** Acked, but the `ackNoOpen` fault keeps the lock shut. */
+  | 'unopened';
 
 export interface UnlockStep {
   label: string;
@@ -67,6 +91,8 @@ export class ActivityLog {
   /** The chain that the next `lock.state` of a lock belongs to. */
   readonly #openByLock = new Map<string, number>();
   readonly #byCommand = new Map<string, number>();
+  /** Commands the `ackNoOpen` fault hit (it is reported before their ack), by commandId. */
+  readonly #wontOpen = new Map<string, number>();
 
   constructor(options: ActivityLogOptions) {
     this.#limit = options.limit ?? 200;
@@ -121,25 +147,30 @@ export class ActivityLog {
         this.#sent(event.token, event.lockId, event.commandId, at);
         return;
       case 'command.acked':
-        this.#commandStep(event.token, event.lockId, event.commandId, at, 'acked', { label: 'acked', at, ...(event.ms === undefined ? {} : { deltaMs: event.ms }) });
+        this.#commandStep(event, at, 'acked', 'acked', event.ms);
         return;
       case 'command.rejected':
-        this.#commandStep(event.token, event.lockId, event.commandId, at, 'rejected', { label: `rejected: ${event.reason}`, at, ...(event.ms === undefined ? {} : { deltaMs: event.ms }) });
+        this.#commandStep(event, at, 'rejected', `rejected: ${event.reason}`, event.ms);
         return;
       case 'command.timeout':
-        this.#commandStep(event.token, event.lockId, event.commandId, at, 'timeout', { label: 'timed out', at, deltaMs: event.ms });
+        this.#commandStep(event, at, 'timeout', 'timed out', event.ms);
         return;
       case 'lock.state': {
-        if (this.#lockStep(event.token, event.lockId, event.status, at)) return;
+        // The station's time of the change; the event's own time is when it reached the server.
+        const changedAt = Date.parse(event.lastUpdated);
+        if (this.#lockStep(event.token, event.lockId, event.status, Number.isFinite(changedAt) ? changedAt : at)) return;
         const previous = before?.locks.find((lock) => lock.lockId === event.lockId)?.status;
         if (previous !== event.status) {
           this.note(`${event.token}/${event.lockId} ${event.status}`, event.status === 'jammed' ? 'warn' : 'info', at);
         }
         return;
       }
-      case 'fault.applied':
+      case 'fault.applied': {
         this.note(`${event.token}${event.lockId === undefined ? '' : `/${event.lockId}`} fault ${event.fault}`, 'warn', at);
+        const chainId = event.commandId === undefined ? undefined : this.#byCommand.get(event.commandId);
+        if (event.fault === 'ackNoOpen' && chainId !== undefined) this.#wontOpen.set(event.commandId!, chainId);
         return;
+      }
       case 'control':
         this.note(`control ${event.token ?? 'fleet'}: ${event.action}`, 'info', at);
         return;
@@ -156,30 +187,80 @@ export class ActivityLog {
     const waiting = this.#awaitingSend.get(key);
     const id = waiting?.shift();
     if (waiting?.length === 0) this.#awaitingSend.delete(key);
+    let chainId: number;
     if (id !== undefined && this.#find(id)) {
-      this.#byCommand.set(commandId, id);
-      this.#openByLock.set(key, id);
+      chainId = id;
       // From here on every step is timed on the simulator's clock, so the deltas do not mix clocks.
-      this.#update(id, (chain) => ({ ...chain, commandId, steps: [{ label: 'requested', at }] }));
-      return;
+      this.#update(id, (chain) => ({ ...chain, at, commandId, steps: [{ label: 'requested', at }] }));
+    } else {
+      // An unlock asked for by another client of the /v1 API.
+      chainId = this.#nextId++;
+      this.#push({ kind: 'unlock', id: chainId, at, token, lockId, commandId, stage: 'requested', steps: [{ label: 'requested', at }] });
     }
-    // An unlock asked for by another client of the /v1 API.
-    const chainId = this.#nextId++;
-    this.#push({ kind: 'unlock', id: chainId, at, token, lockId, commandId, stage: 'requested', steps: [{ label: 'requested', at }] });
     this.#byCommand.set(commandId, chainId);
-    this.#openByLock.set(key, chainId);
+    // Whose the lock's states are is settled by the ack (#acked); until then, an idle lock's.
+    if (!this.#openByLock.has(key)) this.#openByLock.set(key, chainId);
   }
 
-  #commandStep(token: string, lockId: string, commandId: string, at: number, stage: UnlockStage, step: UnlockStep): void {
+  #commandStep(
+    event: { token: string; lockId: string; commandId: string },
+    eventAt: number,
+    stage: 'acked' | 'rejected' | 'timeout',
+    label: string,
+    ms: number | undefined,
+  ): void {
+    const { token, lockId, commandId } = event;
     const id = this.#byCommand.get(commandId);
     const chain = id === undefined ? undefined : this.#find(id);
     if (!chain || chain.stage !== 'requested') {
       // The stream started after the command was sent (or the entry has scrolled away).
-      this.note(`${token}/${lockId} ${step.label}${step.deltaMs === undefined ? '' : ` (+${step.deltaMs}ms)`}`, stage === 'acked' ? 'info' : 'error', at);
+      this.note(`${token}/${lockId} ${label}${ms === undefined ? '' : ` (+${ms}ms)`}`, stage === 'acked' ? 'info' : 'error', eventAt);
+      return;
+    }
+    // `ms` is the server's own measure since it saw the command go out, on the simulator's clock.
+    const sentAt = chain.steps[0]?.at;
+    const at = ms !== undefined && sentAt !== undefined ? sentAt + ms : eventAt;
+    const step: UnlockStep = { label, at, ...(ms === undefined ? {} : { deltaMs: ms }) };
+    if (stage === 'acked') {
+      this.#acked(chain, step);
       return;
     }
     this.#update(chain.id, (current) => {
       const next = { ...current, stage, steps: [...current.steps, step] };
+      this.#close(next);
+      return next;
+    });
+  }
+
+  /** An accepted command: what it does depends on where the lock's earlier unlock is (see the top). */
+  #acked(chain: UnlockChain, ack: UnlockStep): void {
+    const key = lockKey(chain.token, chain.lockId);
+    const wontOpen = chain.commandId !== undefined && this.#wontOpen.delete(chain.commandId);
+    const ownerId = this.#openByLock.get(key);
+    const owner = ownerId === undefined || ownerId === chain.id ? undefined : this.#find(ownerId);
+    let stage: UnlockStage = 'acked';
+    const steps: UnlockStep[] = [...chain.steps, ack];
+    if (wontOpen) {
+      stage = 'unopened';
+      steps.push({ label: 'stays shut (ackNoOpen)', at: ack.at });
+    } else if (owner?.stage === 'acked') {
+      stage = 'joined';
+      steps.push({ label: 'joins the opening under way', at: ack.at });
+    } else if (owner?.stage === 'unlocked') {
+      this.#update(owner.id, (current) => {
+        const next: UnlockChain = { ...current, stage: 'superseded', steps: [...current.steps, { label: 'held open by the next unlock', at: ack.at }] };
+        this.#close(next);
+        return next;
+      });
+      stage = 'unlocked';
+      steps.push({ label: 'already open', at: ack.at });
+      this.#openByLock.set(key, chain.id);
+    } else {
+      // An idle lock, or one whose earlier command was never acked (dropped, or its ack delayed).
+      this.#openByLock.set(key, chain.id);
+    }
+    this.#update(chain.id, (current) => {
+      const next = { ...current, stage, steps };
       if (!OPEN_STAGES.has(stage)) this.#close(next);
       return next;
     });
@@ -209,7 +290,10 @@ export class ActivityLog {
   #close(chain: UnlockChain): void {
     const key = lockKey(chain.token, chain.lockId);
     if (this.#openByLock.get(key) === chain.id) this.#openByLock.delete(key);
-    if (chain.commandId !== undefined) this.#byCommand.delete(chain.commandId);
+    if (chain.commandId !== undefined) {
+      this.#byCommand.delete(chain.commandId);
+      this.#wontOpen.delete(chain.commandId);
+    }
     const waiting = this.#awaitingSend.get(key);
     if (waiting) {
       const rest = waiting.filter((id) => id !== chain.id);
@@ -232,6 +316,7 @@ export class ActivityLog {
     const oldest = this.#entries[0]?.id ?? this.#nextId;
     for (const [key, id] of this.#openByLock) if (id < oldest) this.#openByLock.delete(key);
     for (const [commandId, id] of this.#byCommand) if (id < oldest) this.#byCommand.delete(commandId);
+    for (const [commandId, id] of this.#wontOpen) if (id < oldest) this.#wontOpen.delete(commandId);
     for (const [key, ids] of this.#awaitingSend) {
       const rest = ids.filter((id) => id >= oldest);
       if (rest.length > 0) this.#awaitingSend.set(key, rest);
@@ -281,6 +366,7 @@ function chainTone(chain: UnlockChain): LogTone {
     case 'requested':
       return 'info';
     case 'jammed':
+    case 'unopened':
       return 'warn';
     case 'rejected':
     case 'timeout':

@@ -1,0 +1,116 @@
+/** The log's unlock chains: which events belong to which unlock, and on which clock they are timed. */
+import { describe, expect, it } from 'vitest';
+import { ActivityLog, describeEntry, type UnlockChain } from '../../src/dashboard/activity-log.js';
+import type { SimEvent } from '../../src/dashboard/sim-types.js';
+import { makeStation } from './fake-control-plane.js';
+
+const T0 = Date.parse('2026-11-22T08:00:00.000Z');
+const iso = (ms: number): string => new Date(T0 + ms).toISOString();
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A log fed as the dashboard feeds it, with the station as it was before each event. */
+function logOf() {
+  // The dashboard's own clock: far from the simulator's, so a step timed on it shows.
+  const log = new ActivityLog({ now: () => T0 + 3_600_000 });
+  let seq = 0;
+  let station = makeStation(1);
+  const feed = (body: DistributiveOmit<SimEvent, 'seq' | 'time'>, ms: number): void => {
+    const event = { seq: ++seq, time: iso(ms), ...body } as SimEvent;
+    log.observe(event, station);
+    if (event.type === 'lock.state') {
+      station = { ...station, locks: station.locks.map((lock) => (lock.lockId === event.lockId ? { ...lock, status: event.status } : lock)) };
+    }
+  };
+  const sent = (commandId: string, ms: number) => feed({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId }, ms);
+  const acked = (commandId: string, ms: number, after: number) => feed({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId, ms: after }, ms + after);
+  const state = (status: 'locked' | 'unlocked', lastUpdated: number, arrives = lastUpdated) =>
+    feed({ type: 'lock.state', token: 'ST-1001', lockId: '1', status, lastUpdated: iso(lastUpdated) }, arrives);
+  const texts = (): string[] => log.entries.map((entry) => describeEntry(entry).text);
+  const chains = (): UnlockChain[] => log.entries.filter((entry): entry is UnlockChain => entry.kind === 'unlock');
+  return { log, feed, sent, acked, state, texts, chains };
+}
+
+describe('a second unlock of the same lock', () => {
+  it('while the lock is open restarts its relock time: the open chain ends there, the relock is the last one\'s', () => {
+    const { log, sent, acked, state, texts } = logOf();
+    const first = log.beginUnlock('ST-1001', '1');
+    sent('c1', 0);
+    acked('c1', 0, 2);
+    log.finishUnlock(first, { success: true });
+    state('unlocked', 2288);
+    const second = log.beginUnlock('ST-1001', '1');
+    sent('c2', 3500);
+    acked('c2', 3500, 2);
+    log.finishUnlock(second, { success: true });
+    const third = log.beginUnlock('ST-1001', '1');
+    sent('c3', 4500);
+    acked('c3', 4500, 0);
+    log.finishUnlock(third, { success: true });
+    state('locked', 9500);
+    expect(texts()).toEqual([
+      'ST-1001/1 unlock requested → acked (+2ms) → unlocked (+2286ms) → held open by the next unlock · ok',
+      'ST-1001/1 unlock requested → acked (+2ms) → already open → held open by the next unlock · ok',
+      // Relocked 5 s after the last unlock, as the station does; no relock line of its own.
+      'ST-1001/1 unlock requested → acked (+0ms) → already open → locked (+5000ms) · ok',
+    ]);
+  });
+
+  it('while the lock is opening joins that opening: the unlocked and locked are the first chain\'s, and no chain is left hanging', () => {
+    const { log, sent, acked, state, texts, chains } = logOf();
+    const first = log.beginUnlock('ST-1001', '1');
+    sent('c1', 0);
+    acked('c1', 0, 1);
+    log.finishUnlock(first, { success: true });
+    const second = log.beginUnlock('ST-1001', '1');
+    sent('c2', 400);
+    acked('c2', 400, 1);
+    log.finishUnlock(second, { success: true });
+    state('unlocked', 2259);
+    state('locked', 7259);
+    expect(texts()).toEqual([
+      'ST-1001/1 unlock requested → acked (+1ms) → unlocked (+2258ms) → locked (+5000ms) · ok',
+      'ST-1001/1 unlock requested → acked (+1ms) → joins the opening under way · ok',
+    ]);
+    expect(chains().map((chain) => chain.stage)).toEqual(['locked', 'joined']);
+  });
+
+  it('after one the ackNoOpen fault kept shut is a fresh opening, not a join', () => {
+    const { sent, acked, state, feed, texts } = logOf();
+    sent('c1', 0);
+    feed({ type: 'fault.applied', token: 'ST-1001', lockId: '1', fault: 'ackNoOpen', commandId: 'c1' }, 1);
+    acked('c1', 0, 1);
+    sent('c2', 1000);
+    acked('c2', 1000, 1);
+    state('unlocked', 2001);
+    expect(texts()).toEqual([
+      'ST-1001/1 unlock requested → acked (+1ms) → stays shut (ackNoOpen)',
+      'ST-1001/1 fault ackNoOpen',
+      'ST-1001/1 unlock requested → acked (+1ms) → unlocked (+1000ms)',
+    ]);
+  });
+});
+
+describe('chain times', () => {
+  it('are the simulator\'s: a state by its lastUpdated, not when a manual clock\'s advance delivered it', () => {
+    const { log, sent, acked, state, texts, chains } = logOf();
+    log.beginUnlock('ST-1001', '1');
+    sent('c1', 0);
+    acked('c1', 0, 0);
+    // `POST /sim/v1/clock/advance {"ms":60000}`: both states arrive at its end.
+    state('unlocked', 2284, 60_000);
+    state('locked', 7284, 60_000);
+    expect(texts()).toEqual(['ST-1001/1 unlock requested → acked (+0ms) → unlocked (+2284ms) → locked (+5000ms)']);
+    // Stamped when the command went out on the simulator's clock, not on the dashboard's.
+    expect(chains()[0]!.at).toBe(T0);
+  });
+
+  it('time the ack from the command\'s send by the server\'s own ms, and the unlock from the ack', () => {
+    const { sent, acked, state, texts } = logOf();
+    // --time-scale 10: 5 ms of real delivery is 50 simulated ones, in the event's time but not in ms.
+    sent('c1', 0);
+    acked('c1', 0, 50);
+    state('unlocked', 2050, 2100);
+    state('locked', 7260, 7300);
+    expect(texts()).toEqual(['ST-1001/1 unlock requested → acked (+50ms) → unlocked (+2000ms) → locked (+5210ms)']);
+  });
+});
