@@ -206,7 +206,7 @@ export function Dashboard(props: DashboardProps) {
           <Text wrap="truncate" dimColor>
             {`── events ${'─'.repeat(Math.max(0, layout.width - 10))}`}
           </Text>
-          <EventLog entries={store.log.entries.slice(-layout.logRows)} height={layout.logRows} showClock={layout.showClock} />
+          <EventLog entries={store.log.entries.slice(-layout.logRows)} width={layout.width} height={layout.logRows} showClock={layout.showClock} />
         </>
       )}
       <Footer draft={view.draft} />

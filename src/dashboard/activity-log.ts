@@ -214,7 +214,7 @@ export class ActivityLog {
     const chain = id === undefined ? undefined : this.#find(id);
     if (!chain || chain.stage !== 'requested') {
       // The stream started after the command was sent (or the entry has scrolled away).
-      this.note(`${token}/${lockId} ${label}${ms === undefined ? '' : ` (+${ms}ms)`}`, stage === 'acked' ? 'info' : 'error', eventAt);
+      this.note(`${token}/${lockId} ${label}${ms === undefined ? '' : ` +${ms}ms`}`, stage === 'acked' ? 'info' : 'error', eventAt);
       return;
     }
     // `ms` is the server's own measure since it saw the command go out, on the simulator's clock.
@@ -351,13 +351,24 @@ export class ActivityLog {
   }
 }
 
-/** The text of an entry, e.g. `ST-1001/1 unlock requested → acked (+12ms) → unlocked (+503ms) → locked (+5004ms) · ok`. */
+/** The text of an entry, e.g. `ST-1001/1 unlock → acked +12ms → unlocked +503ms → locked +5004ms · ok`. */
 export function describeEntry(entry: LogEntry): { text: string; tone: LogTone } {
-  if (entry.kind === 'line') return { text: entry.text, tone: entry.tone };
-  const steps = entry.steps.map((step) => (step.deltaMs === undefined ? step.label : `${step.label} (+${Math.round(step.deltaMs)}ms)`));
-  let text = `${entry.token}/${entry.lockId} unlock ${steps.join(' → ')}`;
-  if (entry.result) text += entry.result.success ? ' · ok' : ` · failed: ${entry.result.message ?? 'unlock failed'}`;
-  return { text, tone: chainTone(entry) };
+  const { segments, tone } = entrySegments(entry);
+  return { text: segments.join(' '), tone };
+}
+
+/**
+ * An entry in the pieces a narrow log may wrap it at: for an unlock the head (`ST-1001/1 unlock`),
+ * one piece per step (`→ acked +12ms`) and the outcome (`· ok`, `· failed: …`); a line is one piece.
+ */
+export function entrySegments(entry: LogEntry): { segments: string[]; tone: LogTone } {
+  if (entry.kind === 'line') return { segments: [entry.text], tone: entry.tone };
+  // The first step is the request itself: it is worth a word only while nothing else has happened.
+  const [, ...after] = entry.steps;
+  const head = `${entry.token}/${entry.lockId} unlock${after.length === 0 ? ' requested' : ''}`;
+  const segments = [head, ...after.map((step) => `→ ${step.label}${step.deltaMs === undefined ? '' : ` +${Math.round(step.deltaMs)}ms`}`)];
+  if (entry.result) segments.push(entry.result.success ? '· ok' : `· failed: ${entry.result.message ?? 'unlock failed'}`);
+  return { segments, tone: chainTone(entry) };
 }
 
 function chainTone(chain: UnlockChain): LogTone {

@@ -102,3 +102,29 @@ export function fit(text: string, width: number, align: 'left' | 'right' = 'left
   if (text.length > width) return width === 1 ? '…' : `${text.slice(0, width - 1)}…`;
   return align === 'left' ? text.padEnd(width) : text.padStart(width);
 }
+
+// Emoji and East Asian wide characters take two terminal cells. ⚠ is pictographic but drawn in one
+// cell unless followed by VS16, which the dashboard never writes.
+const WIDE = /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|(?!\u26A0)\p{Extended_Pictographic}/u;
+
+/** Terminal cells `text` takes: one per character, two for emoji and East Asian wide characters. */
+export function cellWidth(text: string): number {
+  let width = 0;
+  for (const char of text) width += WIDE.test(char) ? 2 : 1;
+  return width;
+}
+
+/** `text` cut to at most `width` cells, ending in `…` when cut. */
+export function cutToWidth(text: string, width: number): string {
+  if (cellWidth(text) <= width) return text;
+  if (width <= 0) return '';
+  let cut = '';
+  let used = 0;
+  for (const char of text) {
+    const cells = WIDE.test(char) ? 2 : 1;
+    if (used + cells > width - 1) break;
+    cut += char;
+    used += cells;
+  }
+  return `${cut}…`;
+}

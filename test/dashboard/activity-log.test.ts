@@ -48,10 +48,10 @@ describe('a second unlock of the same lock', () => {
     log.finishUnlock(third, { success: true });
     state('locked', 9500);
     expect(texts()).toEqual([
-      'ST-1001/1 unlock requested → acked (+2ms) → unlocked (+2286ms) → held open by the next unlock · ok',
-      'ST-1001/1 unlock requested → acked (+2ms) → already open → held open by the next unlock · ok',
+      'ST-1001/1 unlock → acked +2ms → unlocked +2286ms → held open by the next unlock · ok',
+      'ST-1001/1 unlock → acked +2ms → already open → held open by the next unlock · ok',
       // Relocked 5 s after the last unlock, as the station does; no relock line of its own.
-      'ST-1001/1 unlock requested → acked (+0ms) → already open → locked (+5000ms) · ok',
+      'ST-1001/1 unlock → acked +0ms → already open → locked +5000ms · ok',
     ]);
   });
 
@@ -68,8 +68,8 @@ describe('a second unlock of the same lock', () => {
     state('unlocked', 2259);
     state('locked', 7259);
     expect(texts()).toEqual([
-      'ST-1001/1 unlock requested → acked (+1ms) → unlocked (+2258ms) → locked (+5000ms) · ok',
-      'ST-1001/1 unlock requested → acked (+1ms) → joins the opening under way · ok',
+      'ST-1001/1 unlock → acked +1ms → unlocked +2258ms → locked +5000ms · ok',
+      'ST-1001/1 unlock → acked +1ms → joins the opening under way · ok',
     ]);
     expect(chains().map((chain) => chain.stage)).toEqual(['locked', 'joined']);
   });
@@ -83,9 +83,9 @@ describe('a second unlock of the same lock', () => {
     acked('c2', 1000, 1);
     state('unlocked', 2001);
     expect(texts()).toEqual([
-      'ST-1001/1 unlock requested → acked (+1ms) → stays shut (ackNoOpen)',
+      'ST-1001/1 unlock → acked +1ms → stays shut (ackNoOpen)',
       'ST-1001/1 fault ackNoOpen',
-      'ST-1001/1 unlock requested → acked (+1ms) → unlocked (+1000ms)',
+      'ST-1001/1 unlock → acked +1ms → unlocked +1000ms',
     ]);
   });
 });
@@ -99,7 +99,7 @@ describe('chain times', () => {
     // `POST /sim/v1/clock/advance {"ms":60000}`: both states arrive at its end.
     state('unlocked', 2284, 60_000);
     state('locked', 7284, 60_000);
-    expect(texts()).toEqual(['ST-1001/1 unlock requested → acked (+0ms) → unlocked (+2284ms) → locked (+5000ms)']);
+    expect(texts()).toEqual(['ST-1001/1 unlock → acked +0ms → unlocked +2284ms → locked +5000ms']);
     // Stamped when the command went out on the simulator's clock, not on the dashboard's.
     expect(chains()[0]!.at).toBe(T0);
   });
@@ -111,6 +111,6 @@ describe('chain times', () => {
     acked('c1', 0, 50);
     state('unlocked', 2050, 2100);
     state('locked', 7260, 7300);
-    expect(texts()).toEqual(['ST-1001/1 unlock requested → acked (+50ms) → unlocked (+2000ms) → locked (+5210ms)']);
+    expect(texts()).toEqual(['ST-1001/1 unlock → acked +50ms → unlocked +2000ms → locked +5210ms']);
   });
 });

@@ -119,7 +119,7 @@ describe('the unlock chain in the log', () => {
     store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(525) }, 526));
     store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', lastUpdated: at(5529) }, 5529));
 
-    expect(chainText(store)).toEqual(['ST-1001/1 unlock requested → acked (+12ms) → unlocked (+503ms) → locked (+5004ms) · ok']);
+    expect(chainText(store)).toEqual(['ST-1001/1 unlock → acked +12ms → unlocked +503ms → locked +5004ms · ok']);
     // The chain is one entry; the lock states it took in are not logged again on their own.
     expect(store.log.entries.map((entry) => entry.kind)).toEqual(['line', 'unlock']);
     expect(describeEntry(store.log.entries[1]!).tone).toBe('ok');
@@ -145,7 +145,7 @@ describe('the unlock chain in the log', () => {
     store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'b' }, 2));
     store.apply(event({ type: 'command.rejected', token: 'ST-1001', lockId: '1', commandId: 'b', reason: 'jammed', ms: 4 }, 5));
     store.apply(event({ type: 'command.timeout', token: 'ST-1001', lockId: '2', commandId: 'a', ms: 3000 }, 3000));
-    expect(chainText(store)).toEqual(['ST-1001/2 unlock requested → timed out (+3000ms)', 'ST-1001/1 unlock requested → rejected: jammed (+4ms)']);
+    expect(chainText(store)).toEqual(['ST-1001/2 unlock → timed out +3000ms', 'ST-1001/1 unlock → rejected: jammed +4ms']);
     expect(store.log.entries.slice(1).map((entry) => describeEntry(entry).tone)).toEqual(['error', 'error']);
   });
 
@@ -167,7 +167,7 @@ describe('the unlock chain in the log', () => {
     // The /v1 answer comes over HTTP a moment before the stream's command.timeout.
     store.finishUnlock(id, { success: false, message: 'Station did not acknowledge the command in time' });
     store.apply(event({ type: 'command.timeout', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 5001 }, 5001));
-    expect(chainText(store)).toEqual(['ST-1001/1 unlock requested → timed out (+5001ms) · failed: Station did not acknowledge the command in time']);
+    expect(chainText(store)).toEqual(['ST-1001/1 unlock → timed out +5001ms · failed: Station did not acknowledge the command in time']);
     expect(store.log.entries.map((entry) => entry.kind)).toEqual(['line', 'unlock']);
   });
 

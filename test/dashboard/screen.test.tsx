@@ -131,6 +131,27 @@ describe('the dashboard screen', () => {
     await eventually(() => expect(screen.lastFrame()).toMatch(/^› warehouse-north… /m));
   });
 
+  it('shows an unlock chain whole at 80 columns, and wraps a long one at its steps with its outcome', async () => {
+    const { view: screen, store } = show(fleet(5), { columns: 80, rows: 24 });
+    await eventually(() => expect(screen.lastFrame()).toContain('5 stations'));
+    const time = (ms: number): string => new Date(Date.parse('2026-11-22T08:20:00.000Z') + ms).toISOString();
+    const ok = store.beginUnlock('ST-1003', '3');
+    store.apply({ seq: 2, time: time(0), type: 'command.sent', token: 'ST-1003', lockId: '3', commandId: 'c1' });
+    store.apply({ seq: 3, time: time(2), type: 'command.acked', token: 'ST-1003', lockId: '3', commandId: 'c1', ms: 2 });
+    store.finishUnlock(ok, { success: true });
+    store.apply({ seq: 4, time: time(2263), type: 'lock.state', token: 'ST-1003', lockId: '3', status: 'unlocked', lastUpdated: time(2263) });
+    store.apply({ seq: 5, time: time(7263), type: 'lock.state', token: 'ST-1003', lockId: '3', status: 'locked', lastUpdated: time(7263) });
+    const late = store.beginUnlock('ST-1003', '2');
+    store.apply({ seq: 6, time: time(8000), type: 'command.sent', token: 'ST-1003', lockId: '2', commandId: 'c2' });
+    store.finishUnlock(late, { success: false, message: 'Station did not acknowledge the command in time' });
+    store.apply({ seq: 7, time: time(13001), type: 'command.timeout', token: 'ST-1003', lockId: '2', commandId: 'c2', ms: 5001 });
+    await eventually(() => expect(screen.lastFrame()).toContain('· failed: Station did not acknowledge the command in time'));
+    const frame = screen.lastFrame();
+    expect(frame).toContain('ST-1003/3 unlock → acked +2ms → unlocked +2261ms → locked +5000ms · ok');
+    expect(frame).toMatch(/^ST-1003\/2 unlock → timed out \+5001ms\n {2}· failed: Station did not acknowledge the command in time$/m);
+    for (const line of frame.split('\n')) expect(cells(line)).toBeLessThanOrEqual(80);
+  });
+
   it('draws only the rows in view of a 10,000-station fleet, and moves through it quickly', async () => {
     const started = performance.now();
     const { view: screen } = show(fleet(10_000), { columns: 80, rows: 24 });

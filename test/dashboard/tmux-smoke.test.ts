@@ -48,7 +48,7 @@ describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
     for (const line of first.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
 
     tmux('send-keys', '-t', SESSION, 'u');
-    await waitForScreen((t) => /CI-1\/1 unlock requested → acked .*→ unlocked .*→ locked/.test(t), 'the unlock chain in the log');
+    await waitForScreen((t) => /CI-1\/1 unlock → acked .*→ unlocked .*→ locked/.test(t), 'the unlock chain in the log');
 
     tmux('send-keys', '-t', SESSION, 'o');
     await waitForScreen((t) => /CI-1 → offline: ok/.test(t), 'the offline action result');
