@@ -1,8 +1,10 @@
 /**
- * The client's one way onto the wire: JSON in, JSON out, non-2xx thrown as `ApiError`. Tokens
- * travel only in the Authorization header or the JSON body, never in a URL (interface section 5.9).
+ * The client's one way onto the wire: JSON in, JSON out, non-2xx thrown as `ApiError`, no answer
+ * at all as `ApiUnreachableError`. Tokens travel only in the Authorization header or the JSON body,
+ * never in a URL (interface section 5.9), so no message built from a URL or a socket error holds one.
  */
-import { ApiError } from './api-error.js';
+import { ApiError, ApiUnreachableError } from './api-error.js';
+import { redactUrl, redactUrlsIn } from '../shared/redact-url.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -23,17 +25,27 @@ export class HttpTransport {
     this.#fetch = fetchImpl;
   }
 
-  /** The parsed JSON body of a 2xx answer; throws `ApiError` for any other status. */
+  /** The parsed JSON body of a 2xx answer; throws `ApiError` for any other status, `ApiUnreachableError` for no answer. */
   async send<T>(request: JsonRequest): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (request.accessToken !== undefined) headers.authorization = `Bearer ${request.accessToken}`;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await this.#fetch(`${this.#baseUrl}${request.path}`, {
-      method: request.method,
-      headers,
-      ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
-    });
-    const text = await response.text();
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#fetch(`${this.#baseUrl}${request.path}`, {
+        method: request.method,
+        headers,
+        ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+      });
+    } catch (error) {
+      throw this.#unreachable(request, (api) => `the API at ${api} cannot be reached`, error);
+    }
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw this.#unreachable(request, (api) => `the connection to the API at ${api} failed before the whole answer was in`, error);
+    }
     const body = parseJson(text);
     if (!response.ok) {
       const message = typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string'
@@ -43,6 +55,34 @@ export class HttpTransport {
     }
     return body as T;
   }
+
+  /** fetch rejects with a bare `TypeError: fetch failed`; this says which request, where, and why. */
+  #unreachable(request: JsonRequest, problem: (api: string) => string, error: unknown): ApiUnreachableError {
+    const message = `${request.method} ${request.path}: ${problem(redactUrl(this.#baseUrl))} (${reasonOf(error)})`;
+    return new ApiUnreachableError(message, { cause: error });
+  }
+}
+
+/**
+ * Why a request got no answer, from what fetch threw: undici wraps the socket's error ("connect
+ * ECONNREFUSED 127.0.0.1:8080", "getaddrinfo ENOTFOUND api.example") in a TypeError "fetch
+ * failed", and a connection tried on several addresses fails with an AggregateError of them all.
+ * URLs in it are shown without credentials (fetch quotes a URL that holds a password whole).
+ */
+function reasonOf(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error, depth = 0; current !== undefined && depth < 5; depth += 1) {
+    if (!(current instanceof Error)) {
+      parts.push(String(current));
+      break;
+    }
+    const inner = current instanceof AggregateError ? current.errors.filter((each): each is Error => each instanceof Error) : [];
+    const own = current.message !== '' ? current.message : inner.map((each) => each.message).join(', ') || current.name;
+    // "fetch failed" says nothing the message around it does not; its cause says why.
+    if (own !== 'fetch failed' || current.cause === undefined) parts.push(own);
+    current = current.cause;
+  }
+  return redactUrlsIn(parts.join(': '));
 }
 
 function parseJson(text: string): unknown {

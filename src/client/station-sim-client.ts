@@ -13,7 +13,7 @@ export interface StationSimClientOptions {
   baseUrl: string;
   email: string;
   password: string;
-  /** @default globalThis.fetch */
+  /** What sends requests; what it throws becomes the `cause` of an `ApiUnreachableError`. @default globalThis.fetch */
   fetch?: FetchLike;
   /** Time used to decide when to refresh. @default real time */
   clock?: { now(): number };
@@ -49,7 +49,10 @@ export class StationSimClient {
     return this.#session.loggedIn;
   }
 
-  /** Logs in now (otherwise the first call does). Throws `ApiError` 401 "Invalid credentials". */
+  /**
+   * Logs in now (otherwise the first call does). Throws `ApiError` 401 "Invalid credentials", and
+   * (as every call does) `ApiUnreachableError` when the API gives no answer.
+   */
   async login(): Promise<void> {
     await this.#session.renew('login');
   }

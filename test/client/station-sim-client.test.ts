@@ -6,7 +6,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { decodeJwt } from 'jose';
 import { buildApi } from '../../src/service/build-api.js';
 import type { ApiInstance } from '../../src/service/http/api-instance.js';
-import { ApiError, createClient, type StationSimClient, type StationSimClientOptions } from '../../src/client/index.js';
+import { ApiError, ApiUnreachableError, createClient, type StationSimClient, type StationSimClientOptions } from '../../src/client/index.js';
+import { freePort } from '../helpers/free-port.js';
 import { FakeGateway } from '../service/support/fake-gateway.js';
 import { ManualClock } from '../service/support/manual-clock.js';
 import { ALICE, testFixture } from '../service/support/test-fixture.js';
@@ -337,6 +338,61 @@ describe('errors', () => {
     await expect(client.getStation('..')).rejects.toThrow('the station token ".." cannot be sent in a URL path');
     await expect(client.unlock('S-1', '.')).rejects.toThrow('the lock id "." cannot be sent in a URL path');
     expect(h.calls()).toEqual([]);
+  });
+
+  test('an API that cannot be reached is ApiUnreachableError: the request, the address and why, with what fetch threw as cause', async () => {
+    const port = await freePort(); // bound to port 0, then closed: nothing listens there
+    const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, ...ALICE });
+    const error = await client.getStation('S-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiUnreachableError);
+    expect(error).not.toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({
+      name: 'ApiUnreachableError',
+      message: `POST /v1/auth/login: the API at http://127.0.0.1:${port} cannot be reached (connect ECONNREFUSED 127.0.0.1:${port})`,
+      cause: { name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNREFUSED' } },
+    });
+    expect(client.loggedIn).toBe(false);
+    // Credentials in the address are not shown either (fetch refuses such a URL, quoting it whole).
+    const withUser = createClient({ baseUrl: `http://alice:url-secret@127.0.0.1:${port}`, ...ALICE });
+    const refused = await withUser.login().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiUnreachableError);
+    expect((refused as Error).message).toMatch(new RegExp(`^POST /v1/auth/login: the API at http://\\*\\*\\*@127\\.0\\.0\\.1:${port} cannot be reached \\(`));
+    expect((refused as Error).message).not.toContain('url-secret');
+  });
+
+  test('a server gone after login: the message names the request and holds no token or password', async () => {
+    const h = await start();
+    const client = h.client({ fetch: (input, init) => fetch(input, init) });
+    await client.getStation('S-1');
+    await h.app.close();
+    const error = await client.unlock('S-1', '1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiUnreachableError);
+    expect((error as Error).message).toMatch(/^POST \/v1\/stations\/S-1\/locks\/1\/unlock: the API at http:\/\/127\.0\.0\.1:\d+ cannot be reached \(.+\)$/);
+    for (const secret of [...h.tokens(), ALICE.password]) expect((error as Error).message).not.toContain(secret);
+  });
+
+  test('an unknown host, a connect timeout and a host with several addresses say why, as undici reports them', async () => {
+    // The shapes undici's fetch rejects with; a real DNS failure or timeout depends on the network and takes seconds.
+    const failing = (cause: Error) => async (): Promise<Response> => {
+      throw new TypeError('fetch failed', { cause });
+    };
+    const reasons = {
+      'getaddrinfo ENOTFOUND api.invalid': Object.assign(new Error('getaddrinfo ENOTFOUND api.invalid'), { code: 'ENOTFOUND' }),
+      'Connect Timeout Error (attempted address: api.invalid:80, timeout: 10000ms)': Object.assign(
+        new Error('Connect Timeout Error (attempted address: api.invalid:80, timeout: 10000ms)'),
+        { code: 'UND_ERR_CONNECT_TIMEOUT' },
+      ),
+      'connect ECONNREFUSED ::1:80, connect ECONNREFUSED 127.0.0.1:80': new AggregateError([
+        new Error('connect ECONNREFUSED ::1:80'),
+        new Error('connect ECONNREFUSED 127.0.0.1:80'),
+      ]),
+    };
+    for (const [reason, cause] of Object.entries(reasons)) {
+      const client = createClient({ baseUrl: 'http://api.invalid', ...ALICE, fetch: failing(cause) });
+      const error = await client.login().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiUnreachableError);
+      expect(error).toMatchObject({ message: `POST /v1/auth/login: the API at http://api.invalid cannot be reached (${reason})`, cause: { cause } });
+    }
   });
 
   test('path segments are encoded', async () => {
