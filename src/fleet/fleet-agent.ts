@@ -59,7 +59,13 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       (error: Error) => reply(request.requestId, { requestId: request.requestId, ok: false, code: 'BAD_REQUEST', message: error.message }),
     );
   });
-  await client.subscribeAsync([SIM_TOPICS.controlFilter, SIM_TOPICS.fleet], { qos: 1 });
+  try {
+    await client.subscribeAsync([SIM_TOPICS.controlFilter, SIM_TOPICS.fleet], { qos: 1 });
+  } catch (error) {
+    // Connected but not subscribed: the client would reconnect forever with no one to stop it.
+    await client.endAsync(true);
+    throw error;
+  }
 
   return {
     publishEvent: (token, event) => {

@@ -45,22 +45,48 @@ export interface StartedFleet {
 
 export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   const clock = options.clock ?? systemClock;
+  const concurrency = options.concurrency ?? 200;
   const stations = new Map<string, StationClient>();
   const agent = options.control === false ? undefined : await startFleetAgent({ transport: options.transport, stations });
-  for (const config of options.stations) {
-    stations.set(
-      config.token,
-      new StationClient({
-        config,
-        transport: options.transport,
-        clock,
-        random: seededRandom(options.seed, config.stationId),
-        onFaultApplied: (event) => agent?.publishEvent(config.token, event),
-        ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
-      }),
-    );
+  const stop = async (): Promise<void> => {
+    try {
+      await runBounded([...stations.values()], concurrency, (station) => station.stop());
+    } finally {
+      // The agent's client reconnects forever: left running, the process could not exit.
+      await agent?.stop();
+    }
+  };
+  // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot
+  // be built or cannot connect) stops it and the stations built so far.
+  try {
+    for (const config of options.stations) {
+      stations.set(
+        config.token,
+        new StationClient({
+          config,
+          transport: options.transport,
+          clock,
+          random: seededRandom(options.seed, config.stationId),
+          onFaultApplied: (event) => agent?.publishEvent(config.token, event),
+          ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
+        }),
+      );
+    }
+    let ready = 0;
+    await runBounded([...stations.values()], concurrency, async (station) => {
+      await station.start();
+      ready += 1;
+      options.onProgress?.(ready, stations.size);
+    });
+  } catch (error) {
+    try {
+      await stop();
+    } catch {
+      // The start's own error says what went wrong; a station that then fails to stop adds nothing.
+    }
+    throw error;
   }
-  const fleet: StartedFleet = {
+  return {
     stations,
     get: (token) => stations.get(token),
     onlineCount: () => {
@@ -68,23 +94,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       for (const station of stations.values()) if (station.connected) count += 1;
       return count;
     },
-    stop: async () => {
-      await runBounded([...stations.values()], options.concurrency ?? 200, (station) => station.stop());
-      await agent?.stop();
-    },
+    stop,
   };
-  let ready = 0;
-  try {
-    await runBounded([...stations.values()], options.concurrency ?? 200, async (station) => {
-      await station.start();
-      ready += 1;
-      options.onProgress?.(ready, stations.size);
-    });
-  } catch (error) {
-    await fleet.stop();
-    throw error;
-  }
-  return fleet;
 }
 
 /** Runs `task` over `items` with at most `limit` in flight; the first failure stops new work and rejects. */
