@@ -21,6 +21,20 @@ export class HttpTransport {
   readonly #fetch: FetchLike;
 
   constructor(baseUrl: string, fetchImpl: FetchLike) {
+    let url: URL;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      throw new TypeError(`baseUrl must be an absolute http:// or https:// address, not ${JSON.stringify(redactUrl(String(baseUrl)))}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new TypeError(`baseUrl must be an http:// or https:// address, not ${url.protocol}//`);
+    }
+    // fetch refuses a URL holding credentials and quotes it whole in its error (and so in any
+    // `cause`); the API takes a bearer token from login, so refuse it here, without the secret.
+    if (url.username !== '' || url.password !== '') {
+      throw new TypeError(`baseUrl ${redactUrl(baseUrl)} holds credentials (user:password@): the API takes the email and password options and a bearer token, never credentials in the address`);
+    }
     this.#baseUrl = baseUrl.replace(/\/+$/, '');
     this.#fetch = fetchImpl;
   }
