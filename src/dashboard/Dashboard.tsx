@@ -13,9 +13,9 @@ import { FleetTable, tableColumns } from './FleetTable.js';
 import type { FleetStore } from './fleet-store.js';
 import type { SimStation } from './sim-types.js';
 import type { IconSet } from './format.js';
-import { HelpOverlay } from './HelpOverlay.js';
+import { HelpOverlay, helpScrollMax } from './HelpOverlay.js';
 import { splitKeys } from './key-chunks.js';
-import { DETAIL_LINES, MIN_COLUMNS, MIN_ROWS, layoutFor, scrollTop } from './layout.js';
+import { DETAIL_LINES, MIN_COLUMNS, MIN_ROWS, layoutFor, scrollTop, type ScreenLayout } from './layout.js';
 import { StationDetail } from './StationDetail.js';
 import { Footer, Header, StatusLine } from './StatusLines.js';
 import { useClockTick } from './use-clock-tick.js';
@@ -59,9 +59,11 @@ interface ViewState {
   /** The filter being typed; `undefined` when not typing one. */
   draft: string | undefined;
   help: boolean;
+  /** First line of the help shown, where the terminal is too short for all of it. */
+  helpTop: number;
 }
 
-const INITIAL_VIEW: ViewState = { selected: undefined, lockIndex: 0, filter: '', draft: undefined, help: false };
+const INITIAL_VIEW: ViewState = { selected: undefined, lockIndex: 0, filter: '', draft: undefined, help: false, helpTop: 0 };
 
 export function Dashboard(props: DashboardProps) {
   const { control, store, clock, icons } = props;
@@ -110,10 +112,11 @@ export function Dashboard(props: DashboardProps) {
       return false;
     }
     if (current.draft !== undefined) editFilter(current.draft, input, key);
-    else if (input === '?') changeView((state) => ({ ...state, help: !state.help }));
+    else if (input === '?') changeView((state) => ({ ...state, help: !state.help, helpTop: 0 }));
     else if (key.escape) changeView((state) => (state.help ? { ...state, help: false } : { ...state, filter: '' }));
-    // Behind the help overlay only the keys above work: nothing should change out of sight.
-    else if (current.help) return true;
+    // Behind the help overlay only the keys above and its own scrolling work: nothing should
+    // change out of sight.
+    else if (current.help) scrollHelp(input, key);
     else if (input === '/') changeView((state) => ({ ...state, draft: '' }));
     else onSelectionKey(input, key, resolveSelection(current, tokensFor(current.filter), store));
     return true;
@@ -148,6 +151,12 @@ export function Dashboard(props: DashboardProps) {
     }
   };
 
+  const scrollHelp = (input: string, key: Key): void => {
+    const step = key.upArrow || input === 'k' ? -1 : key.downArrow || input === 'j' ? 1 : 0;
+    const max = helpScrollMax(bodyHeightOf(layoutRef.current));
+    if (step !== 0) changeView((state) => ({ ...state, helpTop: Math.max(0, Math.min(max, state.helpTop + step)) }));
+  };
+
   const editFilter = (draft: string, input: string, key: Key): void => {
     if (key.return) changeView((state) => ({ ...state, filter: draft.trim(), draft: undefined }));
     else if (key.escape) changeView((state) => ({ ...state, filter: '', draft: undefined }));
@@ -174,8 +183,7 @@ export function Dashboard(props: DashboardProps) {
       </Box>
     );
   }
-  // Table header and rows, detail, log title and lines: what the help overlay covers.
-  const bodyHeight = layout.tableRows + 1 + DETAIL_LINES + 1 + layout.logRows;
+  const bodyHeight = bodyHeightOf(layout);
   return (
     <Box flexDirection="column" width={layout.width} height={layout.height} overflow="hidden">
       <Header title={props.title} total={store.size} online={store.online} />
@@ -190,7 +198,7 @@ export function Dashboard(props: DashboardProps) {
         icons={icons}
       />
       {view.help ? (
-        <HelpOverlay height={bodyHeight} icons={icons} />
+        <HelpOverlay height={bodyHeight} icons={icons} top={view.helpTop} />
       ) : (
         <>
           <FleetTable
@@ -212,6 +220,11 @@ export function Dashboard(props: DashboardProps) {
       <Footer draft={view.draft} />
     </Box>
   );
+}
+
+/** Table header and rows, detail, log title and lines: what the help overlay covers. */
+function bodyHeightOf(layout: ScreenLayout): number {
+  return layout.tableRows + 1 + DETAIL_LINES + 1 + layout.logRows;
 }
 
 interface Selection {

@@ -1,8 +1,14 @@
-/** The key reference, shown over the fleet by `?`. */
+/**
+ * The key reference, shown over the fleet by `?`. In a terminal too short for the framed list it
+ * drops the frame and uses shorter words, and where even that does not fit it shows a window of
+ * the lines with what is above and below, scrolled with the arrow keys or j/k: every line is drawn
+ * whole or not at all, never squeezed over its neighbour.
+ */
 import { Box, Text } from 'ink';
 import type { IconSet } from './format.js';
 
-const KEYS: readonly [string, string][] = [
+/** Keys and what they do, for a framed list at least 80 columns wide. */
+export const HELP_KEYS: readonly [string, string][] = [
   ['↑ ↓  j k', 'select a station (PgUp PgDn, Home End, g G jump)'],
   ['← →  Tab', 'select a lock of the station'],
   ['u', 'unlock the selected lock through the /v1 API'],
@@ -15,18 +21,85 @@ const KEYS: readonly [string, string][] = [
   ['q  Ctrl-C', 'quit'],
 ];
 
-export function HelpOverlay({ height, icons }: { height: number; icons: IconSet }) {
+/** The same in at most 40 columns, for a short terminal (which is often a narrow one too). */
+export const COMPACT_HELP_KEYS: readonly [string, string][] = [
+  ['↑↓ j k', 'station (PgUp PgDn g G)'],
+  ['←→ Tab', 'lock of the station'],
+  ['u', 'unlock through /v1'],
+  ['o', 'offline / back online'],
+  ['b', 'drain / charge battery'],
+  ['x', 'jam / unjam the lock'],
+  ['r', 'reboot the station'],
+  ['/', 'filter: Enter apply, Esc clear'],
+  ['? Esc', 'close this help'],
+  ['q Ctrl-C', 'quit'],
+];
+
+/** Frame, title, the keys and the lock legend. */
+const FULL_HEIGHT = 2 + 1 + HELP_KEYS.length + 1;
+/** The compact keys and the legend. */
+const COMPACT_LINES = COMPACT_HELP_KEYS.length + 1;
+
+/** How far the help can be scrolled in `height` lines: 0 where it fits. */
+export function helpScrollMax(height: number): number {
+  if (height >= FULL_HEIGHT || height >= COMPACT_LINES) return 0;
+  // One line goes to saying what is above and below.
+  return COMPACT_LINES - Math.max(1, height - 1);
+}
+
+export interface HelpOverlayProps {
+  /** Lines it covers. */
+  height: number;
+  icons: IconSet;
+  /** First line shown where the help has to scroll; clamped. @default 0 */
+  top?: number;
+}
+
+export function HelpOverlay({ height, icons, top = 0 }: HelpOverlayProps) {
+  const legend = (
+    <Text key="legend" wrap="truncate" dimColor>
+      {`locks: ${icons.locked.trim()} locked  ${icons.unlocked.trim()} unlocked  ${icons.jammed.trim()} jammed  ${icons.opening.trim()} opening`}
+    </Text>
+  );
+  if (height >= FULL_HEIGHT) {
+    return (
+      <Box flexDirection="column" height={height} borderStyle="round" paddingX={1} overflow="hidden">
+        <Text bold>Keys</Text>
+        {HELP_KEYS.map(([keys, what]) => (
+          <KeyLine key={keys} keys={keys} what={what} pad={11} />
+        ))}
+        {legend}
+      </Box>
+    );
+  }
+  const lines = [...COMPACT_HELP_KEYS.map(([keys, what]) => <KeyLine key={keys} keys={keys} what={what} pad={9} />), legend];
+  const max = helpScrollMax(height);
+  const first = Math.max(0, Math.min(top, max));
+  const shown = max === 0 ? lines : lines.slice(first, first + Math.max(1, height - 1));
+  const below = lines.length - first - shown.length;
   return (
-    <Box flexDirection="column" height={height} borderStyle="round" paddingX={1} overflow="hidden">
-      <Text bold>Keys</Text>
-      {KEYS.map(([keys, what]) => (
-        <Text key={keys} wrap="truncate">
-          <Text color="cyan">{keys.padEnd(11)}</Text>
-          {what}
-        </Text>
+    <Box flexDirection="column" height={height} overflow="hidden">
+      {height > COMPACT_LINES ? <Text bold>Keys</Text> : null}
+      {shown.map((line) => (
+        <Box key={line.key} flexShrink={0}>
+          {line}
+        </Box>
       ))}
-      <Text wrap="truncate" dimColor>
-        {`locks: ${icons.locked.trim()} locked  ${icons.unlocked.trim()} unlocked  ${icons.jammed.trim()} jammed  ${icons.opening.trim()} opening`}
+      {max === 0 ? null : (
+        <Text wrap="truncate" color="cyan">
+          {[first > 0 ? `↑ ${first} above` : '', below > 0 ? `↓ ${below} more` : '', '↑↓ j k scroll'].filter(Boolean).join(' · ')}
+        </Text>
+      )}
+    </Box>
+  );
+}
+
+function KeyLine({ keys, what, pad }: { keys: string; what: string; pad: number }) {
+  return (
+    <Box flexShrink={0}>
+      <Text wrap="truncate">
+        <Text color="cyan">{keys.padEnd(pad)}</Text>
+        {what}
       </Text>
     </Box>
   );

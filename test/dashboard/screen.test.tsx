@@ -9,6 +9,7 @@ import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS, EMOJI_ICONS, type IconSet } from '../../src/dashboard/format.js';
 import { layoutFor } from '../../src/dashboard/layout.js';
+import { COMPACT_HELP_KEYS, HELP_KEYS } from '../../src/dashboard/HelpOverlay.js';
 import type { SimStation } from '../../src/dashboard/sim-types.js';
 import { makeStation } from './fake-control-plane.js';
 import { eventually, renderInTerminal, settle, type TerminalRender } from './terminal.js';
@@ -150,6 +151,36 @@ describe('the dashboard screen', () => {
     expect(frame).toContain('ST-1003/3 unlock → acked +2ms → unlocked +2261ms → locked +5000ms · ok');
     expect(frame).toMatch(/^ST-1003\/2 unlock → timed out \+5001ms\n {2}· failed: Station did not acknowledge the command in time$/m);
     for (const line of frame.split('\n')) expect(cells(line)).toBeLessThanOrEqual(80);
+  });
+
+  it('draws every help line whole in a short terminal, scrolling what does not fit', async () => {
+    const { view: screen } = show(fleet(5), { columns: 80, rows: 24 });
+    await eventually(() => expect(screen.lastFrame()).toContain('5 stations'));
+    screen.stdin.type('?');
+    await eventually(() => expect(screen.lastFrame()).toContain('close this help'));
+    for (const [columns, rows] of [[40, 13], [60, 13], [80, 13], [40, 14], [80, 15], [60, 16], [80, 17], [80, 18]] as const) {
+      screen.stdout.resize(columns, rows);
+      await eventually(() => expect(screen.lastFrame()).toContain(`${columns >= 60 ? '5 stations' : 'station-sim'}`));
+      await settle(20);
+      const seen = new Set<string>();
+      // Down as far as it goes (a few more presses than lines), then back to the top.
+      for (let press = 0; press < 6; press += 1) {
+        const frame = screen.lastFrame().replace(/\n$/, '');
+        const lines = frame.split('\n');
+        expect(lines.length, `${columns}×${rows}`).toBeLessThanOrEqual(rows - 1);
+        for (const line of lines) {
+          expect(cells(line)).toBeLessThanOrEqual(columns);
+          seen.add(line.replace(/^│ | *│$/g, '').trimEnd());
+        }
+        screen.stdin.type('j');
+        await settle(20);
+      }
+      const full = HELP_KEYS.every(([keys, what]) => seen.has(`${keys.padEnd(11)}${what}`));
+      const compact = COMPACT_HELP_KEYS.every(([keys, what]) => seen.has(`${keys.padEnd(9)}${what}`));
+      expect(full || compact, `${columns}×${rows}: ${[...seen].join('\n')}`).toBe(true);
+      for (let press = 0; press < 6; press += 1) screen.stdin.type('k');
+      await settle(20);
+    }
   });
 
   it('draws only the rows in view of a 10,000-station fleet, and moves through it quickly', async () => {
