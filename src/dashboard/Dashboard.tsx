@@ -177,7 +177,7 @@ export function Dashboard(props: DashboardProps) {
   if (!layout.fits) {
     // Keys still work (q quits), and the full screen comes back as soon as the terminal grows.
     return (
-      <Box width={columns}>
+      <Box width="100%">
         {/* Wrapped, not cut: in a narrow terminal the size it needs is the part worth reading. */}
         <Text wrap="wrap" color="yellow">{`terminal too small (${columns}×${rows}): needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`}</Text>
       </Box>
@@ -185,7 +185,9 @@ export function Dashboard(props: DashboardProps) {
   }
   const bodyHeight = bodyHeightOf(layout);
   return (
-    <Box flexDirection="column" width={layout.width} height={layout.height} overflow="hidden">
+    // 100%, not the columns this render was for: on a resize Ink lays this tree out at the new
+    // width before React renders the next one, and a box wider than the terminal wraps.
+    <Box flexDirection="column" width="100%" height={layout.height} overflow="hidden">
       <Header title={props.title} total={store.size} online={store.online} />
       <StatusLine
         health={health}

@@ -121,6 +121,19 @@ describe('the dashboard screen', () => {
     for (const line of lines) expect(cells(line)).toBeLessThanOrEqual(40);
   });
 
+  it('clears the screen on a resize, so lines of the last frame the terminal rewrapped are not left behind', async () => {
+    const { view: screen } = show(fleet(5), { columns: 39, rows: 13 });
+    await eventually(() => expect(screen.lastFrame()).toContain('terminal too small (39×13)'));
+    const before = screen.stdout.writes.length;
+    screen.stdout.resize(30, 8);
+    await eventually(() => expect(screen.lastFrame()).toContain('terminal too small (30×8)'));
+    const after = screen.stdout.writes.slice(before);
+    const cleared = after.findIndex((write) => write.includes('\u001B[2J'));
+    expect(cleared).toBeGreaterThanOrEqual(0);
+    // The new notice is drawn after the clear, not before it.
+    expect(after.slice(cleared + 1).some((write) => write.includes('(30×8)'))).toBe(true);
+  });
+
   it('widens the token column on a wide terminal so long tokens with a common prefix stay apart', async () => {
     const stations = Array.from({ length: 5 }, (_, index) => makeStation(index, { token: `warehouse-north-gate-000${index + 1}` }));
     const { view: screen } = show(stations, { columns: 160, rows: 30 });
