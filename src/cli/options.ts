@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
 import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
+import { isPort, MAX_PORT } from '../shared/listen.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -67,9 +68,7 @@ export function withBroker<T>(yargs: Argv<T>, required: boolean) {
 /** Validates a port option at the edge. */
 export function checkPort(name: string, value: number | undefined): void {
   if (value === undefined) return;
-  if (!Number.isInteger(value) || value < 0 || value > 65535) {
-    throw new UsageError(`--${name} must be a whole number from 0 to 65535`);
-  }
+  if (!isPort(value)) throw new UsageError(`--${name} must be a whole number from 0 to ${MAX_PORT}`);
 }
 
 /** What `--http-port` defaults to: 8080 with a fallback (`up`, `api`), or always a free port (`run`). */

@@ -6,6 +6,14 @@
 import type { Server } from 'node:net';
 import { SimError } from '../errors.js';
 
+/** The largest TCP port. */
+export const MAX_PORT = 65_535;
+
+/** True for a port a server can be asked to listen on: a whole number from 0 (any free one) to MAX_PORT. */
+export function isPort(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_PORT;
+}
+
 export interface ListenOptions {
   port: number;
   host: string;

@@ -13,6 +13,7 @@ import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../shared/redact-url.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
 import { SimError } from '../errors.js';
+import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, isTimeScale, shown } from './simulator-options.js';
 import { startTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
@@ -145,7 +146,7 @@ export interface SimulatorClock extends Clock {
  * so messages through a broker on another thread arrive too.
  */
 export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: () => Promise<void>): SimulatorClock {
-  if (!(Number.isFinite(timeScale) && timeScale > 0)) throw new SimError('BAD_REQUEST', `timeScale must be a positive number, not ${timeScale}`);
+  if (!isTimeScale(timeScale)) throw new SimError('BAD_REQUEST', `timeScale must be a positive number, not ${shown(timeScale)}`);
   // A manual clock moves only when told, and a clock of the caller's own runs as it runs: a time
   // scale would be silently ignored by either.
   if (timeScale !== 1 && option !== undefined && option !== 'system') {
@@ -222,6 +223,7 @@ function isShippedFixtureName(value: string): value is ShippedFixtureName {
 /** The fixture the `fixture` option names: a shipped one by name, a file by path, or data. */
 export async function resolveFixture(fixture: SimulatorOptions['fixture']): Promise<Fixture> {
   if (fixture === undefined) return loadFixture(DEMO_FIXTURE);
+  if (!isFixtureOption(fixture)) throw new SimError('BAD_REQUEST', `fixture must be ${FIXTURE_WANTS}, not ${shown(fixture)}`);
   if (typeof fixture === 'string') return loadFixture(isShippedFixtureName(fixture) ? shippedFixturePath(fixture) : fixture);
   if (isLoaded(fixture)) return fixture;
   return parseFixture(fixture);
@@ -335,7 +337,13 @@ async function serveHttp(
   return { api, control, apiUrl: api.url, controlUrl: `${api.url}/sim/v1` };
 }
 
+/**
+ * Starts the simulator. Its options are checked first (simulator-options.ts): a wrong one, or a
+ * string in place of the options, is refused with `BAD_REQUEST` naming it, before anything starts.
+ * A start that fails later stops whatever it had started.
+ */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<StartedSimulator> {
+  checkSimulatorOptions(options);
   const fixture = await resolveFixture(options.fixture);
   const seed = options.seed ?? fixture.seed;
   // The random source keeps 32 bits of the seed: a larger one would replay a smaller one.
@@ -368,6 +376,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
 
 /** The `/v1` API and the control plane against an external broker, with no fleet of its own. */
 export async function startApiProcess(options: HttpOptions & { fixture?: SimulatorOptions['fixture']; broker: string }): Promise<StartedApiProcess> {
+  checkApiProcessOptions(options);
   const fixture = await resolveFixture(options.fixture);
   const cleanups = new Cleanups();
   try {

@@ -1,0 +1,129 @@
+/**
+ * The library API's options, checked once at its edge (STYLE.md, "validated once"), by the rules
+ * the CLI and the fixture schema already apply: a caller in plain JavaScript, or one passing values
+ * read from the environment, is told which option is wrong before anything starts, instead of
+ * meeting a failure deep inside (a port taken as a socket path, a clock without `now`).
+ */
+import { SimError } from '../errors.js';
+import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
+import { isPort, MAX_PORT } from '../shared/listen.js';
+import type { HttpOptions, SimulatorOptions } from './start-simulator.js';
+
+/** What one option takes: a test and, for the message, what it must be. */
+interface OptionRule {
+  ok: (value: unknown) => boolean;
+  wants: string;
+  /** Leave the value out of the message (a token, a URL with credentials). */
+  secret?: boolean;
+}
+
+type Rules<T> = { readonly [K in keyof Required<T>]: OptionRule };
+
+/** True for a time scale the system clock can run at. */
+export function isTimeScale(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+/** True for what `fixture` takes: a shipped fixture's name or a path, or fixture data. */
+export function isFixtureOption(value: unknown): value is NonNullable<SimulatorOptions['fixture']> {
+  return (typeof value === 'string' && value !== '') || (typeof value === 'object' && value !== null && !Array.isArray(value));
+}
+
+export const FIXTURE_WANTS = 'the name of a shipped fixture ("demo", "ci"), a fixture file path, or fixture data (an object)';
+
+const nonEmptyString: OptionRule = { ok: (value) => typeof value === 'string' && value !== '', wants: 'a non-empty string' };
+const boolean: OptionRule = { ok: (value) => typeof value === 'boolean', wants: 'true or false' };
+const callback: OptionRule = { ok: (value) => typeof value === 'function', wants: 'a function' };
+const port: OptionRule = { ok: isPort, wants: `a whole number from 0 to ${MAX_PORT}` };
+
+/** A whole number within the bounds an API setting has in the fixture schema. */
+function apiSetting(schema: { minimum?: number; maximum?: number }): OptionRule {
+  const { minimum = 0, maximum } = schema;
+  return {
+    ok: (value) => Number.isInteger(value) && (value as number) >= minimum && (maximum === undefined || (value as number) <= maximum),
+    wants: maximum === undefined ? `a whole number of at least ${minimum}` : `a whole number from ${minimum} to ${maximum}`,
+  };
+}
+
+const isClock = (value: unknown): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  ['now', 'setTimeout', 'clearTimeout'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function');
+
+const HTTP_RULES: Rules<HttpOptions> = {
+  httpPort: port,
+  host: nonEmptyString,
+  fallbackToFreePort: boolean,
+  controlToken: { ...nonEmptyString, wants: 'a non-empty string (leave it out for no token)', secret: true },
+  accessTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.accessTokenTtlSeconds),
+  refreshTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.refreshTokenTtlSeconds),
+  commandTimeoutMs: apiSetting(ApiSettingsSchema.properties.commandTimeoutMs),
+  logger: {
+    ok: (value) => typeof value === 'boolean' || (typeof value === 'object' && value !== null && !Array.isArray(value)),
+    wants: 'true, false or { level?, stream? }',
+  },
+  onNotice: callback,
+  clock: { ok: (value) => value === 'system' || value === 'manual' || isClock(value), wants: '"system", "manual" or a Clock (now, setTimeout, clearTimeout)' },
+  timeScale: { ok: isTimeScale, wants: 'a positive number' },
+};
+
+const FIXTURE_RULE: OptionRule = { ok: isFixtureOption, wants: FIXTURE_WANTS };
+
+const SIMULATOR_RULES: Rules<SimulatorOptions> = {
+  ...HTTP_RULES,
+  fixture: FIXTURE_RULE,
+  seed: { ok: (value) => typeof value === 'number' && isSeed(value), wants: `a whole number from 0 to ${MAX_SEED}` },
+  broker: { ...nonEmptyString, wants: 'a broker URL (mqtt://host:port)', secret: true },
+  mqttPort: port,
+  mqttFallbackToFreePort: boolean,
+  brokerThread: boolean,
+  http: boolean,
+  onProgress: callback,
+  record: { ...nonEmptyString, wants: 'a file path' },
+  shard: {
+    ok: (value) => typeof value === 'object' && value !== null && 'index' in value && 'count' in value,
+    wants: '{ index, count } (shard index of count, 1-based)',
+  },
+};
+
+/** The options `startApiProcess` takes: the HTTP side, its fixture and the broker. */
+const API_PROCESS_RULES: Rules<HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker'>> = {
+  ...HTTP_RULES,
+  fixture: SIMULATOR_RULES.fixture,
+  broker: SIMULATOR_RULES.broker,
+};
+
+/** Refuses options `startSimulator` cannot run with, naming the option; an option set to `undefined` counts as left out. */
+export function checkSimulatorOptions(options: unknown): asserts options is SimulatorOptions {
+  check('startSimulator', options, SIMULATOR_RULES);
+}
+
+/** As checkSimulatorOptions, for `startApiProcess`. */
+export function checkApiProcessOptions(options: unknown): asserts options is HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker'> {
+  check('startApiProcess', options, API_PROCESS_RULES);
+}
+
+function check(caller: string, options: unknown, rules: Readonly<Record<string, OptionRule>>): void {
+  if (typeof options === 'string') {
+    // The one mistake a path invites: startSimulator('fixture.json') would otherwise run the demo fixture.
+    throw new SimError('BAD_REQUEST', `${caller} takes an options object, not a string: for a fixture file, ${caller}({ fixture: ${JSON.stringify(options)} })`);
+  }
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new SimError('BAD_REQUEST', `${caller} takes an options object (or nothing), not ${shown(options)}`);
+  }
+  for (const [name, value] of Object.entries(options)) {
+    const rule = rules[name];
+    if (!rule) throw new SimError('BAD_REQUEST', `${caller} has no option ${JSON.stringify(name)}; it takes ${Object.keys(rules).join(', ')}`);
+    if (value === undefined || rule.ok(value)) continue;
+    throw new SimError('BAD_REQUEST', `${name} must be ${rule.wants}${rule.secret ? '' : `, not ${shown(value)}`}`);
+  }
+}
+
+/** A value as a message shows it: strings quoted, so `"7"` reads as the string it is. */
+export function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return String(value);
+}
