@@ -9,6 +9,8 @@ export const ERRORS = {
   BROKER_UNREACHABLE: { status: 503, message: 'The MQTT broker cannot be reached' },
   BROKER_REFUSED: { status: 503, message: 'The MQTT broker refused the connection' },
   PORT_IN_USE: { status: 500, message: 'The port is already in use' },
+  HOST_UNAVAILABLE: { status: 500, message: 'The host to listen on does not resolve or is not an address of this machine' },
+  LISTEN_FAILED: { status: 500, message: 'Cannot listen on the host and port given' },
   JWT_SECRET_TOO_SHORT: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) must be at least 32 bytes' },
   // `/v1` API (interface section 7, and DESIGN.md for the gaps)
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },

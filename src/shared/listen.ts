@@ -25,18 +25,53 @@ export interface ListenOptions {
 
 /** Resolves with the bound port and whether it differs from the one asked for. */
 export async function listen(server: Server, options: ListenOptions): Promise<{ port: number; fellBack: boolean }> {
+  // Node throws a RangeError for such a port; the caller's option is what is wrong.
+  if (!isPort(options.port)) {
+    throw new SimError('BAD_REQUEST', `${options.label} port ${String(options.port)} is not valid: use a whole number from 0 to ${MAX_PORT}`);
+  }
   try {
     return { port: await bind(server, options.port, options.host), fellBack: false };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' && options.fallbackToFreePort) {
-      return { port: await bind(server, 0, options.host), fellBack: true };
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE' && options.fallbackToFreePort) {
+      try {
+        return { port: await bind(server, 0, options.host), fellBack: true };
+      } catch (again) {
+        throw listenFailure(again, { ...options, port: 0 });
+      }
     }
-    if (code === 'EADDRINUSE') {
-      throw new SimError('PORT_IN_USE', `${options.label} port ${options.port} on ${options.host} is already in use`);
-    }
-    throw new SimError('PORT_IN_USE', `Cannot listen on ${options.host}:${options.port} for ${options.label}: ${(error as Error).message}`);
+    throw listenFailure(error, options);
   }
+}
+
+/** True for an error of binding a server: Node's listen, its lookup of the host, or a port it refuses. */
+export function isListenError(error: unknown): boolean {
+  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  return syscall === 'listen' || syscall === 'getaddrinfo' || code === 'ERR_SOCKET_BAD_PORT';
+}
+
+/** Host errors: the name does not resolve, or the address is not one of this machine's. */
+const HOST_ERRORS: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved now',
+  EADDRNOTAVAIL: "the address is not one of this machine's",
+};
+
+/**
+ * A failure to listen as the catalogue names it: PORT_IN_USE for a port taken, HOST_UNAVAILABLE for
+ * a host that cannot be listened on, LISTEN_FAILED for anything else (a port that needs privileges).
+ * Also for servers that listen by other means (fastify's `listen`).
+ */
+export function listenFailure(error: unknown, where: Pick<ListenOptions, 'port' | 'host' | 'label'>): SimError {
+  if (error instanceof SimError) return error;
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  if (code === 'EADDRINUSE') {
+    return new SimError('PORT_IN_USE', `${where.label} port ${where.port} on ${where.host} is already in use`, { cause: error });
+  }
+  const hostProblem = HOST_ERRORS[code];
+  if (hostProblem !== undefined) {
+    return new SimError('HOST_UNAVAILABLE', `Cannot listen on ${where.host} for ${where.label}: ${hostProblem} (${code})`, { cause: error });
+  }
+  return new SimError('LISTEN_FAILED', `Cannot listen on ${where.host}:${where.port} for ${where.label}: ${(error as Error).message}`, { cause: error });
 }
 
 function bind(server: Server, port: number, host: string): Promise<number> {

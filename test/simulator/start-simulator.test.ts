@@ -1,12 +1,15 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { startSimulator } from '../../src/index.js';
+import { startEmbeddedBroker, startSimulator } from '../../src/index.js';
 import { resolveFixture } from '../../src/simulator/start-simulator.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
 
-/** Handles that a stopped simulator could leave behind (timers are unref'd by design, so count them apart). */
+/**
+ * Handles that a stopped simulator could leave behind (timers are unref'd by design, so count them
+ * apart; a CloseReq is a file read by an earlier test being closed, which ends on its own).
+ */
 function openHandles(): string[] {
-  return process.getActiveResourcesInfo().filter((kind) => kind !== 'Timeout' && kind !== 'Immediate');
+  return process.getActiveResourcesInfo().filter((kind) => kind !== 'Timeout' && kind !== 'Immediate' && kind !== 'CloseReq');
 }
 
 describe('startSimulator (library)', () => {
@@ -77,5 +80,25 @@ describe('startSimulator (library)', () => {
     expect(fixture.source).toBe(fileURLToPath(new URL('../../fixtures/ci.json', import.meta.url)));
     expect(fixture.stations).toHaveLength(25);
     expect((await resolveFixture('demo')).source).toBe(fileURLToPath(new URL('../../fixtures/demo.json', import.meta.url)));
+  });
+
+  it('names a host it cannot listen on HOST_UNAVAILABLE, on the broker thread and on the HTTP side, and leaves nothing open', async () => {
+    const before = openHandles();
+    const fixture = { stations: [{ token: 'H-1', stationId: 1, locks: [{ lockId: '1' }] }] };
+    // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never a local address.
+    await expect(startSimulator({ fixture, host: '192.0.2.1' })).rejects.toMatchObject({
+      code: 'HOST_UNAVAILABLE',
+      message: "Cannot listen on 192.0.2.1 for MQTT: the address is not one of this machine's (EADDRNOTAVAIL)",
+    });
+    const broker = await startEmbeddedBroker({ port: 0 });
+    try {
+      await expect(startSimulator({ fixture, broker: broker.url, host: 'no.such.host.invalid' })).rejects.toMatchObject({
+        code: 'HOST_UNAVAILABLE',
+        message: 'Cannot listen on no.such.host.invalid for HTTP: the host name does not resolve (ENOTFOUND)',
+      });
+    } finally {
+      await broker.stop();
+    }
+    expect(openHandles()).toEqual(before);
   });
 });
