@@ -70,6 +70,8 @@ export function Dashboard(props: DashboardProps) {
   // Subscribes this component to the store: it re-renders when a batch of changes is flushed.
   useThrottledStore(store, props.flushIntervalMs ?? 100, clock);
   const now = useClockTick(clock, 1000, props.simulatedNow);
+  // Read at each render, not at the last tick: a reconnect scheduled since then counts from now.
+  const realNow = clock.now();
   const health = useHealthProgress(control, clock, props.healthPollMs ?? 500);
   const { columns, rows } = useTerminalSize();
   const { exit } = useApp();
@@ -184,20 +186,23 @@ export function Dashboard(props: DashboardProps) {
     );
   }
   const bodyHeight = bodyHeightOf(layout);
+  // Stations as last seen, while the stream is down or has not sent its snapshot again.
+  const stale = store.hasSnapshot && !store.live;
   return (
     // 100%, not the columns this render was for: on a resize Ink lays this tree out at the new
     // width before React renders the next one, and a box wider than the terminal wraps.
     <Box flexDirection="column" width="100%" height={layout.height} overflow="hidden">
-      <Header title={props.title} total={store.size} online={store.online} />
+      <Header title={props.title} total={store.size} online={store.online} stale={stale} />
       <StatusLine
         health={health}
         stream={store.stream}
-        hasSnapshot={store.hasSnapshot}
+        live={store.live}
         filter={view.filter}
         matches={list.length}
         position={list.length === 0 ? 0 : selectedIndex + 1}
         width={layout.width}
         icons={icons}
+        realNow={realNow}
       />
       {view.help ? (
         <HelpOverlay height={bodyHeight} icons={icons} top={view.helpTop} />
@@ -211,8 +216,9 @@ export function Dashboard(props: DashboardProps) {
             height={layout.tableRows}
             icons={icons}
             now={now}
+            stale={stale}
           />
-          <StationDetail station={station} lockIndex={lockIndex} icons={icons} now={now} />
+          <StationDetail station={station} lockIndex={lockIndex} icons={icons} now={now} stale={stale} />
           <Text wrap="truncate" dimColor>
             {`── events ${'─'.repeat(Math.max(0, layout.width - 10))}`}
           </Text>

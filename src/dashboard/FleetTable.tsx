@@ -55,9 +55,11 @@ export interface FleetTableProps {
   height: number;
   icons: IconSet;
   now: number;
+  /** Statuses are as last seen, not live: drawn dim, without their colours. */
+  stale: boolean;
 }
 
-export function FleetTable({ rows, tokens, selectedRow, columns, height, icons, now }: FleetTableProps) {
+export function FleetTable({ rows, tokens, selectedRow, columns, height, icons, now, stale }: FleetTableProps) {
   const header =
     '  ' +
     fit('TOKEN', columns.token) +
@@ -83,6 +85,7 @@ export function FleetTable({ rows, tokens, selectedRow, columns, height, icons, 
           selected={index === selectedRow}
           columns={columns}
           icons={icons}
+          stale={stale}
           age={station ? formatAge(now - Date.parse(station.lastConnection)) : ''}
         />
       ))}
@@ -96,11 +99,12 @@ interface FleetRowProps {
   selected: boolean;
   columns: TableColumns;
   icons: IconSet;
+  stale: boolean;
   /** Passed formatted, so a row redraws when its text changes and not on every clock tick. */
   age: string;
 }
 
-const FleetRow = memo(function FleetRow({ token, station, selected, columns, icons, age }: FleetRowProps) {
+const FleetRow = memo(function FleetRow({ token, station, selected, columns, icons, stale, age }: FleetRowProps) {
   const marker = selected ? '› ' : '  ';
   const tokenCell = fit(token, columns.token);
   if (!station) {
@@ -121,7 +125,7 @@ const FleetRow = memo(function FleetRow({ token, station, selected, columns, ico
         {tokenCell}
       </Text>{' '}
       {fit(String(station.stationId), ID_WIDTH, 'right')}{' '}
-      <Text color={online ? 'green' : 'red'}>{fit(station.status, STATUS_WIDTH)}</Text>{' '}
+      {stale ? <Text dimColor>{fit(station.status, STATUS_WIDTH)}</Text> : <Text color={online ? 'green' : 'red'}>{fit(station.status, STATUS_WIDTH)}</Text>}{' '}
       <Text color={BATTERY_COLOURS[gauge.level]}>
         {gauge.bar} {fit(formatVolts(station.batteryVoltage), VOLTS_WIDTH, 'right')}
       </Text>{' '}

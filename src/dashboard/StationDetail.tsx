@@ -19,9 +19,11 @@ export interface StationDetailProps {
   lockIndex: number;
   icons: IconSet;
   now: number;
+  /** The station is as last seen, not live. */
+  stale?: boolean;
 }
 
-export function StationDetail({ station, lockIndex, icons, now }: StationDetailProps) {
+export function StationDetail({ station, lockIndex, icons, now, stale = false }: StationDetailProps) {
   if (!station) {
     return (
       <Box height={DETAIL_LINES} flexDirection="column">
@@ -37,7 +39,7 @@ export function StationDetail({ station, lockIndex, icons, now }: StationDetailP
     <Box height={DETAIL_LINES} flexDirection="column" overflow="hidden">
       <Text wrap="truncate">
         <Text bold>{station.token}</Text> #{station.stationId}{' '}
-        <Text color={station.status === 'online' ? 'green' : 'red'}>{station.status}</Text>
+        {stale ? <Text dimColor>{`${station.status} (last seen)`}</Text> : <Text color={station.status === 'online' ? 'green' : 'red'}>{station.status}</Text>}
         {' · '}
         <Text color={BATTERY_COLOURS[gauge.level]}>{formatVolts(station.batteryVoltage)}</Text>
         <Text dimColor>

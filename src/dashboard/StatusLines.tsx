@@ -4,12 +4,26 @@ import type { StreamState } from './control-connection.js';
 import type { HealthProgress } from './use-health-progress.js';
 import type { IconSet } from './format.js';
 
-export function Header({ title, total, online }: { title: string; total: number; online: number }) {
+export interface HeaderProps {
+  title: string;
+  total: number;
+  online: number;
+  /** The counts are as last seen, not live (the event stream is down). */
+  stale: boolean;
+}
+
+export function Header({ title, total, online, stale }: HeaderProps) {
   return (
     <Text wrap="truncate">
       <Text bold>station-sim</Text>
       <Text dimColor> {title} · </Text>
-      {total} stations: <Text color="green">{online} online</Text>, <Text color="red">{total - online} offline</Text>
+      {stale ? (
+        <Text dimColor>{`${total} stations, last seen: ${online} online, ${total - online} offline`}</Text>
+      ) : (
+        <>
+          {total} stations: <Text color="green">{online} online</Text>, <Text color="red">{total - online} offline</Text>
+        </>
+      )}
     </Text>
   );
 }
@@ -17,7 +31,8 @@ export function Header({ title, total, online }: { title: string; total: number;
 export interface StatusLineProps {
   health: HealthProgress | undefined;
   stream: StreamState;
-  hasSnapshot: boolean;
+  /** The stream is open and its snapshot has come over this connection. */
+  live: boolean;
   /** Applied filter, if any, with how many stations match. */
   filter: string;
   matches: number;
@@ -25,20 +40,22 @@ export interface StatusLineProps {
   position: number;
   width: number;
   icons: IconSet;
+  /** The dashboard's own time, on the clock of the stream's reconnect timer: for its countdown. */
+  realNow: number;
 }
 
-export function StatusLine({ health, stream, hasSnapshot, filter, matches, position, width, icons }: StatusLineProps) {
+export function StatusLine({ health, stream, live, filter, matches, position, width, icons, realNow }: StatusLineProps) {
   const right = `${filter ? `filter "${filter}" ` : ''}${position}/${matches}`;
   return (
     <Text wrap="truncate">
-      <StreamOrProgress health={health} stream={stream} hasSnapshot={hasSnapshot} width={Math.max(10, width - right.length - 3)} icons={icons} />
+      <StreamOrProgress health={health} stream={stream} live={live} width={Math.max(10, width - right.length - 3)} icons={icons} realNow={realNow} />
       <Text dimColor> · </Text>
       <Text color={filter ? 'cyan' : undefined}>{right}</Text>
     </Text>
   );
 }
 
-function StreamOrProgress({ health, stream, hasSnapshot, width, icons }: Pick<StatusLineProps, 'health' | 'stream' | 'hasSnapshot' | 'icons'> & { width: number }) {
+function StreamOrProgress({ health, stream, live, width, icons, realNow }: Pick<StatusLineProps, 'health' | 'stream' | 'live' | 'icons' | 'realNow'> & { width: number }) {
   // Never reached yet: there is no fleet to show a bar of, only why.
   if (health?.error && !health.ready && health.total === 0) return <Text color="red">{health.error}</Text>;
   if (health && !health.ready) {
@@ -60,11 +77,14 @@ function StreamOrProgress({ health, stream, hasSnapshot, width, icons }: Pick<St
   }
   switch (stream.phase) {
     case 'open':
-      return hasSnapshot ? <Text color="green">events live</Text> : <Text color="yellow">events: waiting for snapshot…</Text>;
+      return live ? <Text color="green">events live</Text> : <Text color="yellow">events: waiting for snapshot…</Text>;
     case 'connecting':
       return <Text color="yellow">events: connecting…</Text>;
-    case 'waiting':
-      return <Text color="yellow">{`events: reconnecting in ${(stream.retryInMs / 1000).toFixed(1)}s (${stream.reason})`}</Text>;
+    case 'waiting': {
+      // Counted down on each tick (once a second), so whole seconds, rounded up.
+      const left = Math.ceil(Math.max(0, stream.retryAt - realNow) / 1000);
+      return <Text color="yellow">{`events: ${left > 0 ? `reconnecting in ${left}s` : 'reconnecting…'} (${stream.reason})`}</Text>;
+    }
     case 'refused':
       return <Text color="red">{`events refused: ${stream.reason}`}</Text>;
     case 'closed':

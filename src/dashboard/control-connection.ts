@@ -69,7 +69,8 @@ export class ControlPlaneError extends Error {
 export type StreamState =
   | { phase: 'connecting'; attempt: number }
   | { phase: 'open' }
-  | { phase: 'waiting'; attempt: number; retryInMs: number; reason: string }
+  /** `retryAt` is on the connection's clock (`clock.now()`), for a countdown. */
+  | { phase: 'waiting'; attempt: number; retryInMs: number; retryAt: number; reason: string }
   | { phase: 'refused'; reason: string }
   | { phase: 'closed' };
 
@@ -256,7 +257,7 @@ export class ControlConnection {
           return;
         }
         const retryInMs = this.#backoff(attempt);
-        report({ phase: 'waiting', attempt, retryInMs, reason: failure });
+        report({ phase: 'waiting', attempt, retryInMs, retryAt: this.#clock.now() + retryInMs, reason: failure });
         retryTimer = this.#clock.setTimeout(connect, retryInMs);
       });
     };

@@ -94,6 +94,10 @@ export class FleetStore {
   #membershipVersion = 0;
   #maxTokenLength = 0;
   #hasSnapshot = false;
+  /** Whether a snapshot has come over the stream's current connection: until then the fleet is as last seen. */
+  #fresh = false;
+  /** The stream was live and has been lost; the next snapshot brings it back. */
+  #lost = false;
   #stream: StreamState = { phase: 'connecting', attempt: 0 };
   readonly #unknown = new Set<string>();
   readonly #listeners = new Set<Listener>();
@@ -139,6 +143,11 @@ export class FleetStore {
     return this.#stream;
   }
 
+  /** Whether what the store holds is live: the stream is open and has sent its snapshot. */
+  get live(): boolean {
+    return this.#stream.phase === 'open' && this.#fresh;
+  }
+
   get(token: string): SimStation | undefined {
     return this.#fleet.get(token);
   }
@@ -150,7 +159,10 @@ export class FleetStore {
     const change = applyFleetEvent(this.#fleet, event);
     if (event.type === 'snapshot') {
       this.#hasSnapshot = true;
+      this.#fresh = true;
       this.#unknown.clear();
+      if (this.#lost) this.log.note('events back: live again', 'ok', Date.parse(event.time));
+      this.#lost = false;
     }
     if (change === 'membership') this.#rebuildIndex();
     else if (change === 'station' && token !== undefined) this.#countChange(before, this.#fleet.get(token));
@@ -179,8 +191,15 @@ export class FleetStore {
     return tokens;
   }
 
+  /** The stream's state; losing a live stream, and getting it back, are logged. */
   setStream(state: StreamState): void {
+    const wasLive = this.live;
     this.#stream = state;
+    if (state.phase !== 'open') this.#fresh = false;
+    if (wasLive && (state.phase === 'waiting' || state.phase === 'refused')) {
+      this.#lost = true;
+      this.log.note(`events lost: ${state.reason}${state.phase === 'waiting' ? ' · reconnecting' : ''}`, 'error');
+    }
     this.#changed();
   }
 
