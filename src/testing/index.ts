@@ -1,2 +1,2 @@
 /** Test-framework helpers: `import { withSimulator, startTestSimulator } from 'station-sim/testing'`. */
-export { startTestSimulator, withSimulator, type TestSimulator, type SuiteHooks } from './test-simulator.js';
+export { startTestSimulator, withSimulator, type TestSimulator, type SuiteHooks, type TimeoutHook, type OptionsHook } from './test-simulator.js';

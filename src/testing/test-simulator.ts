@@ -78,10 +78,31 @@ export async function startTestSimulator(options: SimulatorOptions = {}): Promis
   };
 }
 
-/** The hooks a test framework offers; vitest's and jest's fit. */
+/** A hook as vitest and jest take it: the function, then a timeout in milliseconds. */
+export type TimeoutHook = (fn: () => Promise<void>, timeout?: number) => void;
+
+/**
+ * A hook as node:test takes it (`before`, `after`): the function, then options. node:test runs a
+ * hook without a timeout unless told, and spreads what it gets as options, so the number passed
+ * for vitest and jest leaves it at that.
+ */
+export type OptionsHook = (fn: () => Promise<void>, options?: { timeout?: number }) => void;
+
+/**
+ * The hooks a test framework offers: `{ beforeAll, afterAll }` from vitest or jest, or
+ * `{ beforeAll: before, afterAll: after }` from node:test.
+ */
 export interface SuiteHooks {
-  beforeAll(fn: () => Promise<void>, timeout?: number): void;
-  afterAll(fn: () => Promise<void>, timeout?: number): void;
+  beforeAll: TimeoutHook | OptionsHook;
+  afterAll: TimeoutHook | OptionsHook;
+}
+
+/** How long a start or a stop may take before the framework fails the hook (vitest and jest). */
+const HOOK_TIMEOUT_MS = 60_000;
+
+/** Registers `fn` with a hook of either kind (see OptionsHook for why the number suits both). */
+function register(hook: SuiteHooks['beforeAll'], fn: () => Promise<void>): void {
+  (hook as TimeoutHook)(fn, HOOK_TIMEOUT_MS);
 }
 
 /**
@@ -90,12 +111,12 @@ export interface SuiteHooks {
  */
 export function withSimulator(hooks: SuiteHooks, options: SimulatorOptions = {}): () => TestSimulator {
   let current: TestSimulator | undefined;
-  hooks.beforeAll(async () => {
+  register(hooks.beforeAll, async () => {
     current = await startTestSimulator(options);
-  }, 60_000);
-  hooks.afterAll(async () => {
+  });
+  register(hooks.afterAll, async () => {
     await current?.stop();
-  }, 60_000);
+  });
   return () => {
     if (!current) throw new Error('the simulator is not started yet: use it inside tests, not at collection time');
     return current;
