@@ -87,6 +87,12 @@ export interface EventSubscription {
 
 /** WebSocket close code the control plane uses for a missing or wrong control token. */
 const CLOSE_UNAUTHORIZED = 4401;
+
+/**
+ * Why a 401 came when no token was sent: the server's own words ("Control token is invalid") read
+ * as if a wrong one had been given. Named as `station-sim dashboard` takes it.
+ */
+export const CONTROL_TOKEN_NEEDED = 'control token needed: pass --control-token or set STATION_SIM_CONTROL_TOKEN';
 /** "Try again later": the control plane drops a client with more than 1 MiB waiting. */
 const CLOSE_TRY_AGAIN_LATER = 1013;
 
@@ -253,7 +259,7 @@ export class ControlConnection {
         if (code === CLOSE_TRY_AGAIN_LATER) attempt = Math.max(attempt, 3);
         if (code !== 1006 || reason.length > 0) failure = `closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`;
         if (refused) {
-          report({ phase: 'refused', reason: 'Control token is invalid' });
+          report({ phase: 'refused', reason: this.#token === undefined ? CONTROL_TOKEN_NEEDED : 'Control token is invalid' });
           return;
         }
         const retryInMs = this.#backoff(attempt);
@@ -311,7 +317,7 @@ export class ControlConnection {
     const message = typeof json === 'object' && json !== null && typeof (json as { message?: unknown }).message === 'string'
       ? (json as { message: string }).message
       : `HTTP ${response.status}`;
-    throw new ControlPlaneError(response.status, message);
+    throw new ControlPlaneError(response.status, response.status === 401 && this.#token === undefined ? CONTROL_TOKEN_NEEDED : message);
   }
 }
 

@@ -194,11 +194,15 @@ export class FleetStore {
   /** The stream's state; losing a live stream, and getting it back, are logged. */
   setStream(state: StreamState): void {
     const wasLive = this.live;
+    const before = this.#stream.phase;
     this.#stream = state;
     if (state.phase !== 'open') this.#fresh = false;
-    if (wasLive && (state.phase === 'waiting' || state.phase === 'refused')) {
+    if (state.phase === 'refused') {
+      // Said in full here, where a line wraps; the status line has one line for it.
+      if (before !== 'refused') this.log.note(`events refused: ${state.reason}`, 'error');
+    } else if (wasLive && state.phase === 'waiting') {
       this.#lost = true;
-      this.log.note(`events lost: ${state.reason}${state.phase === 'waiting' ? ' · reconnecting' : ''}`, 'error');
+      this.log.note(`events lost: ${state.reason} · reconnecting`, 'error');
     }
     this.#changed();
   }

@@ -1,6 +1,6 @@
 /**
- * The event log's entries cut into screen lines. An unlock chain wider than the log wraps at its
- * steps, the lines after its first indented, so its outcome (`· ok`, `· failed: …`) is never cut
+ * The event log's entries cut into screen lines. A line wider than the log wraps at its words; an
+ * unlock chain wider than the log wraps at its steps, the lines after its first indented, so its outcome (`· ok`, `· failed: …`) is never cut
  * off at the right edge; where the log has too few lines for a whole chain, middle steps give way
  * to `…` before the outcome does. Pure, so what a narrow terminal shows can be tested directly.
  */
@@ -36,7 +36,9 @@ export function logLines(entries: readonly LogEntry[], { width, height, showCloc
   for (let index = entries.length - 1; index >= 0 && used < height; index -= 1) {
     const entry = entries[index]!;
     const { segments, tone } = entrySegments(entry);
-    const texts = fitSegments(segments, room, height - used);
+    // A line wraps at its words and is cut where the log ends; a chain gives up middle steps instead.
+    const texts =
+      entry.kind === 'unlock' ? fitSegments(segments, room, height - used) : cutLines(wrapSegments(segments.join(' ').split(' '), room), height - used, room);
     used += texts.length;
     blocks.push(
       texts.map((text, line) => ({
@@ -60,6 +62,14 @@ export function fitSegments(segments: readonly string[], width: number, lines: n
     if (squeezed.length <= lines) return squeezed;
   }
   return wrapSegments([segments[0]!, '…', segments.at(-1)!], width).slice(0, lines);
+}
+
+/** The first `lines` of `wrapped`, the last one ending in `…` where some were left out. */
+function cutLines(wrapped: string[], lines: number, width: number): string[] {
+  if (wrapped.length <= lines) return wrapped;
+  const kept = wrapped.slice(0, lines);
+  kept[lines - 1] = cutToWidth(`${kept[lines - 1]!}…`, width);
+  return kept;
 }
 
 /** Greedy wrap at piece boundaries; a piece wider than a line on its own is cut with `…`. */

@@ -215,6 +215,32 @@ describe('the dashboard', () => {
     expect(frame()).not.toContain('wrong-token');
   });
 
+  it('without a control token where one is needed, says one is needed and how to give it, rather than that it is invalid', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)], controlToken: 'right-token' });
+    const view = render(
+      <Dashboard
+        control={new ControlConnection({ url: fake.url })}
+        store={new FleetStore()}
+        unlock={async () => ({ success: true })}
+        clock={systemClock}
+        icons={ASCII_ICONS}
+        title={fake.url}
+        flushIntervalMs={10}
+        healthPollMs={20}
+      />,
+    );
+    unmount = view.unmount;
+    const frame = (): string => stripAnsi(view.lastFrame() ?? '');
+    // Whole in the log (the status line may be too narrow for it).
+    await eventually(() =>
+      expect(frame().replace(/\n +/g, ' ')).toMatch(/events refused: control token needed: pass --control-token or set STATION_SIM_CONTROL_TOKEN/),
+    );
+    expect(frame()).not.toContain('invalid');
+    await expect(new ControlConnection({ url: fake.url }).setBattery('ST-1001', 12)).rejects.toThrow(
+      'control token needed: pass --control-token or set STATION_SIM_CONTROL_TOKEN',
+    );
+  });
+
   it('with no control plane to reach, says so without a fleet bar at 0/0', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const view = render(

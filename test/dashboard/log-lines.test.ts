@@ -51,4 +51,10 @@ describe('logLines', () => {
     // One line of log: the newest entry, squeezed into it; older ones give way.
     expect(text([timedOut, ordinary], 40, 1)).toEqual(['ST-1001/3 unlock … → locked +5000ms · ok']);
   });
+
+  it('wraps a long line at its words, and cuts it with … where the log ends', () => {
+    const line: LogEntry = { kind: 'line', id: 9, at: T0, tone: 'error', text: 'events refused: control token needed: pass --control-token or set STATION_SIM_CONTROL_TOKEN' };
+    expect(text([line], 40, 5)).toEqual(['events refused: control token needed:', '  pass --control-token or set', '  STATION_SIM_CONTROL_TOKEN']);
+    expect(text([line], 40, 2)).toEqual(['events refused: control token needed:', '  pass --control-token or set…']);
+  });
 });
