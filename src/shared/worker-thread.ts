@@ -15,9 +15,14 @@ import { pathToFileURL } from 'node:url';
 export function startModuleWorker(base: string, name: string, workerData: unknown): Worker {
   const fromSources = base.endsWith('.ts');
   const entry = new URL(`./${name}.${fromSources ? 'ts' : 'js'}`, base);
-  if (!fromSources) return new Worker(entry, { workerData });
-  const tsx = tsxEsmApi();
-  const boot = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
+  // The worker starts from a line of code that imports the module, never from the file itself:
+  // with `--input-type` among the inherited options (the script came on stdin or with --eval, as in
+  // `node --input-type=module < script.mjs`) Node refuses a worker started from a file
+  // (ERR_INPUT_TYPE_NOT_ALLOWED), and code is what that option is about. Leaving the option out of
+  // an execArgv of our own is no way out: Node then checks that list and refuses the V8 and
+  // per-process options in it, such as the --max-semi-space-size bin/station-sim.js runs with.
+  const load = `import(${JSON.stringify(entry.href)})`;
+  const boot = fromSources ? `import(${JSON.stringify(tsxEsmApi())}).then((tsx) => { tsx.register(); return ${load}; })` : load;
   return new Worker(boot, { eval: true, workerData });
 }
 
