@@ -89,11 +89,24 @@ export function parseBrokerUrl(url: string): BrokerAddress {
 
 function silentLog(): void {}
 
-/** Creates an mqtt.js client that connects (and reconnects) through `transport`. */
+/**
+ * Creates an mqtt.js client that connects (and reconnects) through `transport`.
+ *
+ * A refused CONNACK (return code 3 "server unavailable" while EMQX or HiveMQ start, 5 "not
+ * authorized" while a password is being changed) does not end the reconnecting: mqtt.js 5 stops
+ * for good after one unless `reconnectOnConnackError` is set, which would leave the control plane
+ * and the fleet agent cut off until restarted while the lean clients came back. A refusal of the
+ * first connection still fails the start: `firstConnect` ends the client on its first error.
+ */
 export function createMqttClient(transport: MqttTransport, options: IClientOptions): MqttClient {
   // A shared no-op logger: by default mqtt.js makes a `debug` instance per client, about 1 KiB
   // each, which a 100,000-station fleet pays 100,000 times (heap snapshot, bench/README.md).
-  const base: IClientOptions = { protocolVersion: 4, log: silentLog, ...options };
+  const base: IClientOptions = {
+    protocolVersion: 4,
+    log: silentLog,
+    reconnectOnConnackError: true,
+    ...options,
+  };
   if (transport.kind === 'memory') {
     const { broker } = transport;
     return new MqttClient(() => {

@@ -64,15 +64,19 @@ describe('station-sim CLI', () => {
     expect(result.stderr).not.toContain('hunter2');
   });
 
-  it.runIf(mosquittoAvailable())('stations: refused credentials are one clear line', async () => {
+  it.runIf(mosquittoAvailable())('stations and api: refused credentials are one clear line', async () => {
     const mosquitto = await startMosquitto({ users: { station: 'right-password' } });
     cleanups.push(() => mosquitto.stop());
     const url = `mqtt://station:wrong-password@127.0.0.1:${mosquitto.port}`;
-    const result = await runCliToEnd(['stations', '--broker', url, '--fixture', 'fixtures/ci.json']);
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual([
-      `station-sim: The MQTT broker at mqtt://***@127.0.0.1:${mosquitto.port} refused the connection: Not authorized`,
-    ]);
+    // The mqtt.js clients (fleet agent, control plane) keep reconnecting after a refused CONNACK
+    // once they have been up, but a refusal at start still fails the start.
+    for (const command of [['stations'], ['api', '--http-port', '0']]) {
+      const result = await runCliToEnd([...command, '--broker', url, '--fixture', 'fixtures/ci.json']);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `station-sim: The MQTT broker at mqtt://***@127.0.0.1:${mosquitto.port} refused the connection: Not authorized`,
+      ]);
+    }
     const good = new CliProcess(['stations', '--broker', `mqtt://station:right-password@127.0.0.1:${mosquitto.port}`, '--fixture', 'fixtures/ci.json', '--json']);
     cleanups.push(async () => good.child.exitCode === null && good.signal('SIGKILL'));
     expect((await good.readyJson()).online).toBe(24);
