@@ -325,13 +325,28 @@ function formatSeconds(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s` : `${ms} ms`;
 }
 
-function describeFetchError(error: unknown): string {
+/**
+ * Why a request got no answer, in a word where there is one: `ECONNREFUSED`, not fetch's bare
+ * "fetch failed". undici hides the socket's error in `cause`, and a client that wraps fetch's error
+ * (the reference client's `ApiUnreachableError`) one level further down; `undefined` when no cause
+ * in the chain has a code.
+ */
+export function networkErrorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+export function describeFetchError(error: unknown): string {
   if (error instanceof Error) {
     if (error.name === 'TimeoutError') return 'no answer in time';
     if (error.name === 'AbortError') return 'the connection was closed';
-    // undici hides the interesting part (ECONNREFUSED…) in `cause`.
-    const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-    if (typeof cause?.code === 'string') return cause.code;
+    const code = networkErrorCode(error);
+    if (code !== undefined) return code;
+    const cause = error.cause as { message?: unknown } | undefined;
     if (typeof cause?.message === 'string') return cause.message;
     return error.message;
   }

@@ -2,7 +2,7 @@
  * What the dashboard's keys do. Each action calls the control plane (or the injected unlock), puts
  * the station it gets back into the store, and logs its result, success or the error's message.
  */
-import type { DashboardControl } from './control-connection.js';
+import { networkErrorCode, type DashboardControl } from './control-connection.js';
 import type { FleetStore } from './fleet-store.js';
 import { FULL_VOLTAGE } from './format.js';
 import type { SimStation } from './sim-types.js';
@@ -51,7 +51,7 @@ export function createDashboardActions(options: DashboardActionsOptions): Dashbo
       try {
         store.finishUnlock(id, await options.unlock(token, lockId));
       } catch (error) {
-        store.finishUnlock(id, { success: false, message: (error as Error).message });
+        store.finishUnlock(id, { success: false, message: describeUnlockError(error) });
       }
     },
     toggleConnection(station) {
@@ -73,4 +73,16 @@ export function createDashboardActions(options: DashboardActionsOptions): Dashbo
       return run(`${station.token} reboot`, () => control.reboot(station.token));
     },
   };
+}
+
+/**
+ * What the log says of an unlock call that threw. No answer from the `/v1` API is said the way the
+ * control plane's is (`cannot reach the /v1 API: ECONNREFUSED`), not as fetch's `fetch failed` or a
+ * client's full sentence about the request; anything else by its message.
+ */
+export function describeUnlockError(error: unknown): string {
+  const code = networkErrorCode(error);
+  if (code !== undefined) return `cannot reach the /v1 API: ${code}`;
+  if (error instanceof Error && error.name === 'TimeoutError') return 'cannot reach the /v1 API: no answer in time';
+  return error instanceof Error ? error.message : String(error);
 }

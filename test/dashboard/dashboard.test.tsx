@@ -89,6 +89,16 @@ describe('the dashboard', () => {
     await press(KEYS.tab, KEYS.tab, 'u');
     await eventually(() => expect(unlock).toHaveBeenLastCalledWith('ST-1001', '1'));
     await eventually(() => expect(frame()).toContain('ST-1001/1 unlock requested · failed: Invalid credentials'));
+
+    // The /v1 API cannot be reached: fetch's own error, as an unlock that calls fetch gets it.
+    const nobody = `http://127.0.0.1:${await freePort()}/v1/auth/login`;
+    unlock.mockImplementationOnce(async () => {
+      await fetch(nobody, { method: 'POST' });
+      return { success: true };
+    });
+    await press('u');
+    await eventually(() => expect(frame()).toContain('ST-1001/1 unlock requested · failed: cannot reach the /v1 API: ECONNREFUSED'));
+    expect(frame()).not.toContain('fetch failed');
   });
 
   it('shows an unlock as requested → acked → unlocked → locked with the time of each step', async () => {
