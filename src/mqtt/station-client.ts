@@ -8,7 +8,7 @@ import type { Clock, TimerHandle } from '../station/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
-import { brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
+import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';
 
 export interface StationClientOptions {
@@ -118,7 +118,7 @@ export class StationClient {
       clean: true,
       keepalive: this.#options.keepaliveSeconds ?? 30,
       reconnectPeriod: baseReconnect,
-      connectTimeout: 10_000,
+      connectTimeout: CONNECT_TIMEOUT_MS,
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
       // session does not publish the first session's lastConnection and battery. As on real
       // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
@@ -299,7 +299,7 @@ export class StationClient {
       clientId: `station-sim-${config.token}`,
       clean: true,
       reconnectPeriod: 0,
-      connectTimeout: 10_000,
+      connectTimeout: CONNECT_TIMEOUT_MS,
     });
     await firstConnect(client, this.#options.transport);
     const token = config.token;

@@ -1,11 +1,13 @@
 /**
  * The mqtt.js clients of the control plane and the fleet agent (`createMqttClient`): after a
  * refused CONNACK on a reconnect they keep trying, as the lean clients do, while a refusal of the
- * first connection still fails the start with one clear error.
+ * first connection still fails the start with one clear error; and a port that takes TCP but never
+ * answers fails after the lean clients' 10 s, not mqtt.js's 30 s.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import net from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { MqttClient } from 'mqtt';
-import { createMqttClient, firstConnect } from '../../src/mqtt/transport.js';
+import { CONNECT_TIMEOUT_MS, createMqttClient, firstConnect } from '../../src/mqtt/transport.js';
 import { SimError } from '../../src/errors.js';
 import { startTestBroker, type TestBroker } from '../service/support/test-broker.js';
 
@@ -30,6 +32,7 @@ function next(client: MqttClient, event: 'connect' | 'error', ms = 3000): Promis
 describe('createMqttClient', () => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
+    vi.useRealTimers();
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
@@ -82,5 +85,33 @@ describe('createMqttClient', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(attempts).toBe(1);
     expect(client.disconnecting || client.disconnected).toBe(true);
+  });
+
+  it('gives up on a port that takes TCP but never answers after 10 s, as the lean clients do', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    const accepted = new Promise((resolve) => silent.once('connection', resolve));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const transport = { kind: 'tcp', url: `mqtt://127.0.0.1:${(silent.address() as net.AddressInfo).port}` } as const;
+    const client = createMqttClient(transport, { clientId: 'transport-silent', reconnectPeriod: 1000 });
+    cleanups.push(() => client.endAsync(true));
+    let outcome: unknown = 'pending';
+    void firstConnect(client, transport).then(
+      () => (outcome = 'connected'),
+      (error: unknown) => (outcome = error),
+    );
+    await accepted;
+    expect(CONNECT_TIMEOUT_MS).toBe(10_000);
+    await vi.advanceTimersByTimeAsync(CONNECT_TIMEOUT_MS - 1);
+    expect(outcome).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcome).toBeInstanceOf(SimError);
+    expect((outcome as SimError).code).toBe('BROKER_UNREACHABLE');
+    expect((outcome as SimError).message).toMatch(/connack timeout/);
   });
 });
