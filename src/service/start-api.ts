@@ -2,7 +2,7 @@
  * Starts the `/v1` API for real: connects the MQTT gateway, builds the app and listens. `stop()`
  * undoes all of it and leaves no handle open (STYLE.md: `start()` returns something you can `stop()`).
  */
-import { SimError } from '../errors.js';
+import { isListenError, listenFailure } from '../shared/listen.js';
 import { buildApi, type ApiInstance, type BuildApiOptions } from './build-api.js';
 import { startMqttGateway, type MqttGatewayOptions, type StartedMqttGateway } from './station-gateway.js';
 
@@ -59,10 +59,9 @@ export async function startApi(options: StartApiOptions): Promise<StartedApi> {
   } catch (error) {
     await app.close();
     await gateway?.stop();
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new SimError('PORT_IN_USE', `HTTP port ${requestedPort} on ${host} is already in use`, { cause: error });
-    }
-    throw error;
+    // A taken port, a port no server can have and a host that cannot be listened on, each named
+    // as the broker's listen() names them.
+    throw isListenError(error) ? listenFailure(error, { port: requestedPort ?? 0, host, label: 'HTTP' }) : error;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : (requestedPort ?? 0);

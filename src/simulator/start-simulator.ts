@@ -11,7 +11,6 @@ import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../shared/redact-url.js';
-import { isListenError, listenFailure } from '../shared/listen.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
 import { SimError } from '../errors.js';
 import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, isTimeScale, shown } from './simulator-options.js';
@@ -316,22 +315,17 @@ async function serveHttp(
   options: HttpOptions,
   cleanups: Cleanups,
 ): Promise<StartedHttp> {
-  const where = { port: options.httpPort ?? 0, host: options.host ?? '127.0.0.1', label: 'HTTP' };
   const api = await startApi({
     fixture,
     // Token lifetimes follow simulated time, so a manual clock can expire them instantly.
     clock,
     mqttUrl,
-    port: where.port,
-    host: where.host,
+    port: options.httpPort ?? 0,
+    host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock },
     beforeListen: (app) => control.register(app),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'commandTimeoutMs', 'logger']),
-  }).catch((error: unknown) => {
-    // startApi names a taken port but passes fastify's other listen errors on as they are (a host
-    // that does not resolve): named here as the broker's listen() names them.
-    throw isListenError(error) ? listenFailure(error, where) : error;
   });
   cleanups.add(() => api.stop());
   control.startScenario();

@@ -23,7 +23,7 @@ const HTTP_CODES: ErrorCode[] = [
   'NOT_IMPLEMENTED',
 ];
 /** Codes `startApi` can fail with. */
-const START_CODES: ErrorCode[] = ['BROKER_UNREACHABLE', 'BROKER_REFUSED', 'PORT_IN_USE', 'JWT_SECRET_TOO_SHORT'];
+const START_CODES: ErrorCode[] = ['BROKER_UNREACHABLE', 'BROKER_REFUSED', 'PORT_IN_USE', 'HOST_UNAVAILABLE', 'LISTEN_FAILED', 'JWT_SECRET_TOO_SHORT'];
 
 const rowsOf = (code: string): string[] => doc.split('\n').filter((line) => line.startsWith('|') && line.includes(`\`${code}\``));
 

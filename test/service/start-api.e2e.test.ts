@@ -142,6 +142,16 @@ describe('lifecycle', () => {
     }
   });
 
+  test('a host that is not an address of this machine is HOST_UNAVAILABLE, named for HTTP, and nothing is left running', async () => {
+    const clientsBefore = broker.aedes.connectedClients;
+    // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never an address of this machine.
+    await expect(startApi({ fixture: testFixture(), mqttUrl: broker.url, port: 0, host: '192.0.2.1' })).rejects.toMatchObject({
+      code: 'HOST_UNAVAILABLE',
+      message: expect.stringMatching(/^Cannot listen on 192\.0\.2\.1 for HTTP: .*\(EADDRNOTAVAIL\)$/),
+    });
+    await waitFor(() => broker.aedes.connectedClients === clientsBefore);
+  });
+
   test('url and port name the listening address', async () => {
     const started = await start();
     expect(started.url).toBe(`http://127.0.0.1:${started.port}`);
