@@ -69,8 +69,10 @@ export function Dashboard(props: DashboardProps) {
   const { control, store, clock, icons } = props;
   // Subscribes this component to the store: it re-renders when a batch of changes is flushed.
   useThrottledStore(store, props.flushIntervalMs ?? 100, clock);
-  const now = useClockTick(clock, 1000, props.simulatedNow);
-  // Read at each render, not at the last tick: a reconnect scheduled since then counts from now.
+  useClockTick(clock, 1000);
+  // Read at each render, not at the last tick: a change since then (a reconnect scheduled, a manual
+  // clock's advance) shows with the redraw it causes. Rows redraw only where their text changed.
+  const now = props.simulatedNow ? props.simulatedNow() : clock.now();
   const realNow = clock.now();
   const health = useHealthProgress(control, clock, props.healthPollMs ?? 500);
   const { columns, rows } = useTerminalSize();

@@ -178,6 +178,11 @@ export class ControlConnection {
     return this.#request('DELETE', `/stations/${encodeURIComponent(token)}/faults/${encodeURIComponent(faultId)}`);
   }
 
+  /** `GET /sim/v1/clock`: the simulator's time, and whether it moves only when told (`--clock manual`). */
+  simulatorClock(): Promise<{ now: string; manual: boolean }> {
+    return this.#request('GET', '/clock');
+  }
+
   /** Every station back to the fixture's starting state. */
   reset(): Promise<{ reset: number; missing: number }> {
     return this.#request('POST', '/reset');

@@ -5,12 +5,13 @@
  */
 import { render } from 'ink';
 import { systemClock, type Clock } from '../station/clock.js';
-import { ControlConnection } from './control-connection.js';
+import { ControlConnection, type DashboardControl } from './control-connection.js';
 import { Dashboard } from './Dashboard.js';
 import type { UnlockFunction } from './dashboard-actions.js';
 import { FleetStore } from './fleet-store.js';
 import { baseUrlOf, parseDashboardUrl } from './dashboard-url.js';
 import { detectIconStyle, iconSet, type IconStyle } from './format.js';
+import { SimulatorTime } from './simulator-time.js';
 
 export interface DashboardOptions {
   /**
@@ -37,9 +38,12 @@ export interface DashboardOptions {
    * The simulator's clock when it is in this process (`up --dashboard`): ages and countdowns of
    * the simulator's timestamps are drawn against it, so they hold with `--time-scale` or
    * `--clock manual`. Only its `now()` is read; timers stay on `clock`.
-   * @default clock
+   * @default the simulator's time followed over the network: `GET /sim/v1/clock` every
+   * `simulatorClockPollMs`, and the times of its events
    */
   simulatedClock?: Pick<Clock, 'now'>;
+  /** How often `GET /sim/v1/clock` is asked when no `simulatedClock` is given. @default 1000 */
+  simulatorClockPollMs?: number;
   /** @default globalThis.fetch */
   fetch?: typeof fetch;
   /**
@@ -87,14 +91,17 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
     clock,
     reconnectBaseMs: options.reconnectBaseMs,
   });
-  const simulated = options.simulatedClock ?? clock;
+  // Attached over the network, the simulator's clock is followed from its answers and events.
+  const followed = options.simulatedClock ? undefined : new SimulatorTime({ read: () => control.simulatorClock(), clock, pollMs: options.simulatorClockPollMs });
+  const simulated = options.simulatedClock ?? followed!;
   const simulatedNow = (): number => simulated.now();
+  followed?.start();
   // The log stamps its own lines (a requested unlock) on the simulator's time, like its events.
   const store = new FleetStore({ clock: { ...clock, now: simulatedNow }, logLimit: options.logLimit });
   const icons = iconSet(options.icons ?? detectIconStyle(options.env ?? process.env));
   const instance = render(
     <Dashboard
-      control={control}
+      control={followed ? observingEventTimes(control, followed) : control}
       store={store}
       unlock={options.unlock}
       clock={clock}
@@ -120,7 +127,10 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
   // Requests still in flight are aborted on the way out: a hung server must not hold the process.
   const exited = instance
     .waitUntilExit()
-    .finally(() => control.close())
+    .finally(() => {
+      followed?.stop();
+      control.close();
+    })
     .then(() => undefined);
   return {
     waitUntilExit: () => exited,
@@ -128,5 +138,25 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
       instance.unmount();
       return exited;
     },
+  };
+}
+
+/** `control` as is, except that the time of every event of its stream also goes to `time`. */
+function observingEventTimes(control: ControlConnection, time: SimulatorTime): DashboardControl {
+  return {
+    health: () => control.health(),
+    station: (token) => control.station(token),
+    setConnection: (token, online) => control.setConnection(token, online),
+    setBattery: (token, voltage) => control.setBattery(token, voltage),
+    reboot: (token, downMs) => control.reboot(token, downMs),
+    physical: (token, lockId, action) => control.physical(token, lockId, action),
+    subscribe: (handlers) =>
+      control.subscribe({
+        ...handlers,
+        onEvent: (event) => {
+          time.observe(Date.parse(event.time));
+          handlers.onEvent(event);
+        },
+      }),
   };
 }

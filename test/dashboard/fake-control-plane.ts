@@ -26,6 +26,8 @@ export interface FakeControlPlane {
   stations: Map<string, SimStation>;
   /** What `/sim/v1/health` answers; change it to move the progress along. */
   health: SimHealth;
+  /** What `/sim/v1/clock` answers; real time, not manual, when unset. */
+  simulatorClock: { now: string; manual: boolean } | undefined;
   /** The next action (POST) fails with this status and message. */
   failNext(status: number, message: string): void;
   push(event: EventInput): void;
@@ -72,18 +74,21 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
   const connectionWaiters: { count: number; resolve: () => void }[] = [];
   let failure: { status: number; message: string } | undefined;
   const total = options.stations.length;
+  // Events are stamped with the simulator's time (docs/control-plane.md), the fake's clock if set.
+  const eventTime = (): string => fake.simulatorClock?.now ?? new Date().toISOString();
   const fake: FakeControlPlane = {
     url: '',
     requests,
     stations,
     health: { ready: true, stations: { total, online: total, offline: 0 } },
+    simulatorClock: undefined,
     failNext: (status, message) => {
       failure = { status, message };
     },
     push: (event) => {
       for (const [socket, state] of sockets) {
         state.seq += 1;
-        socket.send(JSON.stringify({ seq: state.seq, time: new Date().toISOString(), ...event }));
+        socket.send(JSON.stringify({ seq: state.seq, time: eventTime(), ...event }));
       }
     },
     get clients() {
@@ -135,6 +140,7 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
 
   type TokenParams = { Params: { token: string } };
   app.get('/sim/v1/health', async (_request, reply) => reply.code(fake.health.ready ? 200 : 503).send(fake.health));
+  app.get('/sim/v1/clock', async () => fake.simulatorClock ?? { now: new Date().toISOString(), manual: false });
   app.get('/sim/v1/stations', async () => ({ stations: [...stations.values()] }));
   app.get<TokenParams>('/sim/v1/stations/:token', async (request) => station(request.params.token));
   app.post<TokenParams & { Body: { online: boolean } }>('/sim/v1/stations/:token/connection', async (request) =>
@@ -156,7 +162,7 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
     const state = { seq: 1 };
     sockets.set(socket, state);
     socket.on('close', () => sockets.delete(socket));
-    socket.send(JSON.stringify({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations: [...stations.values()] }));
+    socket.send(JSON.stringify({ seq: 1, time: eventTime(), type: 'snapshot', stations: [...stations.values()] }));
     connections += 1;
     for (const waiter of connectionWaiters.splice(0)) {
       if (connections >= waiter.count) waiter.resolve();

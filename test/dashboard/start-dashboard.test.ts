@@ -12,8 +12,9 @@ afterEach(async () => {
   fake = undefined;
 });
 
-async function start(overrides: Partial<DashboardOptions> = {}) {
+async function start({ before, ...overrides }: Partial<DashboardOptions> & { before?: (plane: FakeControlPlane) => void } = {}) {
   fake = await startFakeControlPlane({ stations: [makeStation(1), makeStation(2)], controlToken: 'sesame' });
+  before?.(fake);
   const stdout = new FakeStdout(80, 24);
   const stdin = new FakeStdin();
   const dashboard = startDashboard({
@@ -100,6 +101,23 @@ describe('startDashboard', () => {
     // With CI set, Ink draws only the last frame, when the dashboard closes: look after stop().
     await dashboard.stop();
     expect(stdout.text()).toMatch(/ST-1001 .* 42s ago/);
+  });
+
+  it('attached, draws ages against the simulator\'s clock it reads from GET /sim/v1/clock, not the wall clock', async () => {
+    // A manual simulator clock, 42 s past makeStation's lastConnection (2026-11-22T08:18:04.637Z).
+    const { fake, stdout, dashboard } = await start({
+      simulatorClockPollMs: 20,
+      before: (plane) => {
+        plane.simulatorClock = { now: '2026-11-22T08:18:46.637Z', manual: true };
+      },
+    });
+    await eventually(() => expect(fake.requests.filter((request) => request.url === '/sim/v1/clock').length).toBeGreaterThan(1));
+    // Anything that redraws (an event) draws on the time read; with CI set Ink draws only at the end.
+    fake.push({ type: 'control', action: 'noop' });
+    await settle(100);
+    await dashboard.stop();
+    expect(stdout.text()).toMatch(/ST-1001 .* 42s ago/);
+    expect(fake.requests.every((request) => request.authorization === 'Bearer sesame')).toBe(true);
   });
 
   it('stop() closes the screen and the event stream', async () => {
