@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withSimulator } from '../src/testing/index.js';
 
-const simulator = withSimulator({ beforeAll, afterAll }, { fixture: 'fixtures/ci.json' });
+const simulator = withSimulator({ beforeAll, afterAll }, { fixture: 'ci' });
 
 describe('my app against station-sim', () => {
   it('opens a lock and sees it close again', async () => {

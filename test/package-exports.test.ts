@@ -19,8 +19,8 @@ it('exports the simulator, the reference client and the API from station-sim, an
     const client = await import('station-sim/client');
     const testing = await import('station-sim/testing');
     console.log(JSON.stringify({
-      main: ['startSimulator', 'createClient', 'ApiError', 'startApi', 'buildApi', 'parseFixture'].filter((name) => typeof main[name] !== 'function'),
-      client: ['createClient', 'ApiError', 'isApiError'].filter((name) => typeof client[name] !== 'function'),
+      main: ['startSimulator', 'createClient', 'ApiError', 'ApiUnreachableError', 'startApi', 'buildApi', 'parseFixture'].filter((name) => typeof main[name] !== 'function'),
+      client: ['createClient', 'ApiError', 'ApiUnreachableError', 'isApiError'].filter((name) => typeof client[name] !== 'function'),
       testing: ['startTestSimulator', 'withSimulator'].filter((name) => typeof testing[name] !== 'function'),
     }));`;
   const missing = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as Record<string, string[]>;
