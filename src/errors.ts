@@ -26,6 +26,7 @@ export const ERRORS = {
   CONTROL_TOKEN_INVALID: { status: 401, message: 'Control token is invalid' },
   FAULT_NOT_FOUND: { status: 404, message: 'Fault not found' },
   STATION_NO_RESPONSE: { status: 504, message: 'Station did not respond' },
+  BROKER_DISCONNECTED: { status: 503, message: 'The control plane is not connected to the MQTT broker; try again once it is back' },
   CLOCK_NOT_MANUAL: { status: 409, message: 'The clock is not manual: start with --clock manual to advance it' },
   INTERNAL: { status: 500, message: 'Internal server error' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -35,6 +35,8 @@ export interface ControlChannelOptions {
    * replies still travel over MQTT. @default the MQTT session
    */
   tap?: BrokerTap;
+  /** Delay between reconnect attempts after the session is lost. @default 1000 */
+  reconnectMs?: number;
 }
 
 type MessageListener = (topic: string, payload: Buffer) => void;
@@ -74,7 +76,10 @@ export class ControlChannel {
     const client = createMqttClient(options.transport, {
       clientId: `station-sim-control-${randomUUID().slice(0, 8)}`,
       clean: true,
-      reconnectPeriod: 1000,
+      reconnectPeriod: options.reconnectMs ?? 1000,
+      // Requests go out at QoS 0 and are never queued (see `#send`): a publication while the
+      // session is down fails at once instead of waiting in mqtt.js for the next connection.
+      queueQoSZero: false,
     });
     await firstConnect(client, options.transport);
     client.on('error', () => undefined); // mqtt.js reconnects on its own after the first connection
@@ -92,10 +97,15 @@ export class ControlChannel {
     return channel;
   }
 
-  /** Sends one control action to the station's process and returns its answer. */
+  /**
+   * Sends one control action to the station's process and returns its answer. Refused at once
+   * with `BROKER_DISCONNECTED` (503) while the session is down; `STATION_NO_RESPONSE` (504) when
+   * no answer comes in time. Either way the request is never delivered later (see `#send`).
+   */
   async control(token: string, action: ControlAction): Promise<ControlReply & { ok: true }> {
     if (!this.#fixture.stations.some((station) => station.token === token)) throw new SimError('STATION_NOT_FOUND');
     if (this.#stopped) throw new Error('the control channel has stopped');
+    if (!this.#client.connected) throw new SimError('BROKER_DISCONNECTED');
     const requestId = randomUUID();
     const reply = await new Promise<ControlReply>((resolve, reject) => {
       const end = (): void => {
@@ -116,7 +126,7 @@ export class ControlChannel {
           reject(reason);
         },
       });
-      this.#client.publish(SIM_TOPICS.control(token), JSON.stringify({ ...action, requestId }), { qos: 1 });
+      this.#send(SIM_TOPICS.control(token), JSON.stringify({ ...action, requestId }), requestId);
     });
     if (!reply.ok) throw new SimError(reply.code, reply.message);
     return reply;
@@ -128,10 +138,11 @@ export class ControlChannel {
    * timeout: each process answers a chunk of stations at a time (fleet-agent.ts), so a reset of a
    * large fleet that keeps making progress is waited for, and stations whose process does not
    * answer are simply missing from the result. When no process answers at all, it throws
-   * `STATION_NO_RESPONSE` (504).
+   * `STATION_NO_RESPONSE` (504); while the session is down, `BROKER_DISCONNECTED` (503) at once.
    */
   async fleet(action: 'query' | 'reset'): Promise<StationSnapshot[]> {
     if (this.#stopped) throw new Error('the control channel has stopped');
+    if (!this.#client.connected) throw new SimError('BROKER_DISCONNECTED');
     const requestId = randomUUID();
     const expected = this.#fixture.stations.length;
     if (expected === 0) return [];
@@ -161,12 +172,27 @@ export class ControlChannel {
           reject(reason);
         },
       });
-      this.#client.publish(SIM_TOPICS.fleet, JSON.stringify({ requestId, action }), { qos: 1 });
+      this.#send(SIM_TOPICS.fleet, JSON.stringify({ requestId, action }), requestId);
     });
     // Not one fleet process answered (none running, or the broker is gone): an empty fleet would be a lie.
     if (replies === 0) throw new SimError('STATION_NO_RESPONSE', 'No fleet process answered');
     const order = new Map(this.#fixture.stations.map((station, index) => [station.token, index]));
     return [...found.values()].sort((a, b) => (order.get(a.token) ?? 0) - (order.get(b.token) ?? 0));
+  }
+
+  /**
+   * Publishes a request at QoS 0, on a client that does not queue QoS 0 (`queueQoSZero: false`).
+   * At QoS 1, mqtt.js keeps every publication without a PUBACK and sends it again after a
+   * reconnect, so a request made while the broker was away (or whose PUBACK was lost with the
+   * connection) ran a second or so after the broker came back, long after its caller was told
+   * 504: a station went offline, or a lock jammed, out of the blue. At QoS 0 a request is sent on
+   * the live connection or not at all; one lost on the way is a 504 like any other unanswered
+   * one. A publication that fails (the session went down in between) ends the wait at once.
+   */
+  #send(topic: string, payload: string, requestId: string): void {
+    this.#client.publish(topic, payload, { qos: 0 }, (error) => {
+      if (error) this.#pending.get(requestId)?.cancel(new SimError('BROKER_DISCONNECTED'));
+    });
   }
 
   /** True while the channel's MQTT session is connected to the broker. */

@@ -30,7 +30,7 @@ describe('/sim/v1/health', () => {
     expect(await health.json()).toMatchObject({ ready: true });
   });
 
-  it('says not ready when the broker is gone, and the fleet endpoints answer 504 rather than an empty fleet', async () => {
+  it('says not ready when the broker is gone, and the fleet endpoints answer 503 at once rather than an empty fleet', async () => {
     const broker = await startEmbeddedBroker({ port: 0 }); // stands in for an external broker
     let brokerStopped = false;
     cleanups.push(async () => brokerStopped || broker.stop());
@@ -39,10 +39,11 @@ describe('/sim/v1/health', () => {
     brokerStopped = true;
     await broker.stop();
     await vi.waitFor(async () => expect((await fetch(`${sim.controlUrl}/health`)).status).toBe(503), { timeout: 10_000, interval: 100 });
-    for (const [method, path] of [['GET', '/stations'], ['POST', '/reset']] as const) {
-      const response = await fetch(`${sim.controlUrl}${path}`, { method });
-      expect(response.status, path).toBe(504);
-      expect(await response.json()).toEqual({ message: 'No fleet process answered' });
+    for (const [method, path] of [['GET', '/stations'], ['POST', '/reset'], ['POST', '/stations/CI-1/connection']] as const) {
+      const body = path.endsWith('/connection') ? { headers: json, body: JSON.stringify({ online: false }) } : {};
+      const response = await fetch(`${sim.controlUrl}${path}`, { method, ...body });
+      expect(response.status, path).toBe(503);
+      expect(await response.json()).toEqual({ message: 'The control plane is not connected to the MQTT broker; try again once it is back' });
     }
   }, 30_000);
 });
