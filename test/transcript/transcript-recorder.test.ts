@@ -42,6 +42,20 @@ describe('transcript recorder', () => {
     expect(commandChain(entries, 'c-2').map((e) => (e.kind === 'mqtt' ? e.message : e.kind))).toEqual(['unlock', 'acks', 'lockState']);
   });
 
+  it('refuses a file it cannot open with an error that says why, not a bare ENOENT', async () => {
+    const clock = new ManualClock();
+    const hub = new EventHub({ fixture, clock });
+    const dir = await mkdtemp(join(tmpdir(), 'transcript-'));
+    const path = join(dir, 'missing', 't.jsonl');
+    await expect(startTranscript({ path, hub, clock })).rejects.toMatchObject({
+      name: 'SimError',
+      code: 'BAD_REQUEST',
+      message: `cannot record the transcript to ${path}: its directory does not exist (ENOENT)`,
+    });
+    await expect(startTranscript({ path: dir, hub, clock })).rejects.toMatchObject({ message: `cannot record the transcript to ${dir}: it is a directory (EISDIR)` });
+    hub.stop();
+  });
+
   // /dev/full fails every write with ENOSPC, as a full disk does.
   it.runIf(existsSync('/dev/full'))('reports the first write error once, naming the file, and stops recording', async () => {
     const clock = new ManualClock();
