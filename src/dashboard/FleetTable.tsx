@@ -106,7 +106,8 @@ interface FleetRowProps {
 
 const FleetRow = memo(function FleetRow({ token, station, selected, columns, icons, stale, age }: FleetRowProps) {
   const marker = selected ? '› ' : '  ';
-  const tokenCell = fit(token, columns.token);
+  // Cut in the middle: tokens sharing a long prefix ("warehouse-north-…") differ at the end.
+  const tokenCell = fit(token, columns.token, 'middle');
   if (!station) {
     return (
       <Text wrap="truncate">

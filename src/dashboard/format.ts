@@ -96,11 +96,19 @@ export function formatClock(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(11, 19);
 }
 
-/** Pads or cuts a plain string to exactly `width` characters. */
-export function fit(text: string, width: number, align: 'left' | 'right' = 'left'): string {
+/**
+ * Pads or cuts a plain string to exactly `width` characters. `middle` cuts out of the middle
+ * (`warehous…te-0001`), for names that share a long prefix and differ at the end, such as tokens.
+ */
+export function fit(text: string, width: number, align: 'left' | 'right' | 'middle' = 'left'): string {
   if (width <= 0) return '';
-  if (text.length > width) return width === 1 ? '…' : `${text.slice(0, width - 1)}…`;
-  return align === 'left' ? text.padEnd(width) : text.padStart(width);
+  if (text.length > width) {
+    if (width === 1) return '…';
+    if (align !== 'middle') return `${text.slice(0, width - 1)}…`;
+    const head = Math.ceil((width - 1) / 2);
+    return `${text.slice(0, head)}…${text.slice(text.length - (width - 1 - head))}`;
+  }
+  return align === 'right' ? text.padStart(width) : text.padEnd(width);
 }
 
 // Emoji and East Asian wide characters take two terminal cells. ⚠ is pictographic but drawn in one

@@ -22,7 +22,10 @@ export interface ScreenLayout {
 const FIXED_LINES = 9;
 export const DETAIL_LINES = 4;
 
-/** The smallest terminal the dashboard is drawn in: the table's fixed columns, and three table rows. */
+/**
+ * The smallest terminal the dashboard is drawn in: the table's fixed columns, and three lines
+ * beyond the fixed ones, which at 13 rows (a frame of 12) are two table rows and one log line.
+ */
 export const MIN_COLUMNS = 40;
 export const MIN_ROWS = FIXED_LINES + 3 + 1;
 

@@ -72,7 +72,8 @@ export interface StartedDashboard {
   stop(): Promise<void>;
 }
 
-export const NOT_A_TTY_MESSAGE = 'the dashboard needs an interactive terminal (stdout is not a TTY); use --json or the control plane instead';
+/** Said by `up --dashboard` and `dashboard` alike, so it names no option only one of them has (`up --json`). */
+export const NOT_A_TTY_MESSAGE = 'the dashboard needs an interactive terminal (stdout is not a TTY); without one, use the control plane (/sim/v1) instead';
 
 /**
  * Starts the dashboard on the given terminal. Throws, drawing nothing, when stdout is not a TTY

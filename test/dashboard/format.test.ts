@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ASCII_ICONS, EMOJI_ICONS, batteryGauge, detectIconStyle, formatAge, formatDue, lockLook } from '../../src/dashboard/format.js';
+import { ASCII_ICONS, EMOJI_ICONS, batteryGauge, detectIconStyle, fit, formatAge, formatDue, lockLook } from '../../src/dashboard/format.js';
 import { layoutFor, scrollTop } from '../../src/dashboard/layout.js';
 
 const battery = { drainPerUnlockV: 0.01, drainPerHourV: 0.005, cutoffV: 11.5 };
@@ -10,6 +10,12 @@ describe('formatting', () => {
     expect(batteryGauge(12.41, battery, EMOJI_ICONS)).toEqual({ bar: '████░', level: 'good' });
     expect(batteryGauge(11.7, battery, ASCII_ICONS)).toEqual({ bar: '#....', level: 'low' });
     expect(batteryGauge(11.2, battery, ASCII_ICONS)).toEqual({ bar: '.....', level: 'empty' });
+  });
+
+  it('cuts a token in the middle, where tokens with a long common prefix still differ', () => {
+    expect(fit('warehouse-north-gate-0001', 16, 'middle')).toBe('warehous…te-0001');
+    expect(fit('ST-1001', 16, 'middle')).toBe('ST-1001         ');
+    expect(fit('warehouse-north-gate-0001', 16)).toBe('warehouse-north…');
   });
 
   it('reads ages and timers as a person would say them', () => {

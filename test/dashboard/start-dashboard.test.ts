@@ -43,7 +43,8 @@ describe('startDashboard', () => {
     const fetchSpy = vi.fn<typeof fetch>();
     const stdout = { isTTY: false, write } as unknown as NodeJS.WriteStream;
     expect(() => startDashboard({ url: 'http://127.0.0.1:9', unlock: vi.fn(), stdout, fetch: fetchSpy })).toThrow(new Error(NOT_A_TTY_MESSAGE));
-    expect(NOT_A_TTY_MESSAGE).toBe('the dashboard needs an interactive terminal (stdout is not a TTY); use --json or the control plane instead');
+    // `dashboard` has no --json to point to.
+    expect(NOT_A_TTY_MESSAGE).toBe('the dashboard needs an interactive terminal (stdout is not a TTY); without one, use the control plane (/sim/v1) instead');
     expect(write).not.toHaveBeenCalled();
     expect(fetchSpy).not.toHaveBeenCalled();
   });
