@@ -57,12 +57,36 @@ export function withBroker<T>(yargs: Argv<T>, required: boolean) {
   return yargs.option('broker', {
     type: 'string',
     demandOption: required ? 'give the broker URL, e.g. --broker mqtt://127.0.0.1:1883' : false,
-    describe: 'URL of an external MQTT broker (mqtt://[user:pass@]host:port)',
+    describe:
+      'URL of an external MQTT broker (mqtt://[user:pass@]host:port); STATION_SIM_BROKER_USERNAME and STATION_SIM_BROKER_PASSWORD give the credentials instead, out of the process list',
     coerce: (value: string) => {
       if (value.trim() === '') throw new UsageError('--broker needs a URL, e.g. mqtt://127.0.0.1:1883');
-      return value;
+      return brokerUrlWithCredentials(value, process.env);
     },
   });
+}
+
+/**
+ * The broker URL with the credentials of STATION_SIM_BROKER_USERNAME and STATION_SIM_BROKER_PASSWORD
+ * put in, when the URL has none of its own: a password in `--broker` shows in the process list
+ * (`ps`) to every user of the machine, while the environment does not. Credentials in the URL win.
+ */
+export function brokerUrlWithCredentials(url: string, env: NodeJS.ProcessEnv): string {
+  const username = env.STATION_SIM_BROKER_USERNAME ?? '';
+  const password = env.STATION_SIM_BROKER_PASSWORD ?? '';
+  if (username === '' && password === '') return url;
+  // MQTT 3.1.1 sends a password only with a user name [MQTT-3.1.2-22].
+  if (username === '') throw new UsageError('STATION_SIM_BROKER_PASSWORD needs STATION_SIM_BROKER_USERNAME as well');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url; // not a URL: the broker's own check says so, with the usual hint
+  }
+  if (parsed.username !== '' || parsed.password !== '') return url;
+  parsed.username = encodeURIComponent(username);
+  parsed.password = encodeURIComponent(password);
+  return parsed.toString();
 }
 
 /** Validates a port option at the edge. */
