@@ -41,6 +41,9 @@ export interface ControlChannelOptions {
 
 type MessageListener = (topic: string, payload: Buffer) => void;
 
+/** A change of the channel's broker connection: lost (`up: false`) or back (`up: true`). */
+export type ConnectionListener = (up: boolean) => void;
+
 export class ControlChannel {
   readonly #client: MqttClient;
   readonly #fixture: Fixture;
@@ -50,12 +53,19 @@ export class ControlChannel {
   #stopped = false;
   readonly #onMessage: MessageListener;
   #untap: (() => Promise<void>) | undefined;
+  readonly #connectionListeners = new Set<ConnectionListener>();
+  /** The connection as listeners were last told: up since the start, until a 'close'. */
+  #up = true;
 
   private constructor(client: MqttClient, options: ControlChannelOptions) {
     this.#client = client;
     this.#fixture = options.fixture;
     this.#timeoutMs = options.timeoutMs ?? 5000;
     this.#onMessage = options.onMessage;
+    // mqtt.js says 'close' after every failed reconnect too, and 'connect' after each success:
+    // listeners hear each change once.
+    client.on('close', () => this.#connectionChanged(false));
+    client.on('connect', () => this.#connectionChanged(true));
     const replyPrefix = SIM_TOPICS.reply('');
     client.on('message', (topic, payload) => {
       if (topic.startsWith(replyPrefix)) {
@@ -198,6 +208,22 @@ export class ControlChannel {
   /** True while the channel's MQTT session is connected to the broker. */
   get connected(): boolean {
     return this.#client.connected;
+  }
+
+  /**
+   * Tells `listener` each time the session is lost and each time it is back (not its own stop).
+   * Called on mqtt.js's 'connect', before the broker sends the retained messages of the renewed
+   * subscriptions. Returns a function that removes the listener.
+   */
+  onConnectionChange(listener: ConnectionListener): () => void {
+    this.#connectionListeners.add(listener);
+    return () => this.#connectionListeners.delete(listener);
+  }
+
+  #connectionChanged(up: boolean): void {
+    if (up === this.#up || this.#stopped) return;
+    this.#up = up;
+    for (const listener of this.#connectionListeners) listener(up);
   }
 
   /** Ends the session; requests still waiting fail at once rather than keep their timers running. */

@@ -93,12 +93,13 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         let online = 0;
         let offline = 0;
         for (const station of fixture.stations) {
-          const status = hub.statuses.get(station.token);
+          const status = hub.statusOf(station.token);
           if (status === 'online') online += 1;
           else if (status === 'offline') offline += 1;
         }
-        // Ready once every station has come up as the fixture says (the hub latches it as statuses
-        // arrive); a station taken offline or online on purpose later does not undo it.
+        // Ready once every station that should be online is (the hub latches it as statuses
+        // arrive, and re-arms it when the broker connection is lost); a station taken offline or
+        // online on purpose later does not undo it.
         const ready = (options.brokerUp?.() ?? true) && hub.cameUp;
         return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
       });

@@ -68,10 +68,15 @@ export class EventHub {
   readonly #commands = new Map<string, TrackedCommand>();
   readonly #timeoutMs: number;
   readonly #maxTracked: number;
-  /** Each fixture station's starting status, and how many stations have reported it so far. */
-  readonly #initialStatus: ReadonlyMap<string, StationStatus>;
-  #atInitialStatus = 0;
-  #cameUp: boolean;
+  /**
+   * What `cameUp` waits for, per fixture station: the fixture's starting status, and after a lost
+   * broker connection the status the station had before it (see `forgetStatuses`). Only stations
+   * whose target is `online` hold readiness back.
+   */
+  readonly #target: Map<string, StationStatus>;
+  /** Stations whose target is `online` that have not reported `online` since the statuses were last forgotten. */
+  #awaitedOnline = 0;
+  #cameUp = false;
 
   constructor(options: EventHubOptions) {
     this.#clock = options.clock;
@@ -79,16 +84,59 @@ export class EventHub {
     this.#maxTracked = options.maxTrackedCommands ?? 10_000;
     this.#routes = groupTopics(options.fixture.stations).distinct;
     this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
-    this.#initialStatus = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
-    this.#cameUp = this.#initialStatus.size === 0;
+    this.#target = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
+    this.#rearm();
   }
 
   /**
-   * True once every fixture station has reported its starting status at the same time (read by
-   * `/sim/v1/health`). Latched: a station taken offline or online on purpose later does not undo it.
+   * True once every fixture station that should be online has reported `online` (read by
+   * `/sim/v1/health`). Latched: a station taken offline or online on purpose later does not undo
+   * it; only `forgetStatuses` does.
+   *
+   * A station that should be offline (the fixture starts it offline) does not hold it back, and
+   * counts as offline until it reports: it publishes its retained `offline` record once at start
+   * and never again, so after a broker restart that kept no retained messages nothing would ever
+   * be heard of it, and an `api` started then would wait for ever. Offline is also what the `/v1`
+   * API shows for a station it has no record of, so health and the API agree.
    */
   get cameUp(): boolean {
     return this.#cameUp;
+  }
+
+  /**
+   * A fixture station's status as health counts it: its last report since the statuses were last
+   * forgotten; without one, `offline` for a station expected offline (see `cameUp`), otherwise
+   * unknown.
+   */
+  statusOf(token: string): StationStatus | undefined {
+    return this.#statuses.get(token) ?? (this.#target.get(token) === 'offline' ? 'offline' : undefined);
+  }
+
+  /**
+   * Forgets every status heard so far and re-arms `cameUp`: called when the MQTT session the
+   * statuses come through is lost and again when it is back, so that health is rebuilt from the
+   * retained messages the broker sends after the reconnect. Whatever was heard before may be
+   * stale: a broker that restarted without persistence retains nothing, and stations come back
+   * one by one. If the fleet had come up, each station is then expected back at the status it had
+   * before (one taken offline on purpose need not come back; one that was online must); if not,
+   * at its fixture's starting status as before.
+   */
+  forgetStatuses(): void {
+    if (this.#cameUp) {
+      for (const token of this.#tokens) {
+        const known = this.statusOf(token);
+        if (known !== undefined) this.#target.set(token, known);
+      }
+    }
+    this.#statuses.clear();
+    this.#rearm();
+  }
+
+  #rearm(): void {
+    let awaited = 0;
+    for (const target of this.#target.values()) if (target === 'online') awaited += 1;
+    this.#awaitedOnline = awaited;
+    this.#cameUp = awaited === 0;
   }
 
   /** Simulated time now, as the events' `time`. */
@@ -169,13 +217,12 @@ export class EventHub {
   }
 
   #setStatus(token: string, status: StationStatus): void {
-    const initial = this.#initialStatus.get(token);
     const before = this.#statuses.get(token);
     this.#statuses.set(token, status);
-    if (this.#cameUp) return;
-    if (before === initial) this.#atInitialStatus -= 1;
-    if (status === initial) this.#atInitialStatus += 1;
-    if (this.#atInitialStatus === this.#initialStatus.size) this.#cameUp = true;
+    if (this.#cameUp || this.#target.get(token) !== 'online') return;
+    if (before === 'online') this.#awaitedOnline += 1;
+    if (status === 'online') this.#awaitedOnline -= 1;
+    if (this.#awaitedOnline === 0) this.#cameUp = true;
   }
 
   #classify(topic: string, payload: Buffer): ContractMessage | undefined {

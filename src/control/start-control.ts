@@ -45,6 +45,11 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     onMessage: (topic, payload) => hub.handleMessage(topic, payload),
     ...(options.tap ? { tap: options.tap } : {}),
   });
+  // Statuses heard over a session that was lost may be stale by the time it is back (a broker
+  // restarted without persistence retains none of them): health starts again from what the
+  // broker retains after the reconnect. Through the broker's tap, nothing passes the session
+  // and the tap replays nothing, so there is nothing to forget and nothing would come back.
+  if (!options.tap) channel.onConnectionChange(() => hub.forgetStatuses());
   let scenario: StartedScenario | undefined;
   return {
     channel,

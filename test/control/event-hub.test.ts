@@ -1,0 +1,87 @@
+/**
+ * The statuses the event hub keeps for `/sim/v1/health`: a station the fixture starts offline
+ * counts as offline until it says otherwise (it may never publish again), and when the broker
+ * connection is lost the hub forgets what it heard, so health is rebuilt from what comes after.
+ */
+import { describe, expect, it } from 'vitest';
+import { EventHub } from '../../src/control/event-hub.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
+import { ManualClock } from '../../src/station/clock.js';
+
+const fixture = parseFixture({
+  stations: [
+    { token: 'ON-1', stationId: 1, locks: [{ lockId: '1' }] },
+    { token: 'ON-2', stationId: 2, locks: [{ lockId: '1' }] },
+    { token: 'OFF-1', stationId: 3, initialStatus: 'offline', locks: [{ lockId: '1' }] },
+  ],
+});
+
+function hub(): EventHub {
+  return new EventHub({ fixture, clock: new ManualClock(0) });
+}
+
+function report(target: EventHub, token: string, status: 'online' | 'offline'): void {
+  const stationId = fixture.stations.find((station) => station.token === token)!.stationId;
+  const payload = { stationId, status, batteryVoltage: 12.4, lastConnection: '2026-01-01T00:00:00.000Z' };
+  target.handleMessage(`stations/${token}/status`, Buffer.from(JSON.stringify(payload)));
+}
+
+function counts(target: EventHub): Record<string, string | undefined> {
+  return Object.fromEntries(fixture.stations.map((station) => [station.token, target.statusOf(station.token)]));
+}
+
+describe('EventHub statuses for health', () => {
+  it('comes up without a word from a station the fixture starts offline, which counts as offline', () => {
+    // An api started after a broker restart that kept no retained messages: the offline station
+    // published its record once, long ago, and never will again.
+    const events = hub();
+    expect(counts(events)).toEqual({ 'ON-1': undefined, 'ON-2': undefined, 'OFF-1': 'offline' });
+    report(events, 'ON-1', 'online');
+    expect(events.cameUp).toBe(false);
+    report(events, 'ON-2', 'online');
+    expect(events.cameUp).toBe(true);
+    expect(counts(events)).toEqual({ 'ON-1': 'online', 'ON-2': 'online', 'OFF-1': 'offline' });
+  });
+
+  it('waits for a station the fixture starts online, whatever the others say', () => {
+    const events = hub();
+    report(events, 'ON-1', 'online');
+    report(events, 'OFF-1', 'offline');
+    report(events, 'ON-2', 'offline'); // a stale retained record, or its will
+    expect(events.cameUp).toBe(false);
+    report(events, 'ON-2', 'online');
+    expect(events.cameUp).toBe(true);
+    // Latched: a station taken offline on purpose afterwards does not undo it.
+    report(events, 'ON-1', 'offline');
+    expect(events.cameUp).toBe(true);
+  });
+
+  it('forgets every status when the connection is lost, and comes up again once the stations that were online are back', () => {
+    const events = hub();
+    report(events, 'ON-1', 'online');
+    report(events, 'ON-2', 'online');
+    report(events, 'OFF-1', 'online'); // taken online on purpose
+    report(events, 'ON-2', 'offline'); // taken offline on purpose
+    expect(events.cameUp).toBe(true);
+
+    events.forgetStatuses(); // lost
+    events.forgetStatuses(); // back: nothing heard in between
+    // No stale counts: only what the fleet says from now on (ON-2 was offline, so it is taken as such).
+    expect(counts(events)).toEqual({ 'ON-1': undefined, 'ON-2': 'offline', 'OFF-1': undefined });
+    expect(events.cameUp).toBe(false);
+    report(events, 'ON-1', 'online');
+    expect(events.cameUp).toBe(false);
+    report(events, 'OFF-1', 'online');
+    expect(events.cameUp).toBe(true);
+    expect(counts(events)).toEqual({ 'ON-1': 'online', 'ON-2': 'offline', 'OFF-1': 'online' });
+  });
+
+  it('a connection lost before the fleet came up still waits for the fixture starting statuses', () => {
+    const events = hub();
+    report(events, 'ON-1', 'offline'); // a will left by an earlier run
+    events.forgetStatuses();
+    report(events, 'ON-1', 'online');
+    report(events, 'ON-2', 'online');
+    expect(events.cameUp).toBe(true);
+  });
+});
