@@ -45,7 +45,7 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       const request = parseSimMessage('fleet', payload);
       if (!request) return;
       void handleFleet(request.action, options.stations, (stations) => reply(request.requestId, { requestId: request.requestId, stations })).catch(
-        () => undefined, // a station that fails to reset says so in its own status; the caller times out
+        () => undefined, // nothing left to answer with (a failed reset is answered as missing, in handleFleet)
       );
       return;
     }
@@ -85,7 +85,12 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
  */
 export const FLEET_REPLY_CHUNK = 1000;
 
-/** Answers a fleet request one chunk of stations at a time, each chunk reset first for `reset`. */
+/**
+ * Answers a fleet request one chunk of stations at a time, each chunk reset first for `reset`.
+ * Every chunk is answered: a station whose reset failed is left out of its chunk's answer, so the
+ * control plane counts it as `missing` (not reset) instead of one failure silencing the whole
+ * chunk and the shard showing as missing.
+ */
 async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<string, StationClient>, answer: (snapshots: StationSnapshot[]) => void): Promise<void> {
   const all = [...stations.values()];
   if (all.length === 0) {
@@ -93,8 +98,11 @@ async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<stri
     return;
   }
   for (let start = 0; start < all.length; start += FLEET_REPLY_CHUNK) {
-    const chunk = all.slice(start, start + FLEET_REPLY_CHUNK);
-    if (action === 'reset') await Promise.all(chunk.map((station) => station.reset()));
+    let chunk = all.slice(start, start + FLEET_REPLY_CHUNK);
+    if (action === 'reset') {
+      const results = await Promise.allSettled(chunk.map((station) => station.reset()));
+      chunk = chunk.filter((_, index) => results[index]!.status === 'fulfilled');
+    }
     answer(chunk.map((station) => station.model.snapshot()));
   }
 }

@@ -148,3 +148,33 @@ describe('StationClient last will', () => {
     }
   });
 });
+
+describe('StationClient.reset', () => {
+  let broker: StartedBroker | undefined;
+
+  afterEach(async () => {
+    await broker?.stop();
+    broker = undefined;
+  });
+
+  it('two resets at once of a station that starts offline both succeed, one after the other', async () => {
+    // Each publishes the offline record over a session with the station's client id; at the same
+    // time, the broker closed the first of the two sessions and that reset failed.
+    broker = await startEmbeddedBroker({ port: 0 });
+    const running = broker;
+    const client = station({ kind: 'memory', broker: { handle: (stream) => running.handle(stream) } });
+    await client.start();
+    client.model.physical('1', 'jam');
+    const results = await Promise.allSettled([client.reset(), client.reset(), client.reset()]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    const observer = await MqttObserver.connect(running.url, ['stations/SC-1/#']);
+    try {
+      await observer.waitFor((seen) => seen.topic === 'stations/SC-1/locks/1/state' && seen.json?.status === 'locked', 'the reset lock state');
+      await observer.waitFor((seen) => seen.topic === 'stations/SC-1/status' && seen.json?.status === 'offline', 'the offline record');
+    } finally {
+      await observer.client.endAsync(true);
+    }
+    // And a later reset runs as before.
+    await client.reset();
+  });
+});
