@@ -30,7 +30,36 @@ export interface StationClientOptions {
   maxReconnectMs?: number;
   /** Called when a fault fires, for the event stream. */
   onFaultApplied?: (event: { fault: string; lockId?: string; commandId?: string }) => void;
+  /**
+   * Real time in milliseconds, for how long a connection lasted (see `StationLinkEvent`). Not the
+   * simulated clock: the broker closes connections on real time, whatever a manual clock says.
+   * @default Date.now
+   */
+  wallClock?: () => number;
 }
+
+/**
+ * What happens to a station's MQTT session, for notices (`onLinkEvent`):
+ * - `up`: the broker accepted a connection (CONNACK 0);
+ * - `down`: a session that was up closed; `deliberate` when the station ended it itself (offline,
+ *   reboot, stop);
+ * - `retryFailed`: a reconnect attempt failed before CONNACK (the broker is unreachable, refused
+ *   the connection, or did not answer), with the reason (no credentials in it);
+ * - `takenOver`: the broker closed the session soon after accepting it, and the next reconnect was
+ *   accepted at once, `TAKEN_OVER_AFTER` times in a row. That is what a broker does to the older of
+ *   two sessions with one client id (MQTT 3.1.1, section 3.1.4): another process almost certainly
+ *   runs this station too (overlapping `--shard` values). Said once per run of such closes.
+ */
+export type StationLinkEvent =
+  | { kind: 'up' }
+  | { kind: 'down'; deliberate: boolean }
+  | { kind: 'retryFailed'; reason: string }
+  | { kind: 'takenOver'; token: string; clientId: string; closes: number };
+
+/** Sessions that close this soon after their CONNACK count as closed "soon" (at least twice the longest reconnect delay). */
+export const SHORT_SESSION_MS = 30_000;
+/** Closes soon after CONNACK, each followed by an accepted reconnect, before `takenOver` is said. */
+export const TAKEN_OVER_AFTER = 3;
 
 /** A station that is connected (or deliberately offline) and can be stopped. */
 export class StationClient {
@@ -46,6 +75,10 @@ export class StationClient {
   #connecting: { done: Promise<void>; abandon: (reason: string) => void } | undefined;
   /** The last reset asked for; the next one starts when it has settled (see `reset`). */
   #resetting: Promise<void> = Promise.resolve();
+  readonly #linkListeners = new Set<(event: StationLinkEvent) => void>();
+  #sessionUp = false;
+  /** Sessions in a row that the broker closed soon after accepting them (see `StationLinkEvent`). */
+  #closedSoon = 0;
 
   constructor(options: StationClientOptions) {
     this.#options = options;
@@ -88,6 +121,29 @@ export class StationClient {
   /** True while the MQTT session is up. */
   get connected(): boolean {
     return this.#client?.connected === true && this.model.status === 'online';
+  }
+
+  /** True between a `StationLinkEvent` `up` and the next `down`. */
+  get sessionUp(): boolean {
+    return this.#sessionUp;
+  }
+
+  /**
+   * Tells `listener` what happens to the station's MQTT session from now on; a station already
+   * found taken over says so at once. Returns a function that removes the listener.
+   */
+  onLinkEvent(listener: (event: StationLinkEvent) => void): () => void {
+    this.#linkListeners.add(listener);
+    if (this.#closedSoon >= TAKEN_OVER_AFTER) listener(this.#takenOverEvent());
+    return () => this.#linkListeners.delete(listener);
+  }
+
+  #link(event: StationLinkEvent): void {
+    for (const listener of this.#linkListeners) listener(event);
+  }
+
+  #takenOverEvent(): StationLinkEvent {
+    return { kind: 'takenOver', token: this.token, clientId: `station-sim-${this.token}`, closes: this.#closedSoon };
   }
 
   /**
@@ -149,10 +205,41 @@ export class StationClient {
       if (address?.lockId === undefined || address.token !== token || !command) return;
       this.model.handleUnlock(address.lockId, command.commandId);
     });
+    const wallClock = this.#options.wallClock ?? Date.now;
+    const maxReconnect = this.#options.maxReconnectMs ?? 15_000;
+    // Long enough that a station kicked out by a twin that reconnects at the longest delay still counts.
+    const shortSessionMs = Math.max(SHORT_SESSION_MS, 2 * maxReconnect);
+    /** When the current session's CONNACK came, while it is up. */
+    let sessionStartedAt: number | undefined;
+    /** The last session closed soon after it began, not by us: the next CONNACK counts it. */
+    let closedSoon = false;
+    let lastError: Error | undefined;
     client.on('close', () => {
       if (this.model.status === 'online') this.model.disconnected();
-      // Exponential backoff with jitter, so a fleet does not reconnect in lockstep after a broker restart.
-      const next = Math.min((client.options.reconnectPeriod ?? baseReconnect) * 2, this.#options.maxReconnectMs ?? 15_000);
+      const deliberate = this.#client !== client;
+      if (sessionStartedAt !== undefined) {
+        const lasted = wallClock() - sessionStartedAt;
+        sessionStartedAt = undefined;
+        this.#sessionUp = false;
+        this.#link({ kind: 'down', deliberate });
+        closedSoon = !deliberate && lasted < shortSessionMs;
+        if (!closedSoon) {
+          this.#closedSoon = 0;
+          // A session that lasted: the backoff starts again from the first delay.
+          client.options.reconnectPeriod = baseReconnect;
+        }
+      } else if (!deliberate && this.#everConnected) {
+        // A reconnect that failed: the broker is away, not closing a session it took.
+        closedSoon = false;
+        this.#closedSoon = 0;
+        this.#link({ kind: 'retryFailed', reason: lastError?.message ?? 'connection closed' });
+      }
+      lastError = undefined;
+      // Exponential backoff with jitter, so a fleet does not reconnect in lockstep after a broker
+      // restart. It is not reset by a CONNACK, only by a session that lasted: a station whose
+      // session the broker keeps closing (a twin in another process takes it over) backs off to
+      // the longest delay instead of reconnecting at once every time.
+      const next = Math.min((client.options.reconnectPeriod ?? baseReconnect) * 2, maxReconnect);
       client.options.reconnectPeriod = Math.round(next / 2 + this.#options.random.int(0, Math.round(next / 2)));
     });
 
@@ -186,9 +273,19 @@ export class StationClient {
       this.#client = undefined;
       reject(connectError(error, brokerLabel(this.#options.transport)));
     };
-    client.on('error', fail);
+    client.on('error', (error) => {
+      lastError = error;
+      fail(error);
+    });
     client.on('connect', () => {
-      client.options.reconnectPeriod = baseReconnect;
+      sessionStartedAt = wallClock();
+      this.#sessionUp = true;
+      this.#link({ kind: 'up' });
+      if (closedSoon) {
+        closedSoon = false;
+        this.#closedSoon += 1;
+        if (this.#closedSoon === TAKEN_OVER_AFTER) this.#link(this.#takenOverEvent());
+      }
       client.subscribe(this.topics.filter('unlock', { token }), { qos: CONTRACT_QOS }, (error) => {
         if (error) {
           fail(error);

@@ -4,12 +4,12 @@
  * `kill` has ended while it was opening. And the station's last will is its current session's,
  * after automatic reconnects too.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
 import { mosquittoAvailable, startMosquitto, type RunningMosquitto } from '../helpers/mosquitto.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
-import { StationClient } from '../../src/mqtt/station-client.js';
+import { StationClient, TAKEN_OVER_AFTER, type StationLinkEvent } from '../../src/mqtt/station-client.js';
 import type { MqttTransport } from '../../src/mqtt/transport.js';
 import { ManualClock, systemClock } from '../../src/station/clock.js';
 import { seededRandom } from '../../src/station/random.js';
@@ -176,5 +176,54 @@ describe('StationClient.reset', () => {
     }
     // And a later reset runs as before.
     await client.reset();
+  });
+});
+
+describe('StationClient hosted twice', () => {
+  let broker: StartedBroker | undefined;
+
+  afterEach(async () => {
+    await broker?.stop();
+    broker = undefined;
+  });
+
+  it('says once that its session keeps being taken over, and backs off instead of reconnecting at once', async () => {
+    // Two processes host the same station (overlapping --shard): one client id, two sessions, and
+    // the broker closes the older each time the other connects (MQTT 3.1.1, section 3.1.4).
+    broker = await startEmbeddedBroker({ port: 0 });
+    const running = broker;
+    const [online] = parseFixture({ defaults: { heartbeatMs: 0 }, stations: [{ token: 'TWIN-1', stationId: 9, locks: [{ lockId: '1' }] }] }).stations;
+    const twins = [1, 2].map(
+      (seed) =>
+        new StationClient({
+          config: online!,
+          transport: { kind: 'memory', broker: { handle: (stream) => running.handle(stream) } },
+          clock: new ManualClock(),
+          random: seededRandom(seed),
+          reconnectMs: 10,
+          maxReconnectMs: 400,
+        }),
+    );
+    const events: { at: number; event: StationLinkEvent }[] = [];
+    twins[0]!.onLinkEvent((event) => events.push({ at: Date.now(), event }));
+    try {
+      await twins[0]!.start();
+      await twins[1]!.start();
+      const downs = (): number[] => events.filter(({ event }) => event.kind === 'down').map(({ at }) => at);
+      await vi.waitFor(() => expect(downs().length).toBeGreaterThanOrEqual(8), { timeout: 15_000, interval: 20 });
+      const takenOver = events.filter(({ event }) => event.kind === 'takenOver').map(({ event }) => event);
+      expect(takenOver).toEqual([{ kind: 'takenOver', token: 'TWIN-1', clientId: 'station-sim-TWIN-1', closes: TAKEN_OVER_AFTER }]);
+      // At the longest delay (400 ms, jittered down to no less than half): not the 10 ms a CONNACK used to reset it to.
+      const lastDown = downs().at(-1)!;
+      await vi.waitFor(() => expect(events.some(({ at, event }) => event.kind === 'up' && at >= lastDown)).toBe(true), { timeout: 5000, interval: 20 });
+      const nextUp = events.find(({ at, event }) => event.kind === 'up' && at >= lastDown)!;
+      expect(nextUp.at - lastDown).toBeGreaterThanOrEqual(150);
+      // A listener added later hears it at once.
+      const late: StationLinkEvent[] = [];
+      twins[0]!.onLinkEvent((event) => late.push(event));
+      expect(late[0]).toMatchObject({ kind: 'takenOver', token: 'TWIN-1' });
+    } finally {
+      await Promise.all(twins.map((twin) => twin.kill()));
+    }
   });
 });

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { startApiProcess } from '../../simulator/start-simulator.js';
 import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { BrokerNotices, watchConnection } from '../broker-notices.js';
 import { DEFAULT_HTTP_PORT, controlAccess, httpOptions, withBroker, withFixture, withHost, withHttp, withJson } from '../options.js';
 
 export function apiCommand(io: CliIo): CommandModule {
@@ -20,7 +21,23 @@ export function apiCommand(io: CliIo): CommandModule {
         controlUrl: api.controlUrl,
         mqttUrl: api.mqttUrl,
       });
-      await runUntilSignal(io, () => api.stop());
+      const unwatch = watchConnection(api.control.channel, apiBrokerNotices(io, api.mqttUrl));
+      await runUntilSignal(io, async () => {
+        unwatch();
+        await api.stop();
+      });
     },
   };
+}
+
+/**
+ * One line when the broker is lost and one when it is back, from the control plane's session (the
+ * API's gateway reaches the same broker, and loses it at the same time).
+ */
+export function apiBrokerNotices(io: CliIo, mqttUrl: string): BrokerNotices {
+  return new BrokerNotices({
+    broker: mqttUrl,
+    notify: (message) => notice(io, message),
+    meanwhile: 'the API shows every station offline and the control plane answers 503 until it is back',
+  });
 }

@@ -1,7 +1,8 @@
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import type { StartedFleet } from '../../fleet/start-fleet.js';
-import { printReady, UsageError, type CliIo } from '../output.js';
+import { notice, printReady, UsageError, type CliIo } from '../output.js';
+import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { seedOf, withBroker, withFixture, withJson, withSeed } from '../options.js';
 
@@ -31,7 +32,13 @@ export function stationsCommand(io: CliIo): CommandModule {
         online: summary.online,
         seed: sim.seed,
       });
-      await runUntilSignal(io, () => sim.stop());
+      // One line when the broker is lost and one when it is back; one if a station is run twice.
+      const notices = new BrokerNotices({ broker: sim.mqttUrl, notify: (message) => notice(io, message), meanwhile: 'the stations keep reconnecting' });
+      const unwatch = watchFleet(sim.fleet.stations.values(), notices, (message) => notice(io, message));
+      await runUntilSignal(io, async () => {
+        unwatch();
+        await sim.stop();
+      });
     },
   };
 }

@@ -21,6 +21,8 @@ import {
   timeOptions,
 } from '../options.js';
 import { fleetSummary } from './stations.js';
+import { apiBrokerNotices } from './api.js';
+import { watchConnection, watchFleet } from '../broker-notices.js';
 import { runDashboard, runDashboardUntilDone, unlockAs } from './dashboard.js';
 import { NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
 import { SimError } from '../../errors.js';
@@ -90,7 +92,17 @@ export function upCommand(io: CliIo): CommandModule {
         await runDashboardUntilDone(io, dashboard, () => sim.stop());
         return;
       }
-      await runUntilSignal(io, () => sim.stop());
+      // With a broker of its own the process cannot lose it; with an external one, say when it
+      // does (not under the dashboard, which has the terminal and shows its own connection state).
+      // A station of this fleet run by another process too (a `stations` shard) is said as well.
+      const unwatch =
+        argv.broker !== undefined && sim.http
+          ? [watchConnection(sim.http.control.channel, apiBrokerNotices(io, sim.mqttUrl)), watchFleet(sim.fleet.stations.values(), undefined, (message) => notice(io, message))]
+          : [];
+      await runUntilSignal(io, async () => {
+        for (const stop of unwatch) stop();
+        await sim.stop();
+      });
     },
   };
 }
