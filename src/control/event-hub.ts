@@ -47,7 +47,18 @@ export interface EventHubOptions {
   commandTimeoutMs?: number;
   /** Commands tracked at once; the oldest are forgotten past it, so memory stays bounded. @default 10000 */
   maxTrackedCommands?: number;
+  /**
+   * Real time in milliseconds, for how long a station has held its status (see `forgetStatuses`);
+   * not the simulated clock, which may stand still. @default Date.now
+   */
+  wallClock?: () => number;
 }
+
+/**
+ * A status a station took less than this long before the broker connection was lost does not
+ * count as the one it had (see `forgetStatuses`).
+ */
+export const STEADY_STATUS_MS = 5000;
 
 interface TrackedCommand {
   token: string;
@@ -63,6 +74,9 @@ export class EventHub {
   /** One entry per distinct set of topic templates in the fixture. */
   readonly #routes: StationTopics[];
   readonly #statuses = new Map<string, StationStatus>();
+  /** Per station that has changed status since its first report: when it last did, and the status it had held steadily before. */
+  readonly #changes = new Map<string, { since: number; steady: StationStatus | undefined }>();
+  readonly #wallClock: () => number;
   /** The fixture's stations: only their statuses are kept (anyone on the broker can publish others). */
   readonly #tokens: ReadonlySet<string>;
   readonly #commands = new Map<string, TrackedCommand>();
@@ -85,6 +99,7 @@ export class EventHub {
     this.#routes = groupTopics(options.fixture.stations).distinct;
     this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
     this.#target = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
+    this.#wallClock = options.wallClock ?? Date.now;
     this.#rearm();
   }
 
@@ -119,16 +134,21 @@ export class EventHub {
    * stale: a broker that restarted without persistence retains nothing, and stations come back
    * one by one. If the fleet had come up, each station is then expected back at the status it had
    * before (one taken offline on purpose need not come back; one that was online must); if not,
-   * at its fixture's starting status as before.
+   * at its fixture's starting status as before. "Before" means held for `STEADY_STATUS_MS`: a
+   * broker that shuts down sends every station's last will (`offline`) just before it closes
+   * this session, and those must not pass for stations taken offline.
    */
   forgetStatuses(): void {
     if (this.#cameUp) {
+      const now = this.#wallClock();
       for (const token of this.#tokens) {
-        const known = this.statusOf(token);
+        const change = this.#changes.get(token);
+        const known = change !== undefined && now - change.since < STEADY_STATUS_MS ? change.steady : this.statusOf(token);
         if (known !== undefined) this.#target.set(token, known);
       }
     }
     this.#statuses.clear();
+    this.#changes.clear();
     this.#rearm();
   }
 
@@ -218,7 +238,14 @@ export class EventHub {
 
   #setStatus(token: string, status: StationStatus): void {
     const before = this.#statuses.get(token);
+    if (before === status) return; // a heartbeat: nothing changes
     this.#statuses.set(token, status);
+    // Only changes are timed, not first reports: a large fleet's statuses cost no record each.
+    if (before !== undefined) {
+      const now = this.#wallClock();
+      const change = this.#changes.get(token);
+      this.#changes.set(token, { since: now, steady: change === undefined || now - change.since >= STEADY_STATUS_MS ? before : change.steady });
+    }
     if (this.#cameUp || this.#target.get(token) !== 'online') return;
     if (before === 'online') this.#awaitedOnline += 1;
     if (status === 'online') this.#awaitedOnline -= 1;

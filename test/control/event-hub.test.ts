@@ -1,7 +1,8 @@
 /**
  * The statuses the event hub keeps for `/sim/v1/health`: a station the fixture starts offline
  * counts as offline until it says otherwise (it may never publish again), and when the broker
- * connection is lost the hub forgets what it heard, so health is rebuilt from what comes after.
+ * connection is lost the hub forgets what it heard, so health is rebuilt from what comes after,
+ * expecting back the stations that were steadily online before.
  */
 import { describe, expect, it } from 'vitest';
 import { EventHub } from '../../src/control/event-hub.js';
@@ -16,8 +17,12 @@ const fixture = parseFixture({
   ],
 });
 
+/** Real time as the hub reads it, moved by hand. */
+const wall = { now: 0 };
+
 function hub(): EventHub {
-  return new EventHub({ fixture, clock: new ManualClock(0) });
+  wall.now = 0;
+  return new EventHub({ fixture, clock: new ManualClock(0), wallClock: () => wall.now });
 }
 
 function report(target: EventHub, token: string, status: 'online' | 'offline'): void {
@@ -64,6 +69,12 @@ describe('EventHub statuses for health', () => {
     report(events, 'ON-2', 'offline'); // taken offline on purpose
     expect(events.cameUp).toBe(true);
 
+    wall.now += 60_000;
+    // A broker that shuts down sends every last will just before it closes the control plane's
+    // session: those do not pass for stations taken offline.
+    report(events, 'ON-1', 'offline');
+    report(events, 'OFF-1', 'offline');
+    wall.now += 10;
     events.forgetStatuses(); // lost
     events.forgetStatuses(); // back: nothing heard in between
     // No stale counts: only what the fleet says from now on (ON-2 was offline, so it is taken as such).
