@@ -114,6 +114,8 @@ class MqttStationGateway implements StartedMqttGateway {
   /** Session up and subscriptions acknowledged. */
   #ready = false;
   #stopped = false;
+  /** Errors since the session was last up: only the first is logged. */
+  #failedAttempts = 0;
   readonly #syncWaiters = new Map<string, () => void>();
 
   constructor(options: MqttGatewayOptions) {
@@ -199,8 +201,15 @@ class MqttStationGateway implements StartedMqttGateway {
         reject(connectError(error, this.mqttUrl));
       };
       client.on('error', (error) => {
-        if (!started) failStart(error);
-        else this.#logger.warn(`MQTT ${this.mqttUrl}: ${error.message}`);
+        if (!started) {
+          failStart(error);
+          return;
+        }
+        // While the broker is away every reconnect fails the same way, once a second: say it once.
+        this.#failedAttempts += 1;
+        if (this.#failedAttempts === 1) {
+          this.#logger.warn(`MQTT ${this.mqttUrl}: ${error.message}; retrying, and saying nothing more until it is back`);
+        }
       });
       client.on('close', () => {
         if (!started) {
@@ -224,7 +233,9 @@ class MqttStationGateway implements StartedMqttGateway {
               await this.#sync(client);
               if (this.#stopped || !client.connected) return;
               this.#ready = true;
-              this.#logger.info(`MQTT ${this.mqttUrl}: reconnected`);
+              const failed = this.#failedAttempts;
+              this.#failedAttempts = 0;
+              this.#logger.info(`MQTT ${this.mqttUrl}: reconnected${failed > 0 ? ` after ${failed} failed ${failed === 1 ? 'attempt' : 'attempts'}` : ''}`);
               return;
             }
             this.#ready = true;

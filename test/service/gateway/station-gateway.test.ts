@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import net from 'node:net';
 import mqtt from 'mqtt';
+import { Aedes } from 'aedes';
 import { startMqttGateway, type StartedMqttGateway } from '../../../src/service/station-gateway.js';
 import { NEVER_REPORTED } from '../../../src/service/gateway/station-state-cache.js';
 import { SimError } from '../../../src/errors.js';
@@ -238,6 +239,51 @@ describe('connection', () => {
       await waitFor(() => gw.getStation('S-1')?.status === 'online');
     } finally {
       spy.mockRestore();
+    }
+  });
+
+  test('while the broker is gone, the first failed reconnect is logged and the rest are counted in the line that says it is back', async () => {
+    const lines: string[] = [];
+    const logger = { debug: () => {}, info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`) };
+    const attempts: net.Socket[] = [];
+    const connect = net.connect.bind(net);
+    const spy = vi.spyOn(net, 'connect').mockImplementation(((...args: Parameters<typeof net.connect>) => {
+      const socket = connect(...args);
+      attempts.push(socket);
+      return socket;
+    }) as typeof net.connect);
+    let again: { server: net.Server; aedes: Aedes } | undefined;
+    try {
+      gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), reconnectMs: 10, logger });
+      const gw = gateway;
+      await broker.stop();
+      await waitFor(() => attempts.length >= 6, 3000, 'several refused reconnects');
+      const during = lines.filter((line) => line.startsWith('warn'));
+      expect(during).toEqual([
+        `warn MQTT ${broker.url}: connection lost; stations show offline until it is back`,
+        expect.stringMatching(new RegExp(`^warn MQTT ${broker.url.replaceAll('.', '\\.')}: .*ECONNREFUSED.*; retrying, and saying nothing more until it is back$`)),
+      ]);
+      // The broker comes back on the same port.
+      const aedes = await Aedes.createBroker();
+      const server = net.createServer((socket) => aedes.handle(socket));
+      again = { server, aedes };
+      await new Promise<void>((resolve) => server.listen(broker.port, '127.0.0.1', resolve));
+      await waitFor(() => gw.connected, 3000, 'reconnect');
+      const back = lines.filter((line) => line.includes('reconnected'));
+      expect(back).toHaveLength(1);
+      const failed = Number(/after (\d+) failed attempts$/.exec(back[0]!)?.[1]);
+      expect(failed).toBeGreaterThanOrEqual(4);
+      expect(lines.filter((line) => line.startsWith('warn'))).toHaveLength(2);
+      await gateway.stop();
+      gateway = undefined;
+    } finally {
+      spy.mockRestore();
+      if (again) {
+        const { server, aedes } = again;
+        await new Promise<void>((resolve) => aedes.close(() => resolve()));
+        server.closeAllConnections?.();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     }
   });
 
