@@ -281,7 +281,6 @@ describe('connection', () => {
       if (again) {
         const { server, aedes } = again;
         await new Promise<void>((resolve) => aedes.close(() => resolve()));
-        server.closeAllConnections?.();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     }
