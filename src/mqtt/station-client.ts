@@ -61,6 +61,11 @@ export const SHORT_SESSION_MS = 30_000;
 /** Closes soon after CONNACK, each followed by an accepted reconnect, before `takenOver` is said. */
 export const TAKEN_OVER_AFTER = 3;
 
+/** What a connection or reset of a stopped station rejects with: the same words `stop()` gives the one in flight. */
+function stoppedError(): Error {
+  return new Error('the station stopped before it was connected');
+}
+
 /** A station that is connected (or deliberately offline) and can be stopped. */
 export class StationClient {
   readonly model: StationModel;
@@ -80,6 +85,8 @@ export class StationClient {
   #sessionUp = false;
   /** Sessions in a row that the broker closed soon after accepting them (see `StationLinkEvent`). */
   #closedSoon = 0;
+  /** Set by `stop()`: a stopped station never connects again (a reset queued behind another must not bring it back). */
+  #stopped = false;
 
   constructor(options: StationClientOptions) {
     this.#options = options;
@@ -168,6 +175,7 @@ export class StationClient {
    * the connection before it is up, or (before the station has ever been up) if it fails.
    */
   goOnline(): Promise<void> {
+    if (this.#stopped) return Promise.reject(stoppedError());
     if (this.#client) return this.#connecting?.done ?? Promise.resolve();
     const { config } = this.#options;
     const token = config.token;
@@ -320,6 +328,7 @@ export class StationClient {
    * for the broker to notice, then disconnect.
    */
   async stop(): Promise<void> {
+    this.#stopped = true;
     this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
@@ -389,6 +398,8 @@ export class StationClient {
   }
 
   async #resetNow(): Promise<void> {
+    // A reset queued behind the one `stop()` abandoned: the station is gone, it must not reconnect or publish.
+    if (this.#stopped) throw stoppedError();
     this.#cancelReboot();
     this.model.reset();
     const wantOnline = this.#options.config.initialStatus === 'online';

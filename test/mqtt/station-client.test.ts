@@ -177,6 +177,32 @@ describe('StationClient.reset', () => {
     // And a later reset runs as before.
     await client.reset();
   });
+
+  it('a reset queued behind another does not reconnect a station stopped meanwhile', async () => {
+    // stop() abandoned the reset in flight; the queued one then called goOnline on the stopped
+    // station, whose session stayed up and kept the process alive.
+    broker = await startEmbeddedBroker({ port: 0 });
+    const running = broker;
+    const onlineConfig = parseFixture({ defaults: { heartbeatMs: 0 }, stations: [{ token: 'SC-2', stationId: 2, locks: [{ lockId: '1' }] }] }).stations[0]!;
+    const client = new StationClient({
+      config: onlineConfig,
+      transport: { kind: 'memory', broker: { handle: (stream) => running.handle(stream) } },
+      clock: new ManualClock(),
+      random: seededRandom(1),
+    });
+    await client.start();
+    await client.goOffline();
+    const first = client.reset();
+    const second = client.reset();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    await client.stop();
+    expect(await state(first)).toBe('rejected: the station stopped before it was connected');
+    expect(await state(second)).toBe('rejected: the station stopped before it was connected');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(client.connected).toBe(false);
+    expect(client.sessionUp).toBe(false);
+    await expect(client.goOnline()).rejects.toThrow('the station stopped before it was connected');
+  });
 });
 
 describe('StationClient hosted twice', () => {
