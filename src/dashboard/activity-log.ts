@@ -41,7 +41,9 @@ export type UnlockStage =
   /** The lock was open and a later unlock restarted its relock time: the relock is that one's. */
   | 'superseded'
   /** Acked, but the `ackNoOpen` fault keeps the lock shut. */
-  | 'unopened';
+  | 'unopened'
+  /** Still under way when the event stream was lost (or a new snapshot came): its events are gone. */
+  | 'lost';
 
 export interface UnlockStep {
   label: string;
@@ -138,6 +140,9 @@ export class ActivityLog {
     const at = Date.parse(event.time);
     switch (event.type) {
       case 'snapshot':
+        // A new connection (maybe to a restarted simulator): what was under way before it cannot
+        // be followed any more, and its commandIds and lock owners must not catch the new events.
+        this.eventsLost();
         this.note(`snapshot: ${event.stations.length} stations`, 'info', at);
         return;
       case 'station.status':
@@ -178,6 +183,24 @@ export class ActivityLog {
         this.note(`${event.method} ${event.route} → ${event.status} (${event.ms}ms)`, event.status >= 500 ? 'error' : event.status >= 400 ? 'warn' : 'info', at);
         return;
     }
+  }
+
+  /**
+   * The stream was lost, or a new snapshot starts it over: every chain still under way ends as
+   * `lost` and the correlation state is dropped, so a later unlock (perhaps of a restarted
+   * simulator reusing commandIds and lock ids) starts from an idle lock.
+   */
+  eventsLost(): void {
+    for (let index = 0; index < this.#entries.length; index++) {
+      const entry = this.#entries[index]!;
+      if (entry.kind !== 'unlock' || !OPEN_STAGES.has(entry.stage)) continue;
+      // One the dashboard asked for whose call failed before the station saw it is already closed.
+      this.#entries[index] = { ...entry, stage: 'lost' };
+    }
+    this.#openByLock.clear();
+    this.#awaitingSend.clear();
+    this.#byCommand.clear();
+    this.#wontOpen.clear();
   }
 
   #sent(token: string, lockId: string, commandId: string, at: number): void {
@@ -367,6 +390,7 @@ export function entrySegments(entry: LogEntry): { segments: string[]; tone: LogT
   const [, ...after] = entry.steps;
   const head = `${entry.token}/${entry.lockId} unlock${after.length === 0 ? ' requested' : ''}`;
   const segments = [head, ...after.map((step) => `→ ${step.label}${step.deltaMs === undefined ? '' : ` +${Math.round(step.deltaMs)}ms`}`)];
+  if (entry.stage === 'lost') segments.push('· events lost');
   if (entry.result) segments.push(entry.result.success ? '· ok' : `· failed: ${entry.result.message ?? 'unlock failed'}`);
   return { segments, tone: chainTone(entry) };
 }
@@ -378,6 +402,7 @@ function chainTone(chain: UnlockChain): LogTone {
       return 'info';
     case 'jammed':
     case 'unopened':
+    case 'lost':
       return 'warn';
     case 'rejected':
     case 'timeout':

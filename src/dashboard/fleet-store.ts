@@ -202,6 +202,7 @@ export class FleetStore {
       if (before !== 'refused') this.log.note(`events refused: ${state.reason}`, 'error');
     } else if (wasLive && state.phase === 'waiting') {
       this.#lost = true;
+      this.log.eventsLost();
       this.log.note(`events lost: ${state.reason} · reconnecting`, 'error');
     }
     this.#changed();

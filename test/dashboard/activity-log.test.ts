@@ -114,3 +114,55 @@ describe('chain times', () => {
     expect(texts()).toEqual(['ST-1001/1 unlock → acked +50ms → unlocked +2000ms → locked +5210ms']);
   });
 });
+
+describe('chains under way when the event stream starts over', () => {
+  const snapshot = { type: 'snapshot', stations: [makeStation(1)] } as unknown as DistributiveOmit<SimEvent, 'seq' | 'time'>;
+
+  it('a lock left open across a restart of the simulator does not take over the next unlock', () => {
+    const { log, feed, sent, acked, state, texts, chains } = logOf();
+    const first = log.beginUnlock('ST-1001', '1');
+    sent('c1', 0);
+    acked('c1', 0, 2);
+    log.finishUnlock(first, { success: true });
+    state('unlocked', 500);
+    // The simulator stops while the lock is open; a new one comes up on the same ports.
+    log.eventsLost();
+    feed(snapshot, 60_000);
+    const second = log.beginUnlock('ST-1001', '1');
+    sent('c1', 61_000);
+    acked('c1', 61_000, 2);
+    log.finishUnlock(second, { success: true });
+    state('unlocked', 61_500);
+    state('locked', 66_500);
+    const unlocks = texts().filter((text) => text.includes('unlock'));
+    expect(unlocks).toEqual([
+      'ST-1001/1 unlock → acked +2ms → unlocked +498ms · events lost · ok',
+      'ST-1001/1 unlock → acked +2ms → unlocked +498ms → locked +5000ms · ok',
+    ]);
+    expect(chains().map((chain) => chain.stage)).toEqual(['lost', 'locked']);
+  });
+
+  it('an unlock asked for while the stream is down does not catch the events of the next one', () => {
+    const { log, feed, sent, acked, state, chains } = logOf();
+    const first = log.beginUnlock('ST-1001', '1');
+    sent('c1', 0);
+    acked('c1', 0, 2);
+    state('unlocked', 500);
+    log.eventsLost();
+    // Pressed during the outage: its events never come.
+    const during = log.beginUnlock('ST-1001', '1');
+    log.finishUnlock(during, { success: true });
+    feed(snapshot, 60_000);
+    const after = log.beginUnlock('ST-1001', '1');
+    sent('c9', 61_000);
+    acked('c9', 61_000, 2);
+    state('unlocked', 61_500);
+    state('locked', 66_500);
+    log.finishUnlock(after, { success: true });
+    expect(chains().map((chain) => [chain.id, chain.stage])).toEqual([
+      [first, 'lost'],
+      [during, 'lost'],
+      [after, 'locked'],
+    ]);
+  });
+});
