@@ -91,6 +91,10 @@ export class EventHub {
   /** Stations whose target is `online` that have not reported `online` since the statuses were last forgotten. */
   #awaitedOnline = 0;
   #cameUp = false;
+  /** Set once `cameUp` has first been true (see `#rearm`). */
+  #everCameUp = false;
+  /** No station is expected online and `cameUp` has never been true: the first report from a fixture station sets it. */
+  #awaitingAnyReport = false;
 
   constructor(options: EventHubOptions) {
     this.#clock = options.clock;
@@ -112,7 +116,10 @@ export class EventHub {
    * counts as offline until it reports: it publishes its retained `offline` record once at start
    * and never again, so after a broker restart that kept no retained messages nothing would ever
    * be heard of it, and an `api` started then would wait for ever. Offline is also what the `/v1`
-   * API shows for a station it has no record of, so health and the API agree.
+   * API shows for a station it has no record of, so health and the API agree. When no station is
+   * expected online, though, the first `cameUp` waits for one report from any fixture station
+   * (the offline records its fleet process publishes at start): otherwise an `api` with no fleet
+   * process running at all would say ready.
    */
   get cameUp(): boolean {
     return this.#cameUp;
@@ -156,7 +163,9 @@ export class EventHub {
     let awaited = 0;
     for (const target of this.#target.values()) if (target === 'online') awaited += 1;
     this.#awaitedOnline = awaited;
-    this.#cameUp = awaited === 0;
+    // Nobody to wait for: before the fleet was ever heard of, one report shows a fleet process runs.
+    this.#awaitingAnyReport = awaited === 0 && !this.#everCameUp;
+    this.#cameUp = awaited === 0 && !this.#awaitingAnyReport;
   }
 
   /** Simulated time now, as the events' `time`. */
@@ -237,6 +246,11 @@ export class EventHub {
   }
 
   #setStatus(token: string, status: StationStatus): void {
+    if (this.#awaitingAnyReport) {
+      this.#awaitingAnyReport = false;
+      this.#cameUp = true;
+      this.#everCameUp = true;
+    }
     const before = this.#statuses.get(token);
     if (before === status) return; // a heartbeat: nothing changes
     this.#statuses.set(token, status);
@@ -249,7 +263,10 @@ export class EventHub {
     if (this.#cameUp || this.#target.get(token) !== 'online') return;
     if (before === 'online') this.#awaitedOnline += 1;
     if (status === 'online') this.#awaitedOnline -= 1;
-    if (this.#awaitedOnline === 0) this.#cameUp = true;
+    if (this.#awaitedOnline === 0) {
+      this.#cameUp = true;
+      this.#everCameUp = true;
+    }
   }
 
   #classify(topic: string, payload: Buffer): ContractMessage | undefined {

@@ -96,3 +96,32 @@ describe('EventHub statuses for health', () => {
     expect(events.cameUp).toBe(true);
   });
 });
+
+describe('EventHub health when no station starts online', () => {
+  const allOffline = parseFixture({
+    stations: [
+      { token: 'OFF-1', stationId: 1, initialStatus: 'offline', locks: [{ lockId: '1' }] },
+      { token: 'OFF-2', stationId: 2, initialStatus: 'offline', locks: [{ lockId: '1' }] },
+    ],
+  });
+
+  function offlineReport(target: EventHub, token: string, stationId: number): void {
+    const payload = { stationId, status: 'offline', batteryVoltage: 12.4, lastConnection: '2026-01-01T00:00:00.000Z' };
+    target.handleMessage(`stations/${token}/status`, Buffer.from(JSON.stringify(payload)));
+  }
+
+  it('is not ready before any fixture station has reported: no fleet process may run at all', () => {
+    wall.now = 0;
+    const events = new EventHub({ fixture: allOffline, clock: new ManualClock(0), wallClock: () => wall.now });
+    expect(events.cameUp).toBe(false);
+    // A station outside the fixture does not count.
+    events.handleMessage('stations/STRANGER/status', Buffer.from(JSON.stringify({ stationId: 9, status: 'offline', batteryVoltage: 12.4, lastConnection: '2026-01-01T00:00:00.000Z' })));
+    expect(events.cameUp).toBe(false);
+    offlineReport(events, 'OFF-1', 1);
+    expect(events.cameUp).toBe(true);
+    // Once it has come up, a lost connection re-arms it as before: nothing to wait for.
+    events.forgetStatuses();
+    events.forgetStatuses();
+    expect(events.cameUp).toBe(true);
+  });
+});
