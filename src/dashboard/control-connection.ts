@@ -296,18 +296,33 @@ export class ControlConnection {
     const headers: Record<string, string> = {};
     if (this.#token !== undefined) headers['authorization'] = `Bearer ${this.#token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    // An own controller and timer, not `AbortSignal.any([…, AbortSignal.timeout(ms)])`: on Node 20
+    // the timeout signal inside `any` can be garbage-collected and never fire (nodejs/node#57736),
+    // and one request left waiting for good stopped the clock poll for good. The timer is held here
+    // and cleared once the answer (body included) is in.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new DOMException('The request got no answer in time', 'TimeoutError')), this.#requestTimeout);
+    const onClosing = (): void => abort.abort(this.#closing.signal.reason);
+    if (this.#closing.signal.aborted) onClosing();
+    else this.#closing.signal.addEventListener('abort', onClosing, { once: true });
     let response: Response;
+    let text: string;
     try {
-      response = await this.#fetch(`${this.#base}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.any([this.#closing.signal, AbortSignal.timeout(this.#requestTimeout)]),
-      });
-    } catch (error) {
-      throw new ControlPlaneError(0, `cannot reach the control plane: ${describeFetchError(error)}`, { cause: error });
+      try {
+        response = await this.#fetch(`${this.#base}${path}`, {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: abort.signal,
+        });
+      } catch (error) {
+        throw new ControlPlaneError(0, `cannot reach the control plane: ${describeFetchError(error)}`, { cause: error });
+      }
+      text = await response.text();
+    } finally {
+      clearTimeout(timer);
+      this.#closing.signal.removeEventListener('abort', onClosing);
     }
-    const text = await response.text();
     let json: unknown;
     try {
       json = text.length === 0 ? undefined : JSON.parse(text);

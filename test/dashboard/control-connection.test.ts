@@ -1,6 +1,6 @@
 /** The data layer against a fake control plane: real HTTP and a real WebSocket on port 0. */
 import { createConnection, createServer, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ControlConnection, ControlPlaneError, type StreamState } from '../../src/dashboard/control-connection.js';
 import { eventually } from './terminal.js';
 import type { SimEvent } from '../../src/dashboard/sim-types.js';
@@ -220,3 +220,36 @@ async function startProxy(port: string): Promise<{ url: string; partition(): voi
     },
   };
 }
+
+describe('ControlConnection request timeout', () => {
+  it('fails a request that gets no answer after requestTimeoutMs, on a timer of its own (not AbortSignal.timeout, which Node 20 can collect)', async () => {
+    vi.useFakeTimers();
+    try {
+      const calls: AbortSignal[] = [];
+      // A server that never answers: the fetch ends only when its signal aborts.
+      const hangingFetch = ((_url: string, init: RequestInit) => {
+        calls.push(init.signal!);
+        return new Promise<Response>((_resolve, reject) => {
+          init.signal!.addEventListener('abort', () => reject(init.signal!.reason), { once: true });
+        });
+      }) as unknown as typeof fetch;
+      const control = new ControlConnection({ url: 'http://127.0.0.1:9', fetch: hangingFetch, requestTimeoutMs: 60_000 });
+      const settled = vi.fn();
+      void control.simulatorClock().then(settled, settled);
+      await vi.advanceTimersByTimeAsync(59_999);
+      expect(settled).not.toHaveBeenCalled();
+      // On the fake clock only: a timeout that is not the request's own timer never fires here.
+      await vi.advanceTimersByTimeAsync(1);
+      expect(settled).toHaveBeenCalledTimes(1);
+      expect(settled.mock.calls[0]![0]).toMatchObject({ status: 0, message: 'cannot reach the control plane: no answer in time' });
+      expect(calls).toHaveLength(1);
+      // The next request is timed afresh, and close() still ends one in flight.
+      const next = control.simulatorClock().catch((error: unknown) => error);
+      control.close();
+      expect(await next).toMatchObject({ status: 0, message: 'cannot reach the control plane: the connection was closed' });
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
