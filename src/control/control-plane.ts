@@ -117,6 +117,8 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
       const act = async (token: string, action: ControlAction, label: string) => {
         const reply = await channel.control(token, action);
+        // Health's target for the station is what it was just put in (see EventHub.controlled).
+        hub.controlled(token, action);
         hub.emit({ type: 'control', token, action: label });
         return reply;
       };
@@ -194,6 +196,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
       plane.post('/reset', async () => {
         const stations = await channel.fleet('reset');
+        hub.controlled(undefined, { action: 'reset' });
         hub.emit({ type: 'control', action: 'reset' });
         return { reset: stations.length, missing: fixture.stations.length - stations.length };
       });

@@ -88,9 +88,16 @@ export class EventHub {
    * whose target is `online` hold readiness back.
    */
   readonly #target: Map<string, StationStatus>;
+  readonly #initial: ReadonlyMap<string, StationStatus>;
   /** Stations whose target is `online` that have not reported `online` since the statuses were last forgotten. */
   #awaitedOnline = 0;
   #cameUp = false;
+  /**
+   * The status the control plane itself last put a station in (connection, reboot, reset), and
+   * when: `forgetStatuses` takes it as the station's target without the steady rule, so a station
+   * taken offline just before the broker died is not expected back online.
+   */
+  readonly #intended = new Map<string, { status: StationStatus; at: number }>();
   /** Set once `cameUp` has first been true (see `#rearm`). */
   #everCameUp = false;
   /** No station is expected online and `cameUp` has never been true: the first report from a fixture station sets it. */
@@ -103,6 +110,7 @@ export class EventHub {
     this.#routes = groupTopics(options.fixture.stations).distinct;
     this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
     this.#target = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
+    this.#initial = new Map(this.#target);
     this.#wallClock = options.wallClock ?? Date.now;
     this.#rearm();
   }
@@ -143,20 +151,44 @@ export class EventHub {
    * before (one taken offline on purpose need not come back; one that was online must); if not,
    * at its fixture's starting status as before. "Before" means held for `STEADY_STATUS_MS`: a
    * broker that shuts down sends every station's last will (`offline`) just before it closes
-   * this session, and those must not pass for stations taken offline.
+   * this session, and those must not pass for stations taken offline. A change the control plane
+   * made itself (see `controlled`) needs no such wait: its status is the target at once.
    */
   forgetStatuses(): void {
     if (this.#cameUp) {
       const now = this.#wallClock();
       for (const token of this.#tokens) {
         const change = this.#changes.get(token);
-        const known = change !== undefined && now - change.since < STEADY_STATUS_MS ? change.steady : this.statusOf(token);
+        const known =
+          this.#intended.get(token)?.status ??
+          (change !== undefined && now - change.since < STEADY_STATUS_MS ? change.steady : this.statusOf(token));
         if (known !== undefined) this.#target.set(token, known);
       }
     }
     this.#statuses.clear();
     this.#changes.clear();
     this.#rearm();
+  }
+
+  /**
+   * Records a change the control plane made (a `/sim/v1` call or a scenario step, once the fleet
+   * answered it): the station's target is then the status it was put in, whenever the broker
+   * connection is lost, with no need to have held it for `STEADY_STATUS_MS`. `token` undefined
+   * with a reset means the whole fleet, back to the fixture's starting statuses.
+   */
+  controlled(token: string | undefined, action: { action: string; online?: boolean }): void {
+    const at = this.#wallClock();
+    if (action.action === 'reset') {
+      for (const station of token === undefined ? this.#tokens : [token]) {
+        const initial = this.#initial.get(station);
+        if (initial !== undefined) this.#intended.set(station, { status: initial, at });
+      }
+      return;
+    }
+    if (token === undefined || !this.#tokens.has(token)) return;
+    // A reboot comes back on its own: the station is expected online.
+    if (action.action === 'connection') this.#intended.set(token, { status: action.online ? 'online' : 'offline', at });
+    else if (action.action === 'reboot') this.#intended.set(token, { status: 'online', at });
   }
 
   #rearm(): void {
@@ -257,6 +289,9 @@ export class EventHub {
     // Only changes are timed, not first reports: a large fleet's statuses cost no record each.
     if (before !== undefined) {
       const now = this.#wallClock();
+      // A steady change the control plane did not make (another api process did, say): its record is out of date.
+      const intended = this.#intended.get(token);
+      if (intended !== undefined && intended.status !== status && now - intended.at >= STEADY_STATUS_MS) this.#intended.delete(token);
       const change = this.#changes.get(token);
       this.#changes.set(token, { since: now, steady: change === undefined || now - change.since >= STEADY_STATUS_MS ? before : change.steady });
     }

@@ -18,7 +18,8 @@ export interface ScenarioRunnerOptions {
   /** Steps as the fixture loader checked them (every rule of `checkScenario` holds). */
   steps: ScenarioStep[];
   channel: Pick<ControlChannel, 'control' | 'fleet'>;
-  hub: Pick<EventHub, 'emit'>;
+  /** `controlled` (optional) is told of each step the fleet answered, for health's targets. */
+  hub: Pick<EventHub, 'emit'> & Partial<Pick<EventHub, 'controlled'>>;
   clock: Clock;
   /** Called when a step fails (the station did not answer, say); the timeline goes on. */
   onError?: (step: ScenarioStep, error: Error) => void;
@@ -90,6 +91,7 @@ export function startScenario(options: ScenarioRunnerOptions): StartedScenario {
     const flight: Promise<void> = run
       .then(
         () => {
+          options.hub.controlled?.(step.station, action ?? { action: 'reset' });
           if (!stopped) options.hub.emit({ type: 'control', ...(step.station ? { token: step.station } : {}), action: label });
         },
         (error: Error) => {

@@ -125,3 +125,46 @@ describe('EventHub health when no station starts online', () => {
     expect(events.cameUp).toBe(true);
   });
 });
+
+describe('EventHub targets the control plane sets', () => {
+  it('a station taken offline through the control plane just before the broker died is not expected back', () => {
+    // The steady rule rolled an offline less than STEADY_STATUS_MS old back to online, and health
+    // was never ready again.
+    const events = hub();
+    report(events, 'ON-1', 'online');
+    report(events, 'ON-2', 'online');
+    expect(events.cameUp).toBe(true);
+    wall.now += 60_000;
+    report(events, 'ON-2', 'offline');
+    events.controlled('ON-2', { action: 'connection', online: false });
+    wall.now += 1000; // the broker dies a second later: its wills, then the session is gone
+    report(events, 'ON-1', 'offline');
+    events.forgetStatuses();
+    events.forgetStatuses();
+    expect(events.cameUp).toBe(false);
+    report(events, 'ON-1', 'online');
+    expect(events.cameUp).toBe(true);
+    expect(counts(events)).toEqual({ 'ON-1': 'online', 'ON-2': 'offline', 'OFF-1': 'offline' });
+  });
+
+  it('a station the control plane brought online (or rebooted) just before the broker died is expected back', () => {
+    const events = hub();
+    report(events, 'ON-1', 'online');
+    report(events, 'ON-2', 'online');
+    wall.now += 60_000;
+    report(events, 'OFF-1', 'online');
+    events.controlled('OFF-1', { action: 'connection', online: true });
+    report(events, 'ON-2', 'offline');
+    events.controlled('ON-2', { action: 'reboot' });
+    wall.now += 1000;
+    report(events, 'ON-1', 'offline');
+    report(events, 'OFF-1', 'offline');
+    events.forgetStatuses();
+    events.forgetStatuses();
+    report(events, 'ON-1', 'online');
+    report(events, 'OFF-1', 'online');
+    expect(events.cameUp).toBe(false); // the rebooted ON-2 is awaited
+    report(events, 'ON-2', 'online');
+    expect(events.cameUp).toBe(true);
+  });
+});
