@@ -9,7 +9,12 @@ if (!existsSync(new URL('dist/cli/main.js', root))) {
   process.stderr.write('station-sim: the compiled CLI (dist/) is missing: run `npm run build` in the package directory (npm ci runs it)\n');
   process.exit(1);
 }
-const { staleBuildNotice } = await import('../dist/cli/stale-build.js');
-const notice = staleBuildNotice(root);
+// A dist/ built before the check existed has no stale-build.js, and is stale by definition.
+const check = new URL('dist/cli/stale-build.js', root);
+const notice = existsSync(check)
+  ? (await import(check.href)).staleBuildNotice(root)
+  : existsSync(new URL('src', root))
+    ? 'station-sim: dist/ is older than src/ (it predates this check), and this command runs dist/: run `npm run build`'
+    : undefined;
 if (notice) process.stderr.write(`${notice}\n`);
 await import('../dist/cli/main.js');

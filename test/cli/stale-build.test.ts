@@ -1,7 +1,8 @@
 /**
  * The notice bin/station-sim.js prints when the sources changed after the build it runs.
  */
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -45,5 +46,19 @@ describe('staleBuildNotice', () => {
     const dir = checkout(2_000_000, 1_000_000);
     rmSync(path.join(dir, 'src'), { recursive: true });
     expect(staleBuildNotice(dir)).toBeUndefined();
+  });
+});
+
+describe('bin/station-sim.js', () => {
+  it('says to build, and still runs, when dist/ predates the check (no stale-build.js): a checkout pulled without a rebuild', () => {
+    const dir = checkout(1_000_000, 2_000_000);
+    mkdirSync(path.join(dir, 'bin'));
+    copyFileSync(new URL('../../bin/station-sim.js', import.meta.url), path.join(dir, 'bin', 'station-sim.js'));
+    writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
+    writeFileSync(path.join(dir, 'dist', 'cli', 'main.js'), "process.stdout.write('old cli ran\\n');\n");
+    const result = spawnSync(process.execPath, [path.join(dir, 'bin', 'station-sim.js')], { encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('old cli ran\n');
+    expect(result.stderr).toBe('station-sim: dist/ is older than src/ (it predates this check), and this command runs dist/: run `npm run build`\n');
   });
 });

@@ -152,6 +152,17 @@ describe('lifecycle', () => {
     await waitFor(() => broker.aedes.connectedClients === clientsBefore);
   });
 
+  test('a port no server can have is BAD_REQUEST before anything starts', async () => {
+    const clientsBefore = broker.aedes.connectedClients;
+    for (const port of [70000, -1, 1.5]) {
+      await expect(startApi({ fixture: testFixture(), mqttUrl: broker.url, port })).rejects.toMatchObject({
+        code: 'BAD_REQUEST',
+        message: `HTTP port ${port} is not valid: use a whole number from 0 to 65535`,
+      });
+    }
+    expect(broker.aedes.connectedClients).toBe(clientsBefore);
+  });
+
   test('url and port name the listening address', async () => {
     const started = await start();
     expect(started.url).toBe(`http://127.0.0.1:${started.port}`);
