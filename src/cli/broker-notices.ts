@@ -1,8 +1,9 @@
 /**
  * The notices a long-running command prints about its broker (docs/scale-out.md): one line when the
- * broker is lost, one when it is back with how long it was gone, and one when a station of this
- * process is evidently run by another process too. A process that went quiet while its broker was
- * away left people guessing whether it was alive. Broker addresses come in already redacted.
+ * broker is lost, one when it is back with how long it was gone, and one when the broker keeps
+ * closing a station's session soon after accepting it (another process may run it too, or the
+ * broker restarted). A process that went quiet while its broker was away left people guessing
+ * whether it was alive. Broker addresses come in already redacted.
  */
 import type { ConnectionListener } from '../control/control-channel.js';
 import type { StationLinkEvent } from '../mqtt/station-client.js';
@@ -82,7 +83,7 @@ export interface WatchedStation {
  * other. The broker counts as lost when a reconnect fails while no station has a session: a
  * session the broker closed and took back at once (a twin in another process taking it over) is
  * not an outage. It is back when any station is accepted again. A takeover is said once per
- * process, naming the first station found. Without `notices` (another session says the loss
+ * process, naming the first station found, as a possibility: quick broker restarts look the same. Without `notices` (another session says the loss
  * already), only the takeover. Returns a function that stops watching.
  */
 export function watchFleet(stations: Iterable<WatchedStation>, notices: BrokerNotices | undefined, notify: (message: string) => void): () => void {
@@ -111,9 +112,12 @@ export function watchFleet(stations: Iterable<WatchedStation>, notices: BrokerNo
           case 'takenOver':
             if (takeoverSaid) return;
             takeoverSaid = true;
+            // The fact, and both causes: broker restarts in quick succession close sessions soon
+            // after accepting them too, and from one station's side they look the same.
             notify(
-              `station ${event.token} is run by another process too: the broker keeps closing its session (client id ${event.clientId}) ` +
-                'soon after accepting it. Each station must run in exactly one process (do --shard values overlap?); this one keeps retrying, backing off',
+              `the broker closed station ${event.token}'s session (client id ${event.clientId}) soon after accepting it, ${event.closes} times in a row: ` +
+                'another process may run it too (each station must run in exactly one process: do --shard values overlap?), or the broker restarted; ' +
+                'this one keeps retrying, backing off',
             );
             return;
         }
