@@ -213,17 +213,22 @@ describe('unlock', () => {
   });
 });
 
+/** The transport dials through `net.connect`: records the sockets it opens from here on. */
+function recordConnections() {
+  const sockets: net.Socket[] = [];
+  const connect = net.connect.bind(net);
+  const spy = vi.spyOn(net, 'connect').mockImplementation(((...args: Parameters<typeof net.connect>) => {
+    const socket = connect(...args);
+    sockets.push(socket);
+    return socket;
+  }) as typeof net.connect);
+  return { sockets, spy };
+}
+
 describe('connection', () => {
   test('TCP_NODELAY is set on every socket, also after a reconnect; stations show offline meanwhile', async () => {
     await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' } });
-    // The transport dials through `net.connect`; record the sockets it opens from here on.
-    const sockets: net.Socket[] = [];
-    const connect = net.connect.bind(net);
-    const spy = vi.spyOn(net, 'connect').mockImplementation(((...args: Parameters<typeof net.connect>) => {
-      const socket = connect(...args);
-      sockets.push(socket);
-      return socket;
-    }) as typeof net.connect);
+    const { sockets, spy } = recordConnections();
     try {
       gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), reconnectMs: 20 });
       const gw = gateway;
@@ -245,13 +250,7 @@ describe('connection', () => {
   test('while the broker is gone, the first failed reconnect is logged and the rest are counted in the line that says it is back', async () => {
     const lines: string[] = [];
     const logger = { debug: () => {}, info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`) };
-    const attempts: net.Socket[] = [];
-    const connect = net.connect.bind(net);
-    const spy = vi.spyOn(net, 'connect').mockImplementation(((...args: Parameters<typeof net.connect>) => {
-      const socket = connect(...args);
-      attempts.push(socket);
-      return socket;
-    }) as typeof net.connect);
+    const { sockets: attempts, spy } = recordConnections();
     let again: { server: net.Server; aedes: Aedes } | undefined;
     try {
       gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), reconnectMs: 10, logger });
