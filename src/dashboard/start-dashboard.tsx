@@ -63,6 +63,12 @@ export interface DashboardOptions {
   reconnectBaseMs?: number;
   /** Log entries kept in memory. @default 200 */
   logLimit?: number;
+  /**
+   * How often the performance timeline is emptied of measures and marks while the dashboard runs:
+   * React's development build records one per render and never removes them (about 6.6 MB a
+   * minute idle, and Node writes a buffer warning onto the screen at a million). @default 10000
+   */
+  performanceTrimMs?: number;
 }
 
 export interface StartedDashboard {
@@ -123,12 +129,14 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
       patchConsole: false,
     },
   );
+  const stopTrim = trimPerformanceEntries(clock, options.performanceTrimMs ?? 10_000);
   // Asked for at once: Ink creates the exit promise lazily, and one created after the app has
   // already exited would never settle.
   // Requests still in flight are aborted on the way out: a hung server must not hold the process.
   const exited = instance
     .waitUntilExit()
     .finally(() => {
+      stopTrim();
       followed?.stop();
       control.close();
     })
@@ -139,6 +147,26 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
       instance.unmount();
       return exited;
     },
+  };
+}
+
+/**
+ * Empties the performance timeline every `intervalMs` until the returned function is called.
+ * React's development build (NODE_ENV is not set to production, and setting it would leak into
+ * the children of `station-sim run`) adds a `performance.measure` entry per component render and
+ * never clears them. Timers of `clock` (the system clock's are unref'd: this one keeps no process alive).
+ */
+function trimPerformanceEntries(clock: Clock, intervalMs: number): () => void {
+  let handle: ReturnType<Clock['setTimeout']> | undefined;
+  const trim = (): void => {
+    performance.clearMeasures();
+    performance.clearMarks();
+    handle = clock.setTimeout(trim, intervalMs);
+  };
+  handle = clock.setTimeout(trim, intervalMs);
+  return () => {
+    if (handle !== undefined) clock.clearTimeout(handle);
+    handle = undefined;
   };
 }
 

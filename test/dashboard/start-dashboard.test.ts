@@ -121,6 +121,33 @@ describe('startDashboard', () => {
     expect(fake.requests.every((request) => request.authorization === 'Bearer sesame')).toBe(true);
   });
 
+  it('does not let React\'s development build pile up a performance entry per render', async () => {
+    performance.clearMeasures();
+    performance.clearMarks();
+    const { fake, dashboard } = await start({ performanceTrimMs: 20 });
+    const entries = (): number => performance.getEntriesByType('measure').length + performance.getEntriesByType('mark').length;
+    const counts: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (let event = 0; event < 20; event++) fake.push({ type: 'control', action: 'noop' });
+      // What React's development build records per render where console.timeStamp exists (not
+      // under vitest's console): a measure, and marks of its own.
+      for (let render = 0; render < 100; render++) {
+        performance.mark(`render ${round}/${render}`);
+        performance.measure(`\u200bDashboard ${round}/${render}`);
+      }
+      await settle(60);
+      counts.push(entries());
+    }
+    await dashboard.stop();
+    // Without the trim every round adds its 200 entries (1000 at the end); with it each round starts afresh.
+    expect(Math.max(...counts)).toBeLessThan(200);
+    performance.mark('after stop');
+    await settle(60);
+    // Stopped with the dashboard.
+    expect(performance.getEntriesByName('after stop')).toHaveLength(1);
+    performance.clearMarks();
+  });
+
   it('stop() closes the screen and the event stream', async () => {
     const { fake, dashboard } = await start();
     await dashboard.stop();
