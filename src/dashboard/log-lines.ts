@@ -1,8 +1,9 @@
 /**
  * The event log's entries cut into screen lines. A line wider than the log wraps at its words; an
  * unlock chain wider than the log wraps at its steps, the lines after its first indented, so its outcome (`· ok`, `· failed: …`) is never cut
- * off at the right edge; where the log has too few lines for a whole chain, middle steps give way
- * to `…` before the outcome does. Pure, so what a narrow terminal shows can be tested directly.
+ * off at the right edge (an outcome wider than the line wraps at its words); where the log has too
+ * few lines for a whole chain, middle steps give way to `…` before the outcome does, and on a single
+ * line the outcome follows the head. Pure, so what a narrow terminal shows can be tested directly.
  */
 import { entrySegments, type LogEntry, type LogTone } from './activity-log.js';
 import { cellWidth, cutToWidth, formatClock } from './format.js';
@@ -52,16 +53,22 @@ export function logLines(entries: readonly LogEntry[], { width, height, showCloc
   return blocks.reverse().flat();
 }
 
-/** `segments` in at most `lines` lines of `width` cells. */
+/** `segments` in at most `lines` lines of `width` cells; an unlock's outcome (its last piece) is kept first of all. */
 export function fitSegments(segments: readonly string[], width: number, lines: number): string[] {
   const whole = wrapSegments(segments, width);
-  if (whole.length <= lines || segments.length < 3) return whole.slice(0, lines);
+  if (whole.length <= lines) return whole;
+  if (segments.length < 2) return cutLines(whole, lines, width);
+  const head = segments[0]!;
+  const outcome = segments.at(-1)!;
   // Too tall: keep the head and as many of the last pieces as fit, the outcome above all.
   for (let kept = segments.length - 2; kept >= 1; kept -= 1) {
-    const squeezed = wrapSegments([segments[0]!, '…', ...segments.slice(segments.length - kept)], width);
+    const squeezed = wrapSegments([head, '…', ...segments.slice(segments.length - kept)], width);
     if (squeezed.length <= lines) return squeezed;
   }
-  return wrapSegments([segments[0]!, '…', segments.at(-1)!], width).slice(0, lines);
+  const shortest = segments.length === 2 ? [head, outcome] : [head, '…', outcome];
+  // One line: head and outcome on it, so the outcome at least begins where it can be read.
+  if (lines <= 1) return [cutToWidth(shortest.join(' '), width)];
+  return cutLines(wrapSegments(shortest, width), lines, width);
 }
 
 /** The first `lines` of `wrapped`, the last one ending in `…` where some were left out. */
@@ -72,16 +79,31 @@ function cutLines(wrapped: string[], lines: number, width: number): string[] {
   return kept;
 }
 
-/** Greedy wrap at piece boundaries; a piece wider than a line on its own is cut with `…`. */
+/**
+ * Greedy wrap at piece boundaries; a piece wider than a line on its own (a long failure message)
+ * wraps at its words, and only a word wider than a line is cut with `…`.
+ */
 function wrapSegments(segments: readonly string[], width: number): string[] {
+  // An oversized piece becomes its words, the first of them starting a line of its own.
+  const pieces: { text: string; breakBefore: boolean }[] = [];
+  for (const segment of segments) {
+    if (cellWidth(INDENT + segment) <= width) {
+      pieces.push({ text: segment, breakBefore: false });
+      continue;
+    }
+    // The leading mark (`·`, `→`) stays with the word after it.
+    const words = segment.split(' ').filter((word) => word !== '');
+    if (words.length > 1 && (words[0] === '·' || words[0] === '→')) words.splice(0, 2, `${words[0]} ${words[1]}`);
+    words.forEach((word, index) => pieces.push({ text: word, breakBefore: index === 0 }));
+  }
   const lines: string[] = [];
   let line = '';
-  for (const segment of segments) {
-    if (line === '') line = segment;
-    else if (cellWidth(line) + 1 + cellWidth(segment) <= width) line += ` ${segment}`;
+  for (const { text, breakBefore } of pieces) {
+    if (line === '') line = text;
+    else if (!breakBefore && cellWidth(line) + 1 + cellWidth(text) <= width) line += ` ${text}`;
     else {
       lines.push(line);
-      line = INDENT + segment;
+      line = INDENT + text;
     }
   }
   lines.push(line);

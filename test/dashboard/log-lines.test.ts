@@ -39,7 +39,9 @@ describe('logLines', () => {
     // With the clock in front (a wide terminal), continuation lines line up under the text.
     expect(text([timedOut], 60, 5, true)).toEqual([
       '08:00:00 ST-1001/4 unlock → timed out +5001ms',
-      '           · failed: Station did not acknowledge the command in time'.slice(0, 60 - 1) + '…',
+      // An outcome wider than the line wraps at its words rather than losing its end to `…`.
+      '           · failed: Station did not acknowledge the command',
+      '           in time',
     ]);
     for (const line of text([ordinary, timedOut], 40, 12)) expect(cellWidth(line)).toBeLessThanOrEqual(40);
   });
@@ -56,5 +58,19 @@ describe('logLines', () => {
     const line: LogEntry = { kind: 'line', id: 9, at: T0, tone: 'error', text: 'events refused: control token needed: pass --control-token or set STATION_SIM_CONTROL_TOKEN' };
     expect(text([line], 40, 5)).toEqual(['events refused: control token needed:', '  pass --control-token or set', '  STATION_SIM_CONTROL_TOKEN']);
     expect(text([line], 40, 2)).toEqual(['events refused: control token needed:', '  pass --control-token or set…']);
+  });
+
+  it('keeps the outcome of a failed unlock that never got past requested when the log has one line for it', () => {
+    const failed: UnlockChain = { ...chain(5, []), stage: 'failed', result: { success: false, message: 'no account: start the dashboard with --email and STATION_SIM_PASSWORD' } };
+    // Head and outcome are all it has: squeezed to one line, the outcome follows the head.
+    expect(text([failed], 80, 1)).toEqual(['ST-1001/5 unlock requested · failed: no account: start the dashboard with --ema…']);
+    // Two lines: the outcome on its own line, cut only where it needs a third.
+    expect(text([failed], 80, 2)).toEqual(['ST-1001/5 unlock requested', '  · failed: no account: start the dashboard with --email and…']);
+    // Room enough: an outcome wider than the line wraps at its words.
+    expect(text([failed], 50, 5)).toEqual([
+      'ST-1001/5 unlock requested',
+      '  · failed: no account: start the dashboard with',
+      '  --email and STATION_SIM_PASSWORD',
+    ]);
   });
 });
