@@ -125,6 +125,32 @@ describe('the unlock chain in the log', () => {
     expect(describeEntry(store.log.entries[1]!).tone).toBe('ok');
   });
 
+  it('ends the chain of a lock left open when the stream is lost, so the next unlock after the reconnect reads whole', () => {
+    const store = new FleetStore({ clock: new ManualClock(T0) });
+    store.setStream({ phase: 'open' });
+    store.apply(snapshot([makeStation(1)]));
+    const first = store.beginUnlock('ST-1001', '1');
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' }, 10));
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 2 }, 12));
+    store.finishUnlock(first, { success: true });
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(500) }, 500));
+    store.setStream({ phase: 'waiting', attempt: 1, retryInMs: 250, retryAt: T0 + 250, reason: 'closed' });
+    expect(chainText(store)).toEqual(['ST-1001/1 unlock → acked +2ms → unlocked +488ms · events lost · ok']);
+    // A restarted simulator on the same ports: its first commandId may be the old one.
+    store.setStream({ phase: 'open' });
+    store.apply(snapshot([makeStation(1)]));
+    const second = store.beginUnlock('ST-1001', '1');
+    store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' }, 60_000));
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 2 }, 60_002));
+    store.finishUnlock(second, { success: true });
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(60_500) }, 60_500));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', lastUpdated: at(65_500) }, 65_500));
+    expect(chainText(store)).toEqual([
+      'ST-1001/1 unlock → acked +2ms → unlocked +488ms · events lost · ok',
+      'ST-1001/1 unlock → acked +2ms → unlocked +498ms → locked +5000ms · ok',
+    ]);
+  });
+
   it('logs an ack of a command sent before the stream started without a made-up time', () => {
     const store = new FleetStore({ clock: new ManualClock(T0) });
     store.apply(snapshot([makeStation(1)]));
