@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
 import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
+import { isTimeScale } from '../station/clock.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -171,7 +172,7 @@ export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 
   const timeScale = argv['time-scale'] as number | undefined;
   const record = argv.record as string | undefined;
   const clock = argv.clock as 'system' | 'manual';
-  if (timeScale !== undefined && !(timeScale > 0 && Number.isFinite(timeScale))) throw new UsageError('--time-scale must be a positive number');
+  if (timeScale !== undefined && !isTimeScale(timeScale)) throw new UsageError('--time-scale must be a positive number');
   if (timeScale !== undefined && clock === 'manual') throw new UsageError('--time-scale and --clock manual do not go together');
   return { clock, ...(timeScale === undefined ? {} : { timeScale }), ...(record === undefined ? {} : { record }) };
 }

@@ -2,8 +2,7 @@
  * Starts the `/v1` API for real: connects the MQTT gateway, builds the app and listens. `stop()`
  * undoes all of it and leaves no handle open (STYLE.md: `start()` returns something you can `stop()`).
  */
-import { SimError } from '../errors.js';
-import { isListenError, isPort, listenFailure, MAX_PORT } from '../shared/listen.js';
+import { checkListenPort, isListenError, listenFailure } from '../shared/listen.js';
 import { buildApi, type ApiInstance, type BuildApiOptions } from './build-api.js';
 import { startMqttGateway, type MqttGatewayOptions, type StartedMqttGateway } from './station-gateway.js';
 
@@ -37,10 +36,7 @@ export interface StartedApi {
 
 export async function startApi(options: StartApiOptions): Promise<StartedApi> {
   const { mqttUrl, port: requestedPort, host = '127.0.0.1', commandTimeoutMs, gateway: gatewayOptions, beforeListen, fallbackToFreePort, ...buildOptions } = options;
-  // Checked before anything starts, as listen() checks the broker's: the caller's option is what is wrong.
-  if (requestedPort !== undefined && !isPort(requestedPort)) {
-    throw new SimError('BAD_REQUEST', `HTTP port ${String(requestedPort)} is not valid: use a whole number from 0 to ${MAX_PORT}`);
-  }
+  if (requestedPort !== undefined) checkListenPort('HTTP', requestedPort);
   // The app is built first so the gateway can log through the app's logger. Nothing calls the
   // gateway before the server listens, which happens only once the gateway is up.
   let gateway: StartedMqttGateway | undefined;

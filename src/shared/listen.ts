@@ -23,12 +23,17 @@ export interface ListenOptions {
   label: string;
 }
 
+/**
+ * Refuses a port no server can have before anything starts: Node throws a RangeError for it (and
+ * fastify an error of its own), while the caller's option is what is wrong.
+ */
+export function checkListenPort(label: string, port: unknown): void {
+  if (!isPort(port)) throw new SimError('BAD_REQUEST', `${label} port ${String(port)} is not valid: use a whole number from 0 to ${MAX_PORT}`);
+}
+
 /** Resolves with the bound port and whether it differs from the one asked for. */
 export async function listen(server: Server, options: ListenOptions): Promise<{ port: number; fellBack: boolean }> {
-  // Node throws a RangeError for such a port; the caller's option is what is wrong.
-  if (!isPort(options.port)) {
-    throw new SimError('BAD_REQUEST', `${options.label} port ${String(options.port)} is not valid: use a whole number from 0 to ${MAX_PORT}`);
-  }
+  checkListenPort(options.label, options.port);
   try {
     return { port: await bind(server, options.port, options.host), fellBack: false };
   } catch (error) {

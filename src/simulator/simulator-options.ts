@@ -7,6 +7,7 @@
 import { SimError } from '../errors.js';
 import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
+import { isTimeScale } from '../station/clock.js';
 import type { HttpOptions, SimulatorOptions } from './start-simulator.js';
 
 /** What one option takes: a test and, for the message, what it must be. */
@@ -18,11 +19,6 @@ interface OptionRule {
 }
 
 type Rules<T> = { readonly [K in keyof Required<T>]: OptionRule };
-
-/** True for a time scale the system clock can run at. */
-export function isTimeScale(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0;
-}
 
 /** True for what `fixture` takes: a shipped fixture's name or a path, or fixture data. */
 export function isFixtureOption(value: unknown): value is NonNullable<SimulatorOptions['fixture']> {

@@ -13,7 +13,7 @@ import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../shared/redact-url.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
 import { SimError } from '../errors.js';
-import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, isTimeScale, shown } from './simulator-options.js';
+import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown } from './simulator-options.js';
 import { startTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
@@ -142,11 +142,11 @@ export interface SimulatorClock extends Clock {
 }
 
 /**
- * Builds the clock asked for. `settle` is awaited on each turn that `advance` gives MQTT traffic,
- * so messages through a broker on another thread arrive too.
+ * Builds the clock asked for, from options already checked (`checkSimulatorOptions`). `settle` is
+ * awaited on each turn that `advance` gives MQTT traffic, so messages through a broker on another
+ * thread arrive too.
  */
 export function makeClock(option: HttpOptions['clock'], timeScale = 1, settle?: () => Promise<void>): SimulatorClock {
-  if (!isTimeScale(timeScale)) throw new SimError('BAD_REQUEST', `timeScale must be a positive number, not ${shown(timeScale)}`);
   // A manual clock moves only when told, and a clock of the caller's own runs as it runs: a time
   // scale would be silently ignored by either.
   if (timeScale !== 1 && option !== undefined && option !== 'system') {

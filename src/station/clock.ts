@@ -78,6 +78,11 @@ export class ManualClock implements Clock {
   }
 }
 
+/** True for a factor a scaled clock can run at: a finite number above 0. */
+export function isTimeScale(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
 /**
  * Real time running `factor` times faster (`--time-scale`): delays, relocks, heartbeats, battery
  * drain, scenario steps and token lifetimes all shrink by the factor.
@@ -88,7 +93,7 @@ export class ManualClock implements Clock {
  * delay past `MAX_TIMER_MS`, which the real timer now waits for in chunks.
  */
 export function scaledClock(factor: number, start = Date.now()): Clock {
-  if (!(factor > 0) || !Number.isFinite(factor)) throw new RangeError('time scale must be a positive number');
+  if (!isTimeScale(factor)) throw new RangeError('time scale must be a positive number');
   const now = (): number => start + (Date.now() - start) * factor;
   const queue = new TimerQueue();
   let armed: { timeout: NodeJS.Timeout; due: number } | undefined;
