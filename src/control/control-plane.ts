@@ -74,20 +74,26 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
     done();
   });
 
-  if (expected) {
-    // On the root, so that every URL under /sim/v1 needs the token, unknown ones included (a 404
-    // would tell a caller without the token which routes exist). Bearer scheme in any case, as /v1.
-    app.addHook('onRequest', async (request: FastifyRequest) => {
-      if (!isControlPlaneUrl(request.url)) return;
-      const given = bearerToken(request.headers.authorization) ?? '';
-      // Compare digests so the comparison takes the same time whatever the length given.
-      if (!timingSafeEqual(digest(given), expected)) throw new SimError('CONTROL_TOKEN_INVALID');
-    });
-  }
-
   await app.register(
     async (instance) => {
       const plane = instance.withTypeProvider<TypeBoxTypeProvider>();
+
+      if (expected) {
+        // A hook of this plugin's scope runs for every request the router sends here, however its
+        // target was spelt (`/%73im/v1/reset`, `/sim/%76%31/…`, an absolute-form
+        // `http://host/sim/v1/…`, a WebSocket upgrade): the router decodes and normalises the
+        // target, so a check of the raw target could be walked around. Bearer scheme, as /v1.
+        plane.addHook('onRequest', async (request: FastifyRequest) => {
+          const given = bearerToken(request.headers.authorization) ?? '';
+          // Compare digests so the comparison takes the same time whatever the length given.
+          if (!timingSafeEqual(digest(given), expected)) throw new SimError('CONTROL_TOKEN_INVALID');
+        });
+      }
+      // Unknown URLs under /sim/v1 are answered in this scope, behind the token: a 404 would tell a
+      // caller without the token which routes exist.
+      plane.setNotFoundHandler((_request, _reply) => {
+        throw new SimError('ROUTE_NOT_FOUND');
+      });
 
       plane.get('/health', async (_request, reply: FastifyReply) => {
         let online = 0;
@@ -265,10 +271,6 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
     },
     { prefix: '/sim/v1' },
   );
-}
-
-function isControlPlaneUrl(url: string): boolean {
-  return url === '/sim/v1' || url.startsWith('/sim/v1/') || url.startsWith('/sim/v1?');
 }
 
 function digest(value: string): Buffer {
