@@ -12,6 +12,7 @@ export const ERRORS = {
   HOST_UNAVAILABLE: { status: 500, message: 'The host to listen on does not resolve or is not an address of this machine' },
   LISTEN_FAILED: { status: 500, message: 'Cannot listen on the host and port given' },
   JWT_SECRET_TOO_SHORT: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) must be at least 32 bytes' },
+  JWT_SECRET_WEAK: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) is too predictable: use 32 random bytes, e.g. `openssl rand -base64 32`' },
   // `/v1` API (interface section 7, and DESIGN.md for the gaps)
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },
   TOKEN_INVALID: { status: 401, message: 'Token is invalid' },
@@ -22,6 +23,12 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Request body must be application/json' },
   NOT_IMPLEMENTED: { status: 501, message: 'Webhooks are not available' },
+  REQUEST_TIMEOUT: { status: 408, message: 'Request timeout' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'Request headers are too large' },
+  TOO_MANY_CONNECTIONS: { status: 429, message: 'Too many connections from this address' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'CONNECT is not supported: this server is not a proxy' },
+  EXPECTATION_FAILED: { status: 417, message: 'Only "Expect: 100-continue" is supported' },
+  UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
   // `/sim/v1` control plane (docs/control-plane.md)
   CONTROL_TOKEN_INVALID: { status: 401, message: 'Control token is invalid' },
   FAULT_NOT_FOUND: { status: 404, message: 'Fault not found' },

@@ -13,6 +13,8 @@ import { systemServiceClock, type ServiceClock } from './service-clock.js';
 import type { ApiInstance } from './http/api-instance.js';
 import { installJsonBodyParser } from './http/json-body-parser.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handling.js';
+import { installRequestRules } from './http/request-rules.js';
+import { installServerLimits, serverOptions, type HttpLimits } from './http/server-limits.js';
 import { loggerSettings, type ApiLoggerOption } from './http/request-logging.js';
 import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
 import { registerAuthRoutes } from './http/auth-routes.js';
@@ -54,6 +56,8 @@ export interface BuildApiOptions {
   refreshTokenTtlSeconds?: number;
   /** Larger bodies get 413. @default 16384 */
   bodyLimitBytes?: number;
+  /** Request and headers timeouts, connections per client and in all. @default fixture.api.limits */
+  limits?: Partial<HttpLimits>;
 }
 
 export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
@@ -66,7 +70,9 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     clock,
   });
 
+  const limits: HttpLimits = { ...options.fixture.api.limits, ...options.limits };
   const app: ApiInstance = Fastify({
+    ...serverOptions(limits),
     logger: loggerSettings(options.logger),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     // Station tokens may be 128 characters (fixture schema); fastify's default limit is 100.
@@ -82,6 +88,8 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
 
   // The command id of an unlock, for request summaries (the event stream and transcripts).
   app.decorateRequest('commandId', undefined);
+  installServerLimits(app, limits);
+  installRequestRules(app);
   installJsonBodyParser(app);
   installErrorHandling(app);
   await registerOpenApi(app);

@@ -4,12 +4,13 @@
  * from the catalogue in `src/errors.ts`; anything unexpected is a 500 whose body says nothing
  * about the cause, which goes to the log instead.
  */
-import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS, SimError, type ErrorCode } from '../../errors.js';
 import type { ApiInstance } from './api-instance.js';
 import { presentedBearerCredentials } from './bearer-token.js';
+import { answered, writeRawError } from './server-limits.js';
 
 /** A validation failure as fastify reports it (ajv's error objects). */
 interface ValidationIssue {
@@ -95,6 +96,8 @@ export function describeValidation(issue: ValidationIssue, where: string): strin
 function send(request: FastifyRequest, reply: FastifyReply, error: HttpError): void {
   const challenge = challengeFor(error.code, request);
   if (challenge) void reply.header('www-authenticate', challenge);
+  // RFC 9110, section 15.5.22: a 426 names the protocol to upgrade to.
+  if (error.code === 'UPGRADE_REQUIRED') void reply.header('upgrade', 'websocket');
   void reply.code(error.status).type('application/json; charset=utf-8').send({ message: error.message });
 }
 
@@ -129,16 +132,11 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
  */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (socket.destroyed || !socket.writable) return;
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const body = JSON.stringify({ message: CLIENT_ERROR_MESSAGES[status] });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  // A request timeout while the body of an answered request is drained: its answer is out already.
+  if (answered.has(socket as Socket)) {
+    socket.destroy();
+    return;
+  }
+  const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'BAD_REQUEST';
+  writeRawError(socket, ERRORS[code].status, ERRORS[code].message);
 }
-
-const CLIENT_ERROR_MESSAGES: Record<number, string> = {
-  400: ERRORS.BAD_REQUEST.message,
-  408: 'Request timeout',
-  431: 'Request headers are too large',
-};

@@ -1,0 +1,56 @@
+/**
+ * Requests that are ambiguous or that Node would answer on its own, refused with the API's one
+ * error shape, a JSON `{message}` (interface section 7; issue 15, items 3 and 4):
+ * - an HTTP/1.1 request without Host (RFC 9112, section 3.2: 400);
+ * - a header that may appear once given twice (RFC 9110, section 5.3): two `Authorization` headers
+ *   resolve to the first here and maybe to the last at a proxy in front, so neither is trusted;
+ * - a body in a `Content-Encoding` other than identity (415): it would be read as plain JSON;
+ * - an `Expect` other than `100-continue` (417) and `CONNECT` (405), which Node answers with an
+ *   empty body or not at all.
+ * The charset of a JSON body is checked where bodies are read (json-body-parser.ts).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { ERRORS, SimError } from '../../errors.js';
+import type { ApiInstance } from './api-instance.js';
+import { writeRawError } from './server-limits.js';
+
+/** Fields that must not repeat: the credentials, what frames and types the body, the target. */
+const SINGLETON_FIELDS = new Set(['authorization', 'host', 'content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'sec-websocket-key', 'sec-websocket-version', 'upgrade', 'expect']);
+
+export function installRequestRules(app: ApiInstance): void {
+  // RFC 9110, section 10.1.1: an expectation the server cannot meet is 417. 100-continue never
+  // reaches this event; Node answers the rest with an empty body unless someone listens.
+  app.server.on('checkExpectation', (_request: IncomingMessage, response) => {
+    const body = JSON.stringify({ message: ERRORS.EXPECTATION_FAILED.message });
+    response.writeHead(ERRORS.EXPECTATION_FAILED.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
+  });
+  // Without a listener Node closes a CONNECT without a word. This is no proxy.
+  app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    writeRawError(socket, ERRORS.METHOD_NOT_ALLOWED.status, ERRORS.METHOD_NOT_ALLOWED.message);
+  });
+
+  app.addHook('onRequest', async (request) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) throw new SimError('BAD_REQUEST', 'The Host header is required');
+    const repeated = repeatedSingleton(request.raw.rawHeaders);
+    if (repeated) throw new SimError('BAD_REQUEST', `The ${repeated} header must not be given more than once`);
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      throw new SimError('UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding is not supported: send the body uncompressed');
+    }
+  });
+}
+
+/** The name of the first field of `SINGLETON_FIELDS` that appears twice, as the client wrote it. */
+function repeatedSingleton(rawHeaders: readonly string[]): string | undefined {
+  let seen: Set<string> | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (!SINGLETON_FIELDS.has(name)) continue;
+    seen ??= new Set();
+    if (seen.has(name)) return rawHeaders[i];
+    seen.add(name);
+  }
+  return undefined;
+}

@@ -1,0 +1,112 @@
+/**
+ * What one client can hold of the HTTP server, and the answers Node would otherwise give on its own
+ * (issue 15, items 2 to 4; docs/api.md, section 8). Real sockets: these are about connections.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import net from 'node:net';
+import { promisify } from 'node:util';
+import { buildTestApi, type TestApi } from '../support/test-api.js';
+import { rawRequest, requestText } from '../../helpers/raw-http.js';
+
+const execFileAsync = promisify(execFile);
+
+let api: TestApi;
+let url: string;
+beforeAll(async () => {
+  api = await buildTestApi({ api: { limits: { requestTimeoutMs: 1000, headersTimeoutMs: 1000, maxConnectionsPerClient: 3, maxConnections: 2048 } } });
+  url = await api.app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => api.app.close());
+
+const json = 'application/json; charset=utf-8';
+
+function openSocket(): Promise<net.Socket> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+describe('timeouts', () => {
+  it('answers a body that stops short of its Content-Length with 408 in JSON once the request time is up', async () => {
+    const started = Date.now();
+    const answer = await rawRequest(url, 'POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email"', 10_000);
+    expect(answer.status).toBe(408);
+    expect(answer.headers['content-type']).toBe(json);
+    expect(JSON.parse(answer.body)).toEqual({ message: 'Request timeout' });
+    // 1 s of request time, checked every 0.5 s; far from the 10 s the client would wait.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('answers headers that never end with 408 in JSON', async () => {
+    const answer = await rawRequest(url, 'GET /v1/stations/ST-1 HTTP/1.1\r\nHost: x\r\n', 10_000);
+    expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body)).toEqual({ message: 'Request timeout' });
+  });
+});
+
+describe('connections per client', () => {
+  it('answers a request on a connection over the per-client limit with 429, and takes new ones once others close', async () => {
+    const held = await Promise.all([openSocket(), openSocket(), openSocket()]);
+    try {
+      const refused = await rawRequest(url, requestText('GET', '/v1/stations/ST-1'));
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(JSON.parse(refused.body)).toEqual({ message: 'Too many connections from this address (at most 3)' });
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+    await expect.poll(async () => (await rawRequest(url, requestText('GET', '/v1/stations/ST-1'))).status, { timeout: 5000 }).toBe(401);
+  });
+});
+
+describe('a body the server does not read', () => {
+  it('lets the client read its 413 rather than fail while it still writes', async () => {
+    // The client runs in a process of its own: in this one the server reads while the client
+    // writes, and the race that cut the connection under the client's write does not happen.
+    const client = `
+      const body = JSON.stringify({ email: 'a@example.com', password: 'x'.repeat(5 * 1024 * 1024) });
+      const outcomes = [];
+      for (let i = 0; i < 20; i += 1) {
+        try {
+          const response = await fetch(process.argv[1] + '/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+          outcomes.push(response.status + ' ' + (await response.text()));
+        } catch (error) {
+          outcomes.push('failed: ' + (error.cause?.code ?? error.message));
+        }
+      }
+      console.log(JSON.stringify(outcomes));`;
+    const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', client, url], { timeout: 60_000 });
+    expect(JSON.parse(stdout)).toEqual(Array(20).fill('413 {"message":"Request body is too large"}'));
+  });
+});
+
+describe('requests that are ambiguous or that Node would answer on its own', () => {
+  const login = JSON.stringify({ email: 'nobody@example.com', password: 'wrong' });
+  const cases: [string, string, number, string][] = [
+    ['an HTTP/1.1 request without Host', 'GET /v1/stations/ST-1 HTTP/1.1\r\nConnection: close\r\n\r\n', 400, 'The Host header is required'],
+    ['two Authorization headers', requestText('GET', '/v1/stations/ST-1', ['Authorization: Bearer a', 'authorization: Bearer b']), 400, 'The authorization header must not be given more than once'],
+    ['two Host headers', 'GET /v1/stations/ST-1 HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n', 400, 'The Host header must not be given more than once'],
+    ['a gzip body', requestText('POST', '/v1/auth/login', ['Content-Type: application/json', 'Content-Encoding: gzip'], login), 415, 'Content-Encoding is not supported: send the body uncompressed'],
+    ['a UTF-16 body', requestText('POST', '/v1/auth/login', ['Content-Type: application/json; charset=utf-16'], login), 415, 'Request body must be JSON in UTF-8'],
+    ['Expect: foo', requestText('POST', '/v1/auth/login', ['Content-Type: application/json', 'Expect: foo'], login), 417, 'Only "Expect: 100-continue" is supported'],
+    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'CONNECT is not supported: this server is not a proxy'],
+  ];
+
+  it.each(cases)('answers %s with a JSON message', async (_name, request, status, message) => {
+    const answer = await rawRequest(url, request);
+    expect(answer.status).toBe(status);
+    expect(answer.headers['content-type']).toBe(json);
+    expect(JSON.parse(answer.body)).toEqual({ message });
+  });
+
+  it('still reads UTF-8 bodies however the charset is spelt, and Content-Encoding: identity', async () => {
+    for (const headers of [['Content-Type: application/json; charset="UTF-8"'], ['Content-Type: application/json;charset=utf8'], ['Content-Type: application/json', 'Content-Encoding: identity']]) {
+      const answer = await rawRequest(url, requestText('POST', '/v1/auth/login', headers, login));
+      expect(answer.status, headers.join()).toBe(401);
+      expect(JSON.parse(answer.body)).toEqual({ message: 'Invalid credentials' });
+    }
+  });
+});
