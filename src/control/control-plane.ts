@@ -16,6 +16,7 @@ import { FaultSpecSchema } from '../station/faults.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { ControlChannel, ControlAction } from './control-channel.js';
 import type { EventHub, SimStreamEvent } from './event-hub.js';
+import { checkUpgradeRequest, refuseUpgradesElsewhere, selectProtocol, subprotocolToken } from './event-stream-upgrade.js';
 
 export interface ControlPlaneOptions {
   channel: ControlChannel;
@@ -53,7 +54,8 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
   const maxHeld = HELD_EVENTS_FACTOR * maxBuffered;
   const expected = options.controlToken === undefined ? undefined : digest(options.controlToken);
 
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 }, preClose: closeEventStreams });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: selectProtocol }, preClose: closeEventStreams });
+  app.addHook('onRequest', refuseUpgradesElsewhere);
 
   // Every request of the API is summarised for the event stream: method, route pattern, status,
   // time. The route pattern (`/v1/stations/:station_token`) carries no token of any kind.
@@ -84,7 +86,9 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         // `http://host/sim/v1/…`, a WebSocket upgrade): the router decodes and normalises the
         // target, so a check of the raw target could be walked around. Bearer scheme, as /v1.
         plane.addHook('onRequest', async (request: FastifyRequest) => {
-          const given = bearerToken(request.headers.authorization) ?? '';
+          // A browser cannot set a header on a WebSocket: the stream also takes the token as a
+          // subprotocol. Never from the URL's query, which ends up in logs and histories.
+          const given = bearerToken(request.headers.authorization) ?? subprotocolToken(request) ?? '';
           // Compare digests so the comparison takes the same time whatever the length given.
           if (!timingSafeEqual(digest(given), expected)) throw new SimError('CONTROL_TOKEN_INVALID');
         });
@@ -207,66 +211,77 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         return { reset: stations.length, missing: fixture.stations.length - stations.length };
       });
 
-      plane.get('/events', { websocket: true }, (socket: WebSocket) => {
-        let seq = 0;
-        let closed = false;
-        // The snapshot of a large fleet is megabytes on its own: until it has been written out, it
-        // does not count against the limit, so a client that reads normally is not taken for slow.
-        let allowance = 0;
-        const send = (event: Record<string, unknown>, isSnapshot = false): void => {
-          if (closed) return;
-          if (socket.bufferedAmount > maxBuffered + allowance) {
+      plane.route({
+        method: 'GET',
+        url: '/events',
+        config: { websocketRoute: true },
+        schema: { hide: true },
+        onRequest: checkUpgradeRequest,
+        // Never reached: checkUpgradeRequest answers a request that is no upgrade with 426.
+        handler: async () => {
+          throw new SimError('UPGRADE_REQUIRED');
+        },
+        wsHandler: (socket: WebSocket) => {
+          let seq = 0;
+          let closed = false;
+          // The snapshot of a large fleet is megabytes on its own: until it has been written out, it
+          // does not count against the limit, so a client that reads normally is not taken for slow.
+          let allowance = 0;
+          const send = (event: Record<string, unknown>, isSnapshot = false): void => {
+            if (closed) return;
+            if (socket.bufferedAmount > maxBuffered + allowance) {
+              closed = true;
+              // 1013 "try again later": the client is too slow; dropping it beats unbounded memory.
+              socket.close(1013, 'client too slow');
+              return;
+            }
+            seq += 1;
+            const text = JSON.stringify({ seq, ...event });
+            if (!isSnapshot) {
+              socket.send(text);
+              return;
+            }
+            allowance = Buffer.byteLength(text);
+            socket.send(text, () => {
+              allowance = 0;
+            });
+          };
+          // Events that happen while the snapshot is gathered are held and sent after it, in order.
+          // Gathering a large fleet's snapshot takes seconds, and a busy fleet makes thousands of
+          // events a second: past a bound the client is dropped as a slow one is, not held for.
+          const held: SimStreamEvent[] = [];
+          let heldBytes = 0;
+          let snapshotSent = false;
+          const hold = (event: SimStreamEvent): void => {
+            if (closed) return;
+            heldBytes += estimateBytes(event);
+            if (heldBytes > maxHeld) {
+              closed = true;
+              held.length = 0;
+              socket.close(1013, 'too many events while the snapshot was gathered');
+              return;
+            }
+            held.push(event);
+          };
+          const unsubscribe = hub.subscribe((event) => (snapshotSent ? send(event) : hold(event)));
+          socket.on('close', () => {
             closed = true;
-            // 1013 "try again later": the client is too slow; dropping it beats unbounded memory.
-            socket.close(1013, 'client too slow');
-            return;
-          }
-          seq += 1;
-          const text = JSON.stringify({ seq, ...event });
-          if (!isSnapshot) {
-            socket.send(text);
-            return;
-          }
-          allowance = Buffer.byteLength(text);
-          socket.send(text, () => {
-            allowance = 0;
+            unsubscribe();
           });
-        };
-        // Events that happen while the snapshot is gathered are held and sent after it, in order.
-        // Gathering a large fleet's snapshot takes seconds, and a busy fleet makes thousands of
-        // events a second: past a bound the client is dropped as a slow one is, not held for.
-        const held: SimStreamEvent[] = [];
-        let heldBytes = 0;
-        let snapshotSent = false;
-        const hold = (event: SimStreamEvent): void => {
-          if (closed) return;
-          heldBytes += estimateBytes(event);
-          if (heldBytes > maxHeld) {
-            closed = true;
-            held.length = 0;
-            socket.close(1013, 'too many events while the snapshot was gathered');
-            return;
-          }
-          held.push(event);
-        };
-        const unsubscribe = hub.subscribe((event) => (snapshotSent ? send(event) : hold(event)));
-        socket.on('close', () => {
-          closed = true;
-          unsubscribe();
-        });
-        channel.fleet('query').then(
-          (stations) => {
-            // Simulated time, as every other event's `time`.
-            send({ type: 'snapshot', time: hub.time(), stations }, true);
-            snapshotSent = true;
-            for (const event of held.splice(0)) send(event);
-          },
-          (error: Error) => {
-            // No snapshot to start from (no fleet process answered): the client reconnects later.
-            closed = true;
-            socket.close(1011, error.message.slice(0, 120));
-          },
-        );
+          channel.fleet('query').then(
+            (stations) => {
+              // Simulated time, as every other event's `time`.
+              send({ type: 'snapshot', time: hub.time(), stations }, true);
+              snapshotSent = true;
+              for (const event of held.splice(0)) send(event);
+            },
+            (error: Error) => {
+              // No snapshot to start from (no fleet process answered): the client reconnects later.
+              closed = true;
+              socket.close(1011, error.message.slice(0, 120));
+            },
+          );
+        },
       });
     },
     { prefix: '/sim/v1' },

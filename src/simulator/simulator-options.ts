@@ -50,7 +50,13 @@ const HTTP_RULES: Rules<HttpOptions> = {
   httpPort: port,
   host: nonEmptyString,
   fallbackToFreePort: boolean,
-  controlToken: { ...nonEmptyString, wants: 'a non-empty string (leave it out for no token)', secret: true },
+  // RFC 6750, section 2.1: a Bearer credential is a b64token, so a token of other characters
+  // (a space, say) could never be sent and would lock everyone out of the control plane.
+  controlToken: {
+    ok: (value) => typeof value === 'string' && /^[A-Za-z0-9\-._~+/]+=*$/.test(value),
+    wants: 'a non-empty string of the characters A-Z a-z 0-9 - . _ ~ + / (and = at the end), as a Bearer credential allows (leave it out for no token)',
+    secret: true,
+  },
   accessTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.accessTokenTtlSeconds),
   refreshTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.refreshTokenTtlSeconds),
   commandTimeoutMs: apiSetting(ApiSettingsSchema.properties.commandTimeoutMs),
