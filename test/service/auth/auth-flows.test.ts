@@ -2,6 +2,7 @@
  * Every authentication flow of interface section 5 over HTTP (fastify `inject`), with an injected
  * clock and short lifetimes so expiry is exercised without sleeping.
  */
+import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { ALICE, BOB } from '../support/test-fixture.js';
@@ -157,6 +158,19 @@ describe('bearer access tokens (interface section 5.3, 5.4)', () => {
 
   test('a secret shorter than 32 bytes is refused at start', async () => {
     await expect(buildTestApi({ jwtSecret: undefined, env: { STATION_SIM_JWT_SECRET: 'short' } })).rejects.toMatchObject({ code: 'JWT_SECRET_TOO_SHORT' });
+  });
+
+  test('a long secret that is plainly guessable is refused at start, and random ones pass', async () => {
+    for (const weak of ['a'.repeat(32), 'password'.repeat(4), 'ab'.repeat(40), 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab']) {
+      const refused = buildTestApi({ jwtSecret: undefined, env: { STATION_SIM_JWT_SECRET: weak } });
+      await expect(refused, weak).rejects.toMatchObject({ code: 'JWT_SECRET_WEAK' });
+      // The message says how to make a good one and never shows the secret.
+      await expect(refused).rejects.not.toThrow(weak);
+    }
+    for (const random of [randomBytes(32).toString('base64'), randomBytes(32).toString('hex'), randomBytes(32).toString('base64url')]) {
+      const api = await buildTestApi({ jwtSecret: undefined, env: { STATION_SIM_JWT_SECRET: random } });
+      await api.app.close();
+    }
   });
 });
 
