@@ -351,7 +351,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   if (!isSeed(seed)) throw new SimError('BAD_REQUEST', `seed must be a whole number from 0 to ${MAX_SEED}, not ${seed}`);
   const cleanups = new Cleanups();
   try {
-    options = { ...options, logger: await openLogFileFirst(options.logger, cleanups) };
+    options = { ...options, logger: await openLogFileFirst(options, cleanups) };
     const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups, broker);
@@ -382,7 +382,7 @@ export async function startApiProcess(options: HttpOptions & { fixture?: Simulat
   const fixture = await resolveFixture(options.fixture);
   const cleanups = new Cleanups();
   try {
-    options = { ...options, logger: await openLogFileFirst(options.logger, cleanups) };
+    options = { ...options, logger: await openLogFileFirst(options, cleanups) };
     const { transport, mqttUrl } = await connectBroker({ broker: options.broker }, cleanups);
     const clock = makeClock(options.clock, options.timeScale);
     const control = await startControlFor(fixture, transport, clock, options, cleanups);
@@ -399,9 +399,10 @@ export async function startApiProcess(options: HttpOptions & { fixture?: Simulat
  * fails start-up before the broker and fleet start, and closed last (cleanups run in reverse), after
  * the API and its gateway have written their final lines.
  */
-async function openLogFileFirst(logger: ApiLoggerOption | undefined, cleanups: Cleanups): Promise<ApiLoggerOption | undefined> {
+async function openLogFileFirst(options: Pick<HttpOptions, 'logger' | 'onNotice'>, cleanups: Cleanups): Promise<ApiLoggerOption | undefined> {
+  const { logger, onNotice } = options;
   if (typeof logger !== 'object' || logger.file === undefined) return logger;
-  const { option, close } = await openLogFileOf(logger);
+  const { option, close } = await openLogFileOf(logger, onNotice);
   cleanups.add(close);
   return option;
 }

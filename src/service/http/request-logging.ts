@@ -62,7 +62,8 @@ export function loggerOptionProblem(option: unknown): string | undefined {
   if (option === undefined || typeof option === 'boolean') return undefined;
   if (typeof option !== 'object' || option === null || Array.isArray(option)) return 'logger must be true, false or an object';
   const settings = option as Record<string, unknown>;
-  for (const key of Object.keys(settings)) if (settings[key] !== undefined && !SETTINGS.has(key)) return `logger has no setting ${JSON.stringify(key)}; it takes ${[...SETTINGS].join(', ')}`;
+  const unknown = Object.keys(settings).find((key) => settings[key] !== undefined && !SETTINGS.has(key));
+  if (unknown !== undefined) return `logger has no setting ${JSON.stringify(unknown)}; it takes ${[...SETTINGS].join(', ')}`;
   const { level, stream, file, maxFileBytes, maxFiles, maxRequestsPerSecond } = settings;
   if (level !== undefined && !LEVELS.has(level as string)) return `logger.level must be one of ${[...LEVELS].join(', ')}`;
   if (stream !== undefined && typeof (stream as { write?: unknown } | null)?.write !== 'function') return 'logger.stream must have a write(line) method';
@@ -76,15 +77,24 @@ export function loggerOptionProblem(option: unknown): string | undefined {
 }
 
 /**
- * The settings with their `file` opened as their `stream`, and what closes it. startSimulator
- * opens the file this way before anything else starts (a path that cannot be opened fails at once,
- * not after the fleet is up) and closes it after everything else has stopped (the gateway's last
- * lines included); buildApi, given a file, opens it itself and closes it with the app.
+ * The settings with their `file` opened as their `stream`, and what closes it; `onNotice` hears of
+ * a file that cannot be written any more (log-file.ts). startSimulator opens the file this way
+ * before anything else starts (a path that cannot be opened fails at once, not after the fleet is
+ * up) and closes it after everything else has stopped (the gateway's last lines included);
+ * buildApi, given a file, opens it itself and closes it with the app.
  */
-export async function openLogFileOf(settings: ApiLoggerSettings): Promise<{ option: Omit<ApiLoggerSettings, 'file' | 'maxFileBytes' | 'maxFiles'>; close(): Promise<void> }> {
+export async function openLogFileOf(
+  settings: ApiLoggerSettings,
+  onNotice?: (message: string) => void,
+): Promise<{ option: Omit<ApiLoggerSettings, 'file' | 'maxFileBytes' | 'maxFiles'>; close(): Promise<void> }> {
   const { file, maxFileBytes, maxFiles, ...rest } = settings;
   if (file === undefined) return { option: rest, close: async () => {} };
-  const opened: LogFile = await openLogFile({ path: file, maxBytes: maxFileBytes ?? DEFAULT_LOG_MAX_FILE_BYTES, keep: maxFiles ?? DEFAULT_LOG_MAX_FILES });
+  const opened: LogFile = await openLogFile({
+    path: file,
+    maxBytes: maxFileBytes ?? DEFAULT_LOG_MAX_FILE_BYTES,
+    keep: maxFiles ?? DEFAULT_LOG_MAX_FILES,
+    ...(onNotice ? { onNotice } : {}),
+  });
   return { option: { ...rest, stream: opened }, close: () => opened.close() };
 }
 
