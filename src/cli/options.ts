@@ -123,7 +123,7 @@ export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'defa
     .option('access-ttl', { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" })
     .option('refresh-ttl', { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" })
     .option('command-timeout', { type: 'number', describe: "How long an unlock waits for the station's ack, ms (default: the fixture's, 5000)" })
-    .option('log', { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr (tokens and bodies are never logged)' })
+    .option('log', { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr, sampled under load (tokens and bodies are never logged)' })
     .option('log-file', { type: 'string', describe: 'Write the API log to this file instead of stderr (implies --log); appended to, and rotated at --log-max-size' })
     .option('log-max-size', {
       // A string: "10m" is a size, and the usage line should echo what was typed.
