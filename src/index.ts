@@ -23,4 +23,4 @@ export {
 } from './mqtt/topics.js';
 export { SimError, ERRORS, type ErrorCode } from './errors.js';
 export { createClient, StationSimClient, ApiError, ApiUnreachableError, isApiError, type StationSimClientOptions, type FetchLike, type Station, type Lock, type UnlockResult, type TokenPair } from './client/index.js';
-export { startApi, buildApi, type StartApiOptions, type StartedApi, type BuildApiOptions } from './service/index.js';
+export { startApi, buildApi, type StartApiOptions, type StartedApi, type BuildApiOptions, type ApiLoggerOption, type ApiLoggerSettings } from './service/index.js';

@@ -4,6 +4,13 @@ import { UsageError } from './output.js';
 import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
 import { isTimeScale } from '../station/clock.js';
+import {
+  DEFAULT_LOG_MAX_FILES,
+  DEFAULT_LOG_MAX_REQUESTS_PER_SECOND,
+  MAX_LOG_FILES,
+  MIN_LOG_FILE_BYTES,
+  type ApiLoggerSettings,
+} from '../service/http/request-logging.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -116,7 +123,59 @@ export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'defa
     .option('access-ttl', { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" })
     .option('refresh-ttl', { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" })
     .option('command-timeout', { type: 'number', describe: "How long an unlock waits for the station's ack, ms (default: the fixture's, 5000)" })
-    .option('log', { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr (tokens and bodies are never logged)' });
+    .option('log', { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr, sampled under load (tokens and bodies are never logged)' })
+    .option('log-file', { type: 'string', describe: 'Write the API log to this file instead of stderr (implies --log); appended to, and rotated at --log-max-size' })
+    .option('log-max-size', {
+      // A string: "10m" is a size, and the usage line should echo what was typed.
+      type: 'string',
+      describe: 'Size at which --log-file is rotated to FILE.1 (FILE.1 to FILE.2…): bytes, or with k, m or g (KiB, MiB, GiB), at least 1k (default 10m)',
+    })
+    .option('log-files', { type: 'string', describe: `Rotated files of --log-file kept, 1 to ${MAX_LOG_FILES}; the disk used stays under about size × (this + 1) (default ${DEFAULT_LOG_MAX_FILES})` })
+    .option('log-requests-per-second', {
+      type: 'string',
+      describe: `Requests a second whose lines are logged; the lines of the others are dropped and counted in one line a second. Warnings, errors and 5xx are always logged; 0 logs every request (default ${DEFAULT_LOG_MAX_REQUESTS_PER_SECOND})`,
+    });
+}
+
+/** `--log-max-size` in bytes: a whole number, or one with k, m or g (binary: 1k is 1024 bytes). */
+export function parseLogSize(raw: string): number {
+  const match = /^(\d+)([kmg])?(?:i?b)?$/i.exec(raw.trim());
+  const bytes = match ? Number(match[1]) * 1024 ** ' kmg'.indexOf((match[2] ?? ' ').toLowerCase()) : Number.NaN;
+  if (!(Number.isSafeInteger(bytes) && bytes >= MIN_LOG_FILE_BYTES)) {
+    throw new UsageError(`--log-max-size must be a size of at least 1k: bytes, or a whole number with k, m or g (10m is 10 MiB), not "${raw}"`);
+  }
+  return bytes;
+}
+
+/** A whole-number option given as a string, checked against its bounds. */
+function wholeOption(name: string, raw: string, min: number, max: number): number {
+  const value = raw.trim() === '' ? Number.NaN : Number(raw);
+  if (!(Number.isInteger(value) && value >= min && value <= max)) {
+    throw new UsageError(`--${name} must be a whole number ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`}, not "${raw}"`);
+  }
+  return value;
+}
+
+/** The logger the `--log…` options ask for, checked at the edge; undefined for no log. */
+export function loggerOf(argv: Record<string, unknown>, stderr: NodeJS.WritableStream = process.stderr): ApiLoggerSettings | undefined {
+  const file = argv['log-file'] as string | undefined;
+  const maxSize = argv['log-max-size'] as string | undefined;
+  const files = argv['log-files'] as string | undefined;
+  const perSecond = argv['log-requests-per-second'] as string | undefined;
+  if (file === '') throw new UsageError('--log-file needs a file path');
+  if (file === undefined && (maxSize !== undefined || files !== undefined)) {
+    throw new UsageError(`--${maxSize !== undefined ? 'log-max-size' : 'log-files'} is about --log-file, which is not given`);
+  }
+  if (file === undefined && !argv.log) {
+    if (perSecond !== undefined) throw new UsageError('--log-requests-per-second needs --log or --log-file');
+    return undefined;
+  }
+  return {
+    ...(file === undefined ? { stream: stderr } : { file }),
+    ...(maxSize === undefined ? {} : { maxFileBytes: parseLogSize(maxSize) }),
+    ...(files === undefined ? {} : { maxFiles: wholeOption('log-files', files, 1, MAX_LOG_FILES) }),
+    ...(perSecond === undefined ? {} : { maxRequestsPerSecond: wholeOption('log-requests-per-second', perSecond, 0, Number.MAX_SAFE_INTEGER) }),
+  };
 }
 
 /** The HTTP options of a parsed command line, checked at the edge. */
@@ -138,7 +197,7 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     ...set('accessTokenTtlSeconds', argv['access-ttl'] as number | undefined),
     ...set('refreshTokenTtlSeconds', argv['refresh-ttl'] as number | undefined),
     ...set('commandTimeoutMs', argv['command-timeout'] as number | undefined),
-    ...(argv.log ? { logger: { stream: process.stderr } } : {}),
+    ...set('logger', loggerOf(argv)),
   } as {
     httpPort: number;
     fallbackToFreePort: boolean;
@@ -146,7 +205,7 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     accessTokenTtlSeconds?: number;
     refreshTokenTtlSeconds?: number;
     commandTimeoutMs?: number;
-    logger?: { stream: NodeJS.WritableStream };
+    logger?: ApiLoggerSettings;
   };
 }
 

@@ -15,7 +15,7 @@ import { installJsonBodyParser } from './http/json-body-parser.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handling.js';
 import { installRequestRules } from './http/request-rules.js';
 import { installServerLimits, serverOptions, type HttpLimits } from './http/server-limits.js';
-import { loggerSettings, type ApiLoggerOption } from './http/request-logging.js';
+import { openRequestLogging, type ApiLoggerOption } from './http/request-logging.js';
 import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
 import { registerAuthRoutes } from './http/auth-routes.js';
 import { registerStationRoutes } from './http/station-routes.js';
@@ -29,7 +29,7 @@ declare module 'fastify' {
     commandId?: string;
   }
 }
-export type { ApiLoggerOption } from './http/request-logging.js';
+export type { ApiLoggerOption, ApiLoggerSettings } from './http/request-logging.js';
 
 /** Largest accepted request body. The biggest legitimate body, a login, is well under 2 KiB. */
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024;
@@ -48,7 +48,12 @@ export interface BuildApiOptions {
   jwtSecret?: string;
   /** Where `STATION_SIM_JWT_SECRET` is read from. @default process.env */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Request logging (pino, JSON lines). Never logs headers, bodies or query strings. @default false */
+  /**
+   * Request logging (pino, JSON lines). Never logs headers, bodies or query strings. Request lines
+   * are sampled under load, and a log file is rotated (ApiLoggerSettings); `app.close()` writes the
+   * last sampling summary and closes the file.
+   * @default false
+   */
   logger?: ApiLoggerOption;
   /** Access token lifetime (interface section 5.4). @default fixture.api.accessTokenTtlSeconds (3600) */
   accessTokenTtlSeconds?: number;
@@ -70,32 +75,43 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     clock,
   });
 
+  // A log file that cannot be opened fails the build here, with nothing to undo before it.
   const limits: HttpLimits = { ...options.fixture.api.limits, ...options.limits };
-  const app: ApiInstance = Fastify({
-    ...serverOptions(limits),
-    logger: loggerSettings(options.logger),
-    bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
-    // Station tokens may be 128 characters (fixture schema); fastify's default limit is 100.
-    routerOptions: { maxParamLength: 256 },
-    ajv: {
-      // Reject what the schema does not allow instead of quietly fixing it: no stripping of
-      // unknown fields (additionalProperties: false means 400) and no "123" for 123.
-      customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
-    },
-    frameworkErrors: frameworkErrorHandler,
-    clientErrorHandler,
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  const logging = await openRequestLogging(options.logger);
+  try {
+    const app: ApiInstance = Fastify({
+      ...serverOptions(limits),
+      ...logging.fastifyOptions,
+      bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+      // Station tokens may be 128 characters (fixture schema); fastify's default limit is 100.
+      routerOptions: { maxParamLength: 256 },
+      ajv: {
+        // Reject what the schema does not allow instead of quietly fixing it: no stripping of
+        // unknown fields (additionalProperties: false means 400) and no "123" for 123.
+        customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
+      },
+      frameworkErrors: frameworkErrorHandler,
+      clientErrorHandler,
+    }).withTypeProvider<TypeBoxTypeProvider>();
+    logging.start(app.log);
+    app.addHook('onClose', () => logging.stop());
 
-  // The command id of an unlock, for request summaries (the event stream and transcripts).
-  app.decorateRequest('commandId', undefined);
-  installServerLimits(app, limits);
-  installRequestRules(app);
-  installJsonBodyParser(app);
-  installErrorHandling(app);
-  await registerOpenApi(app);
-  registerAuthRoutes(app, auth);
-  registerStationRoutes(app, auth, options.gateway);
-  registerWebhookRoutes(app);
-  registerOpenApiRoute(app);
-  return app;
+    // The command id of an unlock, for request summaries (the event stream and transcripts).
+    app.decorateRequest('commandId', undefined);
+    // Set by request sampling (request-sampler.ts); declared here so requests keep one shape.
+    app.decorateRequest('logSampledOut', false);
+    installServerLimits(app, limits);
+    installRequestRules(app);
+    installJsonBodyParser(app);
+    installErrorHandling(app);
+    await registerOpenApi(app);
+    registerAuthRoutes(app, auth);
+    registerStationRoutes(app, auth, options.gateway);
+    registerWebhookRoutes(app);
+    registerOpenApiRoute(app);
+    return app;
+  } catch (error) {
+    await logging.stop();
+    throw error;
+  }
 }

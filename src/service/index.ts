@@ -1,5 +1,5 @@
 /** The `/v1` Lock Station Control Service (spec/service-interface.md). */
-export { buildApi, DEFAULT_BODY_LIMIT_BYTES, type BuildApiOptions, type ApiInstance, type ApiLoggerOption } from './build-api.js';
+export { buildApi, DEFAULT_BODY_LIMIT_BYTES, type BuildApiOptions, type ApiInstance, type ApiLoggerOption, type ApiLoggerSettings } from './build-api.js';
 export { startApi, type StartApiOptions, type StartedApi } from './start-api.js';
 export {
   startMqttGateway,

@@ -9,6 +9,7 @@ import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.j
 import { isPort, MAX_PORT } from '../shared/listen.js';
 import { isTimeScale } from '../station/clock.js';
 import type { HttpOptions, SimulatorOptions } from './start-simulator.js';
+import { loggerOptionProblem } from '../service/http/request-logging.js';
 
 /** What one option takes: a test and, for the message, what it must be. */
 interface OptionRule {
@@ -16,6 +17,8 @@ interface OptionRule {
   wants: string;
   /** Leave the value out of the message (a token, a URL with credentials). */
   secret?: boolean;
+  /** A message of its own for what is wrong, where `wants` alone would not say (an object's field). */
+  problem?: (value: unknown) => string | undefined;
 }
 
 type Rules<T> = { readonly [K in keyof Required<T>]: OptionRule };
@@ -61,8 +64,9 @@ const HTTP_RULES: Rules<HttpOptions> = {
   refreshTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.refreshTokenTtlSeconds),
   commandTimeoutMs: apiSetting(ApiSettingsSchema.properties.commandTimeoutMs),
   logger: {
-    ok: (value) => typeof value === 'boolean' || (typeof value === 'object' && value !== null && !Array.isArray(value)),
-    wants: 'true, false or { level?, stream? }',
+    ok: (value) => loggerOptionProblem(value) === undefined,
+    wants: 'true, false or { level?, stream?, file?, maxFileBytes?, maxFiles?, maxRequestsPerSecond? }',
+    problem: loggerOptionProblem,
   },
   onNotice: callback,
   clock: { ok: (value) => value === 'system' || value === 'manual' || isClock(value), wants: '"system", "manual" or a Clock (now, setTimeout, clearTimeout)' },
@@ -117,6 +121,8 @@ function check(caller: string, options: unknown, rules: Readonly<Record<string, 
     const rule = rules[name];
     if (!rule) throw new SimError('BAD_REQUEST', `${caller} has no option ${JSON.stringify(name)}; it takes ${Object.keys(rules).join(', ')}`);
     if (value === undefined || rule.ok(value)) continue;
+    const problem = rule.problem?.(value);
+    if (problem) throw new SimError('BAD_REQUEST', problem);
     throw new SimError('BAD_REQUEST', `${name} must be ${rule.wants}${rule.secret ? '' : `, not ${shown(value)}`}`);
   }
 }

@@ -17,6 +17,7 @@ import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixture
 import { startTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
+import { openLogFileOf } from '../service/http/request-logging.js';
 import { startControl, type StartedControl } from '../control/start-control.js';
 
 /** What the HTTP side (the `/v1` API and the `/sim/v1` control plane) can be told. */
@@ -350,6 +351,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   if (!isSeed(seed)) throw new SimError('BAD_REQUEST', `seed must be a whole number from 0 to ${MAX_SEED}, not ${seed}`);
   const cleanups = new Cleanups();
   try {
+    options = { ...options, logger: await openLogFileFirst(options, cleanups) };
     const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups, broker);
@@ -380,6 +382,7 @@ export async function startApiProcess(options: HttpOptions & { fixture?: Simulat
   const fixture = await resolveFixture(options.fixture);
   const cleanups = new Cleanups();
   try {
+    options = { ...options, logger: await openLogFileFirst(options, cleanups) };
     const { transport, mqttUrl } = await connectBroker({ broker: options.broker }, cleanups);
     const clock = makeClock(options.clock, options.timeScale);
     const control = await startControlFor(fixture, transport, clock, options, cleanups);
@@ -389,6 +392,19 @@ export async function startApiProcess(options: HttpOptions & { fixture?: Simulat
     await cleanups.run();
     throw error;
   }
+}
+
+/**
+ * The logger option with its file, if any, opened: first, so that a path that cannot be opened
+ * fails start-up before the broker and fleet start, and closed last (cleanups run in reverse), after
+ * the API and its gateway have written their final lines.
+ */
+async function openLogFileFirst(options: Pick<HttpOptions, 'logger' | 'onNotice'>, cleanups: Cleanups): Promise<ApiLoggerOption | undefined> {
+  const { logger, onNotice } = options;
+  if (typeof logger !== 'object' || logger.file === undefined) return logger;
+  const { option, close } = await openLogFileOf(logger, onNotice);
+  cleanups.add(close);
+  return option;
 }
 
 /** The options of `keys` that are set, leaving unset ones out (for exact optional properties). */

@@ -8,6 +8,7 @@ import type { EventHub } from '../control/event-hub.js';
 import type { Clock } from '../station/clock.js';
 import type { TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
+import { openProblem } from '../shared/open-problem.js';
 
 export interface TranscriptOptions {
   /** The JSON-lines file to write; replaced if it exists. */
@@ -33,15 +34,6 @@ export interface StartedTranscript {
   stop(): Promise<void>;
 }
 
-/** Why a transcript file could not be opened, for the usual causes. */
-const OPEN_PROBLEMS: Readonly<Record<string, string>> = {
-  ENOENT: 'its directory does not exist (ENOENT)',
-  ENOTDIR: 'a part of its path is not a directory (ENOTDIR)',
-  EACCES: 'permission denied (EACCES)',
-  EISDIR: 'it is a directory (EISDIR)',
-  EROFS: 'the file system is read-only (EROFS)',
-};
-
 export async function startTranscript(options: TranscriptOptions): Promise<StartedTranscript> {
   const out: WriteStream = createWriteStream(options.path, { flags: 'w' });
   await new Promise<void>((resolve, reject) => {
@@ -51,7 +43,7 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
     };
     const failed = (error: NodeJS.ErrnoException): void => {
       out.off('open', opened);
-      const why = OPEN_PROBLEMS[error.code ?? ''] ?? error.message;
+      const why = openProblem(error);
       reject(new SimError('BAD_REQUEST', `cannot record the transcript to ${options.path}: ${why}`, { cause: error }));
     };
     out.once('open', opened);

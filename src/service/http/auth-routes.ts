@@ -83,7 +83,7 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
     async (request) => {
       const account = await authenticate(auth, request);
       auth.revokeAll(account.id);
-      request.log.info({ account: account.id }, 'revoke-all');
+      if (!request.logSampledOut) request.log.info({ account: account.id }, 'revoke-all');
       return { success: true as const };
     },
   );

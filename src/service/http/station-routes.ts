@@ -56,7 +56,8 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
       // The gateway answers an unknown station or lock with the same errors, without building the station.
       const outcome = await gateway.unlock(token, lockId);
       if (outcome.commandId) request.commandId = outcome.commandId;
-      request.log.info({ station: token, lock: lockId, outcome: outcome.success ? 'accepted' : outcome.failure }, 'unlock');
+      // Sampled out under load with the request's other lines (request-sampler.ts).
+      if (!request.logSampledOut) request.log.info({ station: token, lock: lockId, outcome: outcome.success ? 'accepted' : outcome.failure }, 'unlock');
       return outcome.success ? { success: true } : { success: false, message: outcome.message };
     },
   );

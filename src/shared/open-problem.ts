@@ -1,0 +1,15 @@
+/**
+ * Why a file could not be opened for writing, for the usual causes, in the words of a one-line
+ * start-up failure (the transcript, the API's log file).
+ */
+const OPEN_PROBLEMS: Readonly<Record<string, string>> = {
+  ENOENT: 'its directory does not exist (ENOENT)',
+  ENOTDIR: 'a part of its path is not a directory (ENOTDIR)',
+  EACCES: 'permission denied (EACCES)',
+  EISDIR: 'it is a directory (EISDIR)',
+  EROFS: 'the file system is read-only (EROFS)',
+};
+
+export function openProblem(error: NodeJS.ErrnoException): string {
+  return OPEN_PROBLEMS[error.code ?? ''] ?? error.message;
+}
