@@ -54,6 +54,12 @@ export interface BuildApiOptions {
   refreshTokenTtlSeconds?: number;
   /** Larger bodies get 413. @default 16384 */
   bodyLimitBytes?: number;
+  /**
+   * false turns login throttling off (load tests that flood logins on purpose); true keeps it on
+   * with the fixture's limits. The bound on password checks running at once stays either way.
+   * @default fixture.api.loginThrottle.enabled (true)
+   */
+  loginThrottle?: boolean;
 }
 
 export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
@@ -64,6 +70,8 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? options.fixture.api.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? options.fixture.api.refreshTokenTtlSeconds,
     clock,
+    loginThrottle: { ...options.fixture.api.loginThrottle, enabled: options.loginThrottle ?? options.fixture.api.loginThrottle.enabled },
+    passwordHashing: options.fixture.api.passwordHashing,
   });
 
   const app: ApiInstance = Fastify({
