@@ -54,6 +54,7 @@ const HTTP_RULES: Rules<HttpOptions> = {
   accessTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.accessTokenTtlSeconds),
   refreshTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.refreshTokenTtlSeconds),
   commandTimeoutMs: apiSetting(ApiSettingsSchema.properties.commandTimeoutMs),
+  loginThrottle: boolean,
   logger: {
     ok: (value) => typeof value === 'boolean' || (typeof value === 'object' && value !== null && !Array.isArray(value)),
     wants: 'true, false or { level?, stream? }',
