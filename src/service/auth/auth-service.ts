@@ -10,7 +10,7 @@ import type { ServiceClock } from '../service-clock.js';
 import { AccessTokens } from './access-tokens.js';
 import { AccountDirectory, normaliseEmail, type Account } from './account-directory.js';
 import { HashLimiter } from './hash-limiter.js';
-import { LoginThrottle } from './login-throttle.js';
+import { LoginThrottle, addressKey } from './login-throttle.js';
 import { RefreshTokens } from './refresh-tokens.js';
 
 export type { Account } from './account-directory.js';
@@ -35,6 +35,12 @@ export class AuthService {
   readonly #clock: ServiceClock;
   readonly #throttle: LoginThrottle;
   readonly #hashing: HashLimiter;
+  /**
+   * Logins in flight per client address (its throttle key), for the order of the password checks.
+   * An entry lives only while its logins do, so it holds at most concurrency + maxQueued addresses
+   * beyond those being refused.
+   */
+  readonly #inFlight = new Map<string, number>();
   /**
    * Revoke-all (interface section 5.7) per account: a counter stamped into every token at issue
    * (`gen`) and bumped by revoke-all, so every token issued before it fails, and a token issued
@@ -67,13 +73,32 @@ export class AuthService {
     const accountKey = normaliseEmail(email);
     const verdict = this.#throttle.check(accountKey, clientAddress);
     if (!verdict.allowed) throw new RetryLaterError('LOGIN_THROTTLED', verdict.retryAfterSeconds);
-    const account = await this.#hashing.run(() => this.#accounts.verify(email, password));
+    const account = await this.#checkPassword(email, password, clientAddress);
     if (!account) {
       this.#throttle.recordFailure(accountKey, clientAddress);
       throw new SimError('INVALID_CREDENTIALS');
     }
     this.#throttle.recordSuccess(accountKey);
     return this.#issue(account.id);
+  }
+
+  /**
+   * The password check. A client address with recent failures or another login in flight is
+   * "suspect" and waits behind the rest, so during a flood a client that has not been failing (a
+   * real user) is checked next rather than behind the flood, or refused.
+   */
+  async #checkPassword(email: string, password: string, clientAddress: string): Promise<Account | undefined> {
+    const key = addressKey(clientAddress);
+    const inFlight = this.#inFlight.get(key) ?? 0;
+    this.#inFlight.set(key, inFlight + 1);
+    try {
+      const suspect = inFlight > 0 || this.#throttle.recentFailures(clientAddress) >= 1;
+      return await this.#hashing.run(() => this.#accounts.verify(email, password), suspect);
+    } finally {
+      const left = (this.#inFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.#inFlight.set(key, left);
+      else this.#inFlight.delete(key);
+    }
   }
 
   /** The login throttle and the password checks, for tests and measurements. */

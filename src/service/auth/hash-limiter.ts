@@ -12,9 +12,21 @@ import type { PasswordHashingSettings } from '../../fixture/fixture-schema.js';
 /** What a refused attempt is told: try again in a second, when the queue has moved on. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
 
+interface Waiting {
+  start: () => void;
+  refuse: (error: Error) => void;
+}
+
 export class HashLimiter {
   readonly #settings: PasswordHashingSettings;
-  readonly #waiting: (() => void)[] = [];
+  /**
+   * Two lines, each first come first served: logins from clients that have not been failing, which
+   * go first, and the rest ("suspect"). Two classes rather than a priority per login, so that no
+   * login waits behind an endless stream of slightly better ones: a suspect login waits only for
+   * clean ones, which a flood cannot make.
+   */
+  readonly #clean: Waiting[] = [];
+  readonly #suspect: Waiting[] = [];
   #running = 0;
   #started = 0;
   #refused = 0;
@@ -26,21 +38,19 @@ export class HashLimiter {
 
   /** Checks running now, waiting now, started so far, refused so far, and the most ever running at once. */
   get stats(): { running: number; queued: number; started: number; refused: number; peakRunning: number } {
-    return { running: this.#running, queued: this.#waiting.length, started: this.#started, refused: this.#refused, peakRunning: this.#peak };
+    return { running: this.#running, queued: this.#clean.length + this.#suspect.length, started: this.#started, refused: this.#refused, peakRunning: this.#peak };
   }
 
   /**
-   * Runs `task` once fewer than `concurrency` tasks run; throws `LOGIN_BUSY` at once, without
-   * running it, when `maxQueued` tasks already wait.
+   * Runs `task` once fewer than `concurrency` tasks run. A `suspect` task (the caller says so of a
+   * client with recent failures or other logins in flight) waits behind every task that is not.
+   * With `maxQueued` tasks waiting, a task that is not suspect takes the place of the newest
+   * suspect one, which is refused; otherwise the newcomer is. A refusal is `LOGIN_BUSY`, at once,
+   * and the refused task never runs.
    */
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  async run<T>(task: () => Promise<T>, suspect = false): Promise<T> {
     if (this.#running >= this.#settings.concurrency) {
-      if (this.#waiting.length >= this.#settings.maxQueued) {
-        this.#refused += 1;
-        throw new RetryLaterError('LOGIN_BUSY', BUSY_RETRY_AFTER_SECONDS);
-      }
-      // The slot is handed over by the task that finishes (below), so `#running` stays counted.
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      await this.#wait(suspect);
     } else {
       this.#running += 1;
     }
@@ -49,9 +59,24 @@ export class HashLimiter {
     try {
       return await task();
     } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
+      // The slot is handed to the next in line, so `#running` stays counted for it.
+      const next = this.#clean.shift() ?? this.#suspect.shift();
+      if (next) next.start();
       else this.#running -= 1;
     }
+  }
+
+  #wait(suspect: boolean): Promise<void> {
+    if (this.#clean.length + this.#suspect.length >= this.#settings.maxQueued) {
+      const bumped = suspect ? undefined : this.#suspect.pop();
+      if (!bumped) return Promise.reject(this.#refusal());
+      bumped.refuse(this.#refusal());
+    }
+    return new Promise<void>((start, refuse) => (suspect ? this.#suspect : this.#clean).push({ start, refuse }));
+  }
+
+  #refusal(): RetryLaterError {
+    this.#refused += 1;
+    return new RetryLaterError('LOGIN_BUSY', BUSY_RETRY_AFTER_SECONDS);
   }
 }

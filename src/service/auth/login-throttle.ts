@@ -95,6 +95,13 @@ export class LoginThrottle {
     remember(this.#accounts, accountKey, account, this.#settings.maxTracked);
   }
 
+  /** Recent failures of the address: how much of its budget is spent (0 when it is full, or throttling is off). */
+  recentFailures(address: string): number {
+    if (!this.#settings.enabled) return 0;
+    const budget = this.#currentBudget(addressKey(address), this.#clock.now());
+    return budget ? this.#settings.perAddress.maxFailures - budget.tokens : 0;
+  }
+
   /** A successful login: the email's failures are forgotten (the address's budget is not refilled). */
   recordSuccess(accountKey: string): void {
     this.#accounts.delete(accountKey);

@@ -44,3 +44,24 @@ test('a task that throws frees its slot', async () => {
   await expect(limiter.run(async () => 'next')).resolves.toBe('next');
   expect(limiter.stats.running).toBe(0);
 });
+
+test('a task that is not suspect waits ahead of suspect ones, and takes the place of the newest in a full line', async () => {
+  const limiter = new HashLimiter({ concurrency: 1, maxQueued: 2 });
+  const order: string[] = [];
+  const running = deferred();
+  const first = limiter.run(async () => running.promise);
+  const task = (name: string) => async () => {
+    order.push(name);
+    return name;
+  };
+  const flood1 = limiter.run(task('flood-1'), true);
+  const flood2 = limiter.run(task('flood-2'), true);
+  // Line full: a suspect newcomer is refused at once, a clean one bumps the newest suspect.
+  await expect(limiter.run(task('flood-3'), true)).rejects.toMatchObject({ code: 'LOGIN_BUSY' });
+  const clean = limiter.run(task('clean'));
+  await expect(flood2).rejects.toMatchObject({ code: 'LOGIN_BUSY' });
+  running.resolve('first');
+  await expect(Promise.all([first, clean, flood1])).resolves.toEqual(['first', 'clean', 'flood-1']);
+  expect(order).toEqual(['clean', 'flood-1']);
+  expect(limiter.stats).toMatchObject({ started: 3, refused: 2 });
+});

@@ -119,6 +119,42 @@ describe('AuthService.login', () => {
     expect(auth.loginGuards.hashing.stats.started).toBe(4);
   });
 
+  test('during a flood from one address, a login from another is checked first, not refused', async () => {
+    const fixture = testFixture({ ...SMALL, passwordHashing: { concurrency: 1, maxQueued: 4 } });
+    const auth = await AuthService.create({
+      accounts: fixture.accounts,
+      secret: new TextEncoder().encode('x'.repeat(32)),
+      accessTokenTtlSeconds: 60,
+      refreshTokenTtlSeconds: 60,
+      clock: new ManualClock(),
+      loginThrottle: fixture.api.loginThrottle,
+      passwordHashing: fixture.api.passwordHashing,
+    });
+    // Each outcome is recorded as it settles, in order.
+    const finished: string[] = [];
+    const settle = (name: string, login: Promise<unknown>): Promise<void> =>
+      login.then(
+        () => void finished.push(`${name} 200`),
+        (error: { code: string }) => void finished.push(`${name} ${error.code}`),
+      );
+    const flood = Array.from({ length: 8 }, (_, n) => settle(`flood${n}`, auth.login(`flood${n}@example.com`, 'wrong', '192.0.2.66')));
+    const real = settle('real', auth.login(ALICE.email, ALICE.password, '198.51.100.7'));
+    await Promise.all([...flood, real]);
+    // flood0 was running; flood1-4 filled the line of 4, flood5-7 were refused at once; the real
+    // login bumped the last in line (flood4) and was checked right after flood0.
+    expect(finished).toEqual([
+      'flood5 LOGIN_BUSY',
+      'flood6 LOGIN_BUSY',
+      'flood7 LOGIN_BUSY',
+      'flood4 LOGIN_BUSY',
+      'flood0 INVALID_CREDENTIALS',
+      'real 200',
+      'flood1 INVALID_CREDENTIALS',
+      'flood2 INVALID_CREDENTIALS',
+      'flood3 INVALID_CREDENTIALS',
+    ]);
+  });
+
   test('runs one password check at a time, however many logins arrive together', async () => {
     const fixture = testFixture({ ...SMALL, loginThrottle: { ...SMALL.loginThrottle!, enabled: false } });
     const auth = await service(fixture);
