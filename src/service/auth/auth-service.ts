@@ -83,7 +83,7 @@ export class AuthService {
   }
 
   /**
-   * The password check. A client address with recent failures or another login in flight is
+   * The password check. A client address with a failure in the last window or another login in flight is
    * "suspect" and waits behind the rest, so during a flood a client that has not been failing (a
    * real user) is checked next rather than behind the flood, or refused.
    */
@@ -92,7 +92,7 @@ export class AuthService {
     const inFlight = this.#inFlight.get(key) ?? 0;
     this.#inFlight.set(key, inFlight + 1);
     try {
-      const suspect = inFlight > 0 || this.#throttle.recentFailures(clientAddress) >= 1;
+      const suspect = inFlight > 0 || this.#throttle.failedRecently(clientAddress);
       return await this.#hashing.run(() => this.#accounts.verify(email, password), suspect);
     } finally {
       const left = (this.#inFlight.get(key) ?? 1) - 1;

@@ -29,6 +29,7 @@ interface AddressBudget {
   /** Failures the address may still make now (fractional while it refills). */
   tokens: number;
   updatedAt: number;
+  lastFailureAt: number;
 }
 
 interface AccountRecord {
@@ -78,8 +79,9 @@ export class LoginThrottle {
     if (!this.#settings.enabled) return;
     const now = this.#clock.now();
     const key = addressKey(address);
-    const budget = this.#currentBudget(key, now) ?? { tokens: this.#settings.perAddress.maxFailures, updatedAt: now };
+    const budget = this.#currentBudget(key, now) ?? { tokens: this.#settings.perAddress.maxFailures, updatedAt: now, lastFailureAt: now };
     budget.tokens = Math.max(0, budget.tokens - 1);
+    budget.lastFailureAt = now;
     remember(this.#addresses, key, budget, this.#settings.maxTracked);
 
     const { freeFailures, lockoutSeconds, maxLockoutSeconds } = this.#settings.perAccount;
@@ -95,11 +97,13 @@ export class LoginThrottle {
     remember(this.#accounts, accountKey, account, this.#settings.maxTracked);
   }
 
-  /** Recent failures of the address: how much of its budget is spent (0 when it is full, or throttling is off). */
-  recentFailures(address: string): number {
-    if (!this.#settings.enabled) return 0;
-    const budget = this.#currentBudget(addressKey(address), this.#clock.now());
-    return budget ? this.#settings.perAddress.maxFailures - budget.tokens : 0;
+  /**
+   * Whether the address failed a login within the last `windowSeconds` (false with throttling off).
+   * The password checks put such addresses last in line (hash-limiter.ts).
+   */
+  failedRecently(address: string): boolean {
+    if (!this.#settings.enabled) return false;
+    return this.#currentBudget(addressKey(address), this.#clock.now()) !== undefined;
   }
 
   /** A successful login: the email's failures are forgotten (the address's budget is not refilled). */
@@ -112,14 +116,17 @@ export class LoginThrottle {
     return (windowSeconds * 1000) / maxFailures;
   }
 
-  /** The address's budget refilled up to now; undefined (and forgotten) once it is full again. */
+  /**
+   * The address's budget refilled up to now; undefined (and forgotten) once it is full again and
+   * its last failure is a window old.
+   */
   #currentBudget(key: string, now: number): AddressBudget | undefined {
     const budget = this.#addresses.get(key);
     if (!budget) return undefined;
     const { maxFailures } = this.#settings.perAddress;
     budget.tokens = Math.min(maxFailures, budget.tokens + Math.max(0, now - budget.updatedAt) / this.#refillMsPerFailure());
     budget.updatedAt = now;
-    if (budget.tokens >= maxFailures) {
+    if (budget.tokens >= maxFailures && now - budget.lastFailureAt >= this.#settings.perAddress.windowSeconds * 1000) {
       this.#addresses.delete(key);
       return undefined;
     }

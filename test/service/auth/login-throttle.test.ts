@@ -119,3 +119,15 @@ test('enabled: false lets everything through and remembers nothing', () => {
   expect(guard.check('alice@example.com', '192.0.2.1')).toEqual({ allowed: true });
   expect(guard.size).toEqual({ addresses: 0, accounts: 0 });
 });
+
+test('an address that failed within the window counts as failing recently, after its budget has refilled too', () => {
+  const { clock, throttle: guard } = throttle();
+  expect(guard.failedRecently('192.0.2.1')).toBe(false);
+  guard.recordFailure('a@example.com', '192.0.2.1');
+  clock.advanceSeconds(59);
+  expect(guard.check('a@example.com', '192.0.2.1')).toEqual({ allowed: true });
+  expect(guard.failedRecently('192.0.2.1')).toBe(true);
+  clock.advanceSeconds(1);
+  expect(guard.failedRecently('192.0.2.1')).toBe(false);
+  expect(guard.size.addresses).toBe(0);
+});
