@@ -14,8 +14,8 @@
  *   the email for `lockoutSeconds`, doubled per failure, capped at `maxLockoutSeconds`. A success
  *   resets it; failures are forgotten after `forgetAfterSeconds` without one.
  *
- * Memory is bounded: each table keeps at most `maxTracked` keys, the least recently seen dropped
- * first (a `Map` kept in order of last use), so a spray of addresses or emails cannot grow it.
+ * Memory is bounded: each table keeps at most `maxTracked` keys, the one that failed least recently dropped
+ * first (a `Map` kept in order of last failure), so a spray of addresses or emails cannot grow it.
  * Time comes from the injected `ServiceClock`, so tests run in fake time.
  */
 import { isIPv4, isIPv6 } from 'node:net';
