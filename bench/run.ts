@@ -105,7 +105,17 @@ for (const name of options.parts) {
       break;
     case 'soak':
       await part('soak', async () => {
-        result.soak = await runSoak({ seconds: options.soakSeconds, rate: options.soakRate, stations: options.unlockStations, locks: options.locks, log, verbose });
+        result.soak = await runSoak({
+          seconds: options.soakSeconds,
+          rate: options.soakRate,
+          stations: options.unlockStations,
+          locks: options.locks,
+          floodSeconds: options.floodSeconds,
+          floodRate: options.floodRate,
+          floodAddresses: options.floodAddresses,
+          log,
+          verbose,
+        });
       });
       break;
     case 'profile':

@@ -15,6 +15,8 @@ export const ERRORS = {
   JWT_SECRET_WEAK: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) is too predictable: use 32 random bytes, e.g. `openssl rand -base64 32`' },
   // `/v1` API (interface section 7, and DESIGN.md for the gaps)
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },
+  LOGIN_THROTTLED: { status: 429, message: 'Too many failed logins; try again later' },
+  LOGIN_BUSY: { status: 503, message: 'Too many logins at once; try again shortly' },
   TOKEN_INVALID: { status: 401, message: 'Token is invalid' },
   STATION_NOT_FOUND: { status: 404, message: 'Station not found' },
   LOCK_NOT_FOUND: { status: 404, message: 'Lock not found' },
@@ -50,5 +52,20 @@ export class SimError extends Error {
     this.name = 'SimError';
     this.code = code;
     this.statusCode = ERRORS[code].status;
+  }
+}
+
+/**
+ * An error whose answer says when to try again (`Retry-After`, RFC 9110 section 10.2.3): a
+ * throttled or shed login.
+ */
+export class RetryLaterError extends SimError {
+  /** Whole seconds, at least 1. */
+  readonly retryAfterSeconds: number;
+
+  constructor(code: ErrorCode, retryAfterSeconds: number) {
+    super(code);
+    this.name = 'RetryLaterError';
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }

@@ -36,6 +36,12 @@ export interface BenchOptions {
   soakSeconds: number;
   /** Unlocks per second during the soak. @default 200 */
   soakRate: number;
+  /** Seconds of unlock load beside each login flood after the soak; 0 leaves them out. @default 60 (quick: 10) */
+  floodSeconds: number;
+  /** Wrong logins per second of each flood. @default 43 */
+  floodRate: number;
+  /** Source addresses of the flood phases, one phase each. @default 1, 64 */
+  floodAddresses: number[];
   /** Seconds of load while the API is profiled. @default 10 */
   profileSeconds: number;
   /** Where the JSON goes; the markdown table goes next to it (`.md`). @default bench/results/<date>[-quick].json */
@@ -60,6 +66,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --unlock-stations N   stations of the unlock fleet (default 1000)
   --soak-seconds S      soak length (default 300, quick 20)
   --soak-rate R         unlocks per second during the soak (default 200)
+  --flood-seconds S     unlock load beside each login flood after the soak; 0: none (default 60, quick 10)
+  --flood-rate R        wrong logins per second of each flood (default 43)
+  --flood-addresses L   source addresses of the flood phases, one phase each, 1 to 250 (default 1,64)
   --profile-seconds S   seconds of load while profiling the API (default 10)
   --out FILE            JSON output (default bench/results/<date>.json; markdown next to it)
   --verbose             show the children's output
@@ -85,6 +94,9 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'unlock-stations': { type: 'string' },
       'soak-seconds': { type: 'string' },
       'soak-rate': { type: 'string' },
+      'flood-seconds': { type: 'string' },
+      'flood-rate': { type: 'string' },
+      'flood-addresses': { type: 'string' },
       'profile-seconds': { type: 'string' },
       out: { type: 'string' },
       verbose: { type: 'boolean', default: false },
@@ -106,6 +118,9 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     unlockStations: positiveInteger('--unlock-stations', values['unlock-stations'], 1000),
     soakSeconds: positiveNumber('--soak-seconds', values['soak-seconds'], quick ? 20 : 300),
     soakRate: positiveNumber('--soak-rate', values['soak-rate'], 200),
+    floodSeconds: nonNegativeNumber('--flood-seconds', values['flood-seconds'], quick ? 10 : 60),
+    floodRate: positiveNumber('--flood-rate', values['flood-rate'], 43),
+    floodAddresses: floodAddresses(values['flood-addresses']),
     profileSeconds: positiveNumber('--profile-seconds', values['profile-seconds'], 10),
     out: values.out,
     verbose: values.verbose ?? false,
@@ -151,4 +166,11 @@ function nonNegativeNumber(flag: string, text: string | undefined, fallback: num
 function integerList(flag: string, text: string | undefined, fallback: number[]): number[] {
   if (text === undefined) return fallback;
   return text.split(',').map((item) => positiveInteger(flag, item.trim().replace(/_/g, ''), 0));
+}
+
+/** Source address counts of the flood phases: loopback 127.0.0.2 onwards, so at most 250. */
+function floodAddresses(text: string | undefined): number[] {
+  const counts = integerList('--flood-addresses', text, [1, 64]);
+  if (counts.some((count) => count > 250)) throw new Error('--flood-addresses takes counts from 1 to 250 (loopback 127.0.0.2 onwards)');
+  return counts;
 }

@@ -165,7 +165,7 @@ export function renderUnlock(result: UnlockResult): string {
 
 export function renderSoak(soak: SoakResult): string {
   const head = ['length', 'rate', 'requests', 'ok', 'lost', 'non-2xx / body / errors', 'commands / acks at broker', 'RSS start → end (after GC)', 'heap start → end (after GC)', 'broker thread heap start → end (after GC)', 'p50 / p99'];
-  return table(head, [
+  const quiet = table(head, [
     [
       formatMs(soak.seconds * 1000),
       `${soak.rate}/s over ${soak.connections} conns`,
@@ -180,6 +180,21 @@ export function renderSoak(soak: SoakResult): string {
       `${formatMs(soak.latency.p50)} / ${formatMs(soak.latency.p99)}`,
     ],
   ]);
+  // Results stored before the login floods were added have none.
+  const floods = soak.floods ?? [];
+  if (floods.length === 0) return quiet;
+  const floodHead = ['beside', 'unlocks ok', 'unlock p50 / p99', 'p99 ÷ quiet p99', 'flood answers', 'checked (401) p99', 'real logins (p99)', 'API CPU'];
+  const rows = floods.map((phase) => [
+    `${phase.floodRate} wrong logins/s from ${phase.addresses} address${phase.addresses === 1 ? '' : 'es'}, ${formatMs(phase.seconds * 1000)}`,
+    `${formatCount(phase.unlock.ok)} / ${formatCount(phase.unlock.requests)}`,
+    `${formatMs(phase.unlock.latency.p50)} / ${formatMs(phase.unlock.latency.p99)}`,
+    `${phase.p99Ratio}`,
+    Object.entries(phase.flood.statuses).map(([status, count]) => `${status} ×${formatCount(count)}`).join(', ') + (phase.flood.skipped > 0 ? `, skipped ×${phase.flood.skipped}` : ''),
+    formatMs(phase.flood.checkedLatency.p99),
+    `${Object.entries(phase.realLogins.statuses).map(([status, count]) => `${status} ×${count}`).join(', ')} (${formatMs(phase.realLogins.latency.p99)})`,
+    Object.entries(phase.cpu).filter(([name]) => name !== 'driver' && name !== 'others').map(([, value]) => value.toFixed(2)).join(' + '),
+  ]);
+  return [quiet, '', 'The same unlock load beside a flood of wrong logins (quiet p99: the soak above):', '', table(floodHead, rows)].join('\n');
 }
 
 export function renderProfile(profile: ProfileResult, top = 15): string {

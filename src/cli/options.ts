@@ -123,6 +123,10 @@ export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'defa
     .option('access-ttl', { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" })
     .option('refresh-ttl', { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" })
     .option('command-timeout', { type: 'number', describe: "How long an unlock waits for the station's ack, ms (default: the fixture's, 5000)" })
+    .option('login-throttle', {
+      type: 'boolean',
+      describe: "Throttle failed logins per client address and per email with 429 (default: the fixture's, on); --no-login-throttle for load tests",
+    })
     .option('log', { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr, sampled under load (tokens and bodies are never logged)' })
     .option('log-file', { type: 'string', describe: 'Write the API log to this file instead of stderr (implies --log); appended to, and rotated at --log-max-size' })
     .option('log-max-size', {
@@ -197,6 +201,7 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     ...set('accessTokenTtlSeconds', argv['access-ttl'] as number | undefined),
     ...set('refreshTokenTtlSeconds', argv['refresh-ttl'] as number | undefined),
     ...set('commandTimeoutMs', argv['command-timeout'] as number | undefined),
+    ...set('loginThrottle', argv['login-throttle'] as boolean | undefined),
     ...set('logger', loggerOf(argv)),
   } as {
     httpPort: number;
@@ -205,6 +210,7 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     accessTokenTtlSeconds?: number;
     refreshTokenTtlSeconds?: number;
     commandTimeoutMs?: number;
+    loginThrottle?: boolean;
     logger?: ApiLoggerSettings;
   };
 }

@@ -63,6 +63,12 @@ export interface BuildApiOptions {
   bodyLimitBytes?: number;
   /** Request and headers timeouts, connections per client and in all. @default fixture.api.limits */
   limits?: Partial<HttpLimits>;
+  /**
+   * false turns login throttling off (load tests that flood logins on purpose); true keeps it on
+   * with the fixture's limits. The bound on password checks running at once stays either way.
+   * @default fixture.api.loginThrottle.enabled (true)
+   */
+  loginThrottle?: boolean;
 }
 
 export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
@@ -73,6 +79,8 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? options.fixture.api.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? options.fixture.api.refreshTokenTtlSeconds,
     clock,
+    loginThrottle: { ...options.fixture.api.loginThrottle, enabled: options.loginThrottle ?? options.fixture.api.loginThrottle.enabled },
+    passwordHashing: options.fixture.api.passwordHashing,
   });
 
   // A log file that cannot be opened fails the build here, with nothing to undo before it.

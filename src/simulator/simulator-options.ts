@@ -63,6 +63,7 @@ const HTTP_RULES: Rules<HttpOptions> = {
   accessTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.accessTokenTtlSeconds),
   refreshTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.refreshTokenTtlSeconds),
   commandTimeoutMs: apiSetting(ApiSettingsSchema.properties.commandTimeoutMs),
+  loginThrottle: boolean,
   logger: {
     ok: (value) => loggerOptionProblem(value) === undefined,
     wants: 'true, false or { level?, stream?, file?, maxFileBytes?, maxFiles?, maxRequestsPerSecond? }',

@@ -36,6 +36,11 @@ export interface HttpOptions {
   refreshTokenTtlSeconds?: number;
   /** Overrides the fixture's command timeout. */
   commandTimeoutMs?: number;
+  /**
+   * false turns login throttling off, for load tests that flood logins on purpose (docs/api.md,
+   * section 5). @default the fixture's `api.loginThrottle.enabled` (true)
+   */
+  loginThrottle?: boolean;
   /** API request logging (JSON lines; tokens, passwords and bodies never included). @default false */
   logger?: ApiLoggerOption;
   /** Told about things worth a line, such as a scenario step that failed. */
@@ -326,7 +331,7 @@ async function serveHttp(
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock },
     beforeListen: (app) => control.register(app),
-    ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'commandTimeoutMs', 'logger']),
+    ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'commandTimeoutMs', 'loginThrottle', 'logger']),
   });
   cleanups.add(() => api.stop());
   control.startScenario();

@@ -63,6 +63,14 @@ describe('arguments', () => {
     expect(() => parseBenchArgs(['--ramp', '-1'])).toThrow(/--ramp/);
   });
 
+  it('runs the soak beside login floods of 43/s from 1 and 64 addresses, shorter in quick runs', () => {
+    expect(parseBenchArgs([])).toMatchObject({ floodSeconds: 60, floodRate: 43, floodAddresses: [1, 64] });
+    expect(parseBenchArgs(['--quick'])).toMatchObject({ floodSeconds: 10 });
+    expect(parseBenchArgs(['--flood-seconds', '0', '--flood-addresses', '8'])).toMatchObject({ floodSeconds: 0, floodAddresses: [8] });
+    expect(() => parseBenchArgs(['--flood-addresses', '300'])).toThrow(/--flood-addresses takes counts from 1 to 250/);
+    expect(() => parseBenchArgs(['--flood-rate', '0'])).toThrow(/--flood-rate/);
+  });
+
   it('runs the parts named by --only in the documented order', () => {
     expect(parseBenchArgs(['--only', 'soak,boot']).parts).toEqual(['boot', 'soak']);
   });

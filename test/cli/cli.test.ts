@@ -1,7 +1,7 @@
 /**
  * The real CLI in child processes, against real sockets: what a user types is what is tested.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -112,6 +112,31 @@ describe('station-sim CLI', () => {
     expect(host.stderr).toContain('Unknown argument: host');
     const help = await runCliToEnd(['run', '--help']);
     expect(help.stdout.replace(/\s+/g, ' ')).toContain('--http-port Port of the HTTP server (/v1 API and /sim/v1 control plane) (default: a free one;');
+  });
+
+  it('up --no-login-throttle lets failed logins through that the fixture would throttle', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'station-sim-cli-'));
+    const file = join(dir, 'strict.json');
+    const ci = JSON.parse(await readFile('fixtures/ci.json', 'utf8')) as { api?: object };
+    await writeFile(file, JSON.stringify({ ...ci, api: { ...ci.api, loginThrottle: { perAddress: { maxFailures: 1 } } } }));
+    const statuses = async (extra: string[]): Promise<number[]> => {
+      const cli = new CliProcess(['up', '--fixture', file, '--mqtt-port', '0', '--http-port', '0', '--json', ...extra]);
+      cleanups.push(async () => cli.child.exitCode === null && cli.signal('SIGKILL'));
+      const { apiUrl } = (await cli.readyJson()) as { apiUrl: string };
+      const seen: number[] = [];
+      for (let n = 0; n < 3; n += 1) {
+        const response = await fetch(`${apiUrl}/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'ci@example.com', password: 'not-the-password' }),
+        });
+        seen.push(response.status);
+      }
+      await cli.signal('SIGTERM');
+      return seen;
+    };
+    // Without the flag the second one is 429 (test/service/auth/login-throttling.test.ts).
+    expect(await statuses(['--no-login-throttle'])).toEqual([401, 401, 401]);
   });
 
   it('unknown commands and options are usage errors', async () => {

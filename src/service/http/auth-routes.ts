@@ -21,13 +21,16 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
       schema: {
         tags: ['auth'],
         summary: 'Log in with email and password',
-        description: 'Returns an access token (JWT with `exp`) and a refresh token. Wrong email or password: 401 "Invalid credentials".',
+        description:
+          'Returns an access token (JWT with `exp`) and a refresh token. Wrong email or password: 401 "Invalid credentials". Too many failed logins from the client address or for the email: 429 with `Retry-After` (seconds), before the password is checked. Too many logins waiting for a password check: 503 with `Retry-After`.',
         body: CredentialsSchema,
-        response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415) },
+        response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415, 429, 503) },
       },
     },
     async (request, reply) => {
-      const pair = await auth.login(request.body.email, request.body.password);
+      // request.ip is the socket's peer address: no proxy is trusted, so X-Forwarded-For cannot pick
+      // the address a failure is counted against.
+      const pair = await auth.login(request.body.email, request.body.password, request.ip);
       noStore(reply);
       return pair;
     },

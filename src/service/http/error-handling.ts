@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ERRORS, SimError, type ErrorCode } from '../../errors.js';
+import { ERRORS, RetryLaterError, SimError, type ErrorCode } from '../../errors.js';
 import type { ApiInstance } from './api-instance.js';
 import { presentedBearerCredentials } from './bearer-token.js';
 import { answered, writeRawError } from './server-limits.js';
@@ -51,10 +51,13 @@ export interface HttpError {
   status: number;
   message: string;
   code: ErrorCode;
+  /** Whole seconds for `Retry-After` (RFC 9110 section 10.2.3). */
+  retryAfterSeconds?: number;
 }
 
 /** Translates anything thrown by a route, hook or fastify itself. */
 export function toHttpError(error: unknown): HttpError {
+  if (error instanceof RetryLaterError) return { status: error.statusCode, message: error.message, code: error.code, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof SimError) return { status: error.statusCode, message: error.message, code: error.code };
   const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
   if (Array.isArray(fastifyError.validation) && fastifyError.validation.length > 0) {
@@ -96,6 +99,7 @@ export function describeValidation(issue: ValidationIssue, where: string): strin
 function send(request: FastifyRequest, reply: FastifyReply, error: HttpError): void {
   const challenge = challengeFor(error.code, request);
   if (challenge) void reply.header('www-authenticate', challenge);
+  if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
   // RFC 9110, section 15.5.22: a 426 names the protocol to upgrade to.
   if (error.code === 'UPGRADE_REQUIRED') void reply.header('upgrade', 'websocket');
   void reply.code(error.status).type('application/json; charset=utf-8').send({ message: error.message });

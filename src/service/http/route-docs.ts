@@ -14,6 +14,8 @@ const DESCRIPTIONS: Record<number, string> = {
   404: 'Not found.',
   413: ERRORS.PAYLOAD_TOO_LARGE.message,
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
+  429: `"${ERRORS.LOGIN_THROTTLED.message}": too many failed logins from the client address or for the email. \`Retry-After\` says how many seconds to wait.`,
+  503: `"${ERRORS.LOGIN_BUSY.message}": too many logins wait for a password check. \`Retry-After\` says how many seconds to wait.`,
   501: 'Not available.',
 };
 
