@@ -22,6 +22,7 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Request body must be application/json' },
   NOT_IMPLEMENTED: { status: 501, message: 'Webhooks are not available' },
+  SESSION_STORE_UNAVAILABLE: { status: 503, message: 'The session store cannot be reached; try again shortly' },
   // `/sim/v1` control plane (docs/control-plane.md)
   CONTROL_TOKEN_INVALID: { status: 401, message: 'Control token is invalid' },
   FAULT_NOT_FOUND: { status: 404, message: 'Fault not found' },

@@ -6,8 +6,11 @@
 import Fastify from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Fixture } from '../fixture/fixture-schema.js';
-import { AuthService } from './auth/auth-service.js';
+import { AuthService, checkLifetimes } from './auth/auth-service.js';
 import { resolveJwtSecret } from './auth/jwt-secret.js';
+import { MemorySessionStore } from './auth/memory-session-store.js';
+import { connectRedisSessionStore } from './auth/redis-session-store.js';
+import type { SessionStore } from './auth/session-store.js';
 import type { StationGateway } from './station-gateway.js';
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
 import type { ApiInstance } from './http/api-instance.js';
@@ -52,19 +55,34 @@ export interface BuildApiOptions {
   accessTokenTtlSeconds?: number;
   /** Refresh token lifetime (interface section 5.4). @default fixture.api.refreshTokenTtlSeconds (2592000) */
   refreshTokenTtlSeconds?: number;
+  /**
+   * Absolute lifetime of a session from its login, however often it is refreshed; at least the
+   * refresh token lifetime. @default fixture.api.sessionMaxLifetimeSeconds (7776000, 90 days)
+   */
+  sessionMaxLifetimeSeconds?: number;
+  /**
+   * Where refresh tokens, token families and revocations live: a Redis URL
+   * (`redis://[:password@]host:port[/db]`, `rediss://` for TLS), shared by every API process
+   * given the same URL and kept across restarts. `app.close()` closes its connections.
+   * @default fixture.api.state, else the memory of this process
+   */
+  state?: string;
+  /** Prefix of the session store's Redis keys and channel. @default "station-sim:" */
+  stateKeyPrefix?: string;
   /** Larger bodies get 413. @default 16384 */
   bodyLimitBytes?: number;
 }
 
 export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
   const clock = options.clock ?? systemServiceClock();
-  const auth = await AuthService.create({
-    accounts: options.fixture.accounts,
-    secret: resolveJwtSecret(options.jwtSecret, options.env ?? process.env),
+  const lifetimes = {
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? options.fixture.api.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? options.fixture.api.refreshTokenTtlSeconds,
-    clock,
-  });
+    sessionMaxLifetimeSeconds: options.sessionMaxLifetimeSeconds ?? options.fixture.api.sessionMaxLifetimeSeconds,
+  };
+  // Checked before anything connects, so a bad setting does not leave a Redis connection behind.
+  checkLifetimes(lifetimes);
+  const secret = resolveJwtSecret(options.jwtSecret, options.env ?? process.env);
 
   const app: ApiInstance = Fastify({
     logger: loggerSettings(options.logger),
@@ -80,6 +98,23 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const store = await openSessionStore(options, clock, lifetimes, app);
+  let auth: AuthService;
+  try {
+    auth = await AuthService.create({
+      accounts: options.fixture.accounts,
+      secret,
+      ...lifetimes,
+      store,
+      clock,
+      onReuse: (account) => app.log.warn({ account }, 'a rotated refresh token was used again: its session is revoked'),
+    });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  app.addHook('onClose', () => auth.close());
+
   // The command id of an unlock, for request summaries (the event stream and transcripts).
   app.decorateRequest('commandId', undefined);
   installJsonBodyParser(app);
@@ -90,4 +125,24 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
   registerWebhookRoutes(app);
   registerOpenApiRoute(app);
   return app;
+}
+
+/** The session store the options name: Redis for a `state` URL, else this process's memory. */
+async function openSessionStore(
+  options: BuildApiOptions,
+  clock: ServiceClock,
+  lifetimes: { accessTokenTtlSeconds: number; sessionMaxLifetimeSeconds: number },
+  app: ApiInstance,
+): Promise<SessionStore> {
+  const url = options.state ?? options.fixture.api.state;
+  if (url === undefined) return new MemorySessionStore({ clock });
+  const log = app.log.child({ component: 'session-store' });
+  return connectRedisSessionStore({
+    url,
+    clock,
+    // A token issued before a revoke-all lives at most one session plus its last access token.
+    generationRetentionMs: (lifetimes.sessionMaxLifetimeSeconds + lifetimes.accessTokenTtlSeconds) * 1000,
+    ...(options.stateKeyPrefix === undefined ? {} : { keyPrefix: options.stateKeyPrefix }),
+    onNotice: (message) => log.warn(message),
+  });
 }

@@ -15,6 +15,7 @@ const DESCRIPTIONS: Record<number, string> = {
   413: ERRORS.PAYLOAD_TOO_LARGE.message,
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
   501: 'Not available.',
+  503: `"${ERRORS.SESSION_STORE_UNAVAILABLE.message}": the API runs with a Redis session store (\`--state\`) that cannot be reached.`,
 };
 
 /** Error responses for the given status codes, each with the `{ message }` body of interface section 7. */

@@ -39,7 +39,7 @@ test('is an OpenAPI 3 document of every /v1 endpoint', () => {
 test('is generated from the route schemas: bodies, parameters, responses, security', () => {
   const login = doc.paths['/v1/auth/login']!.post!;
   expect(login.requestBody).toMatchObject({ content: { 'application/json': { schema: { required: ['email', 'password'], additionalProperties: false } } } });
-  expect(Object.keys(login.responses).sort()).toEqual(['200', '400', '401', '413', '415']);
+  expect(Object.keys(login.responses).sort()).toEqual(['200', '400', '401', '413', '415', '503']);
   expect(login.security).toBeUndefined();
 
   const unlock = doc.paths['/v1/stations/{station_token}/locks/{lock_id}/unlock']!.post!;
