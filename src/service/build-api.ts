@@ -114,17 +114,27 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     throw error;
   }
   app.addHook('onClose', () => auth.close());
+  try {
+    await registerRoutes(app, auth, options.gateway);
+  } catch (error) {
+    await app.close(); // closes the session store too
+    throw error;
+  }
 
+  return app;
+}
+
+/** Everything the app serves, on the app that the session store belongs to. */
+async function registerRoutes(app: ApiInstance, auth: AuthService, gateway: StationGateway): Promise<void> {
   // The command id of an unlock, for request summaries (the event stream and transcripts).
   app.decorateRequest('commandId', undefined);
   installJsonBodyParser(app);
   installErrorHandling(app);
   await registerOpenApi(app);
   registerAuthRoutes(app, auth);
-  registerStationRoutes(app, auth, options.gateway);
+  registerStationRoutes(app, auth, gateway);
   registerWebhookRoutes(app);
   registerOpenApiRoute(app);
-  return app;
 }
 
 /** The session store the options name: Redis for a `state` URL, else this process's memory. */

@@ -33,6 +33,15 @@ export interface HttpOptions {
   accessTokenTtlSeconds?: number;
   /** Overrides the fixture's refresh token lifetime. */
   refreshTokenTtlSeconds?: number;
+  /** Overrides the fixture's absolute session lifetime (at least the refresh token lifetime). */
+  sessionMaxLifetimeSeconds?: number;
+  /**
+   * Where the API keeps sessions (refresh tokens, token families, revocations): a Redis URL,
+   * `redis://[:password@]host:port[/db]` or `rediss://…`, shared by every API process given it and
+   * kept across restarts. `stop()` closes its connections.
+   * @default the fixture's `api.state`, else the memory of the API process
+   */
+  state?: string;
   /** Overrides the fixture's command timeout. */
   commandTimeoutMs?: number;
   /** API request logging (JSON lines; tokens, passwords and bodies never included). @default false */
@@ -325,7 +334,7 @@ async function serveHttp(
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock },
     beforeListen: (app) => control.register(app),
-    ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'commandTimeoutMs', 'logger']),
+    ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'logger']),
   });
   cleanups.add(() => api.stop());
   control.startScenario();

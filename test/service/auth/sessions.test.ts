@@ -13,6 +13,7 @@ import { waitFor } from '../support/wait-for.js';
 import { redisAvailable, startRedis, type RunningRedis } from '../../helpers/redis-server.js';
 import { freePort } from '../../helpers/free-port.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
+import { startSimulator } from '../../../src/simulator/start-simulator.js';
 
 const STATION = '/v1/stations/S-1';
 const HAVE_REDIS = redisAvailable();
@@ -290,6 +291,34 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
       await expect(start({ state: `redis://:wrong@127.0.0.1:${guarded.port}` })).rejects.toMatchObject({ code: 'SESSION_STORE_UNAVAILABLE' });
     } finally {
       await guarded.stop();
+    }
+  });
+
+  test('startSimulator takes the store from its state option or the fixture, and stop() closes it', async () => {
+    const probe = new Redis(redis!.url);
+    const clients = async (): Promise<number> => String(await probe.client('LIST')).trim().split('\n').length;
+    const before = await clients();
+    const fixture = (state?: string) => ({
+      ...(state ? { api: { state } } : {}),
+      accounts: [{ ...ALICE, stations: ['SIM-1'] }],
+      stations: [{ token: 'SIM-1', stationId: 1, locks: [{ lockId: '1' }] }],
+    });
+    const one = await startSimulator({ fixture: fixture(redis!.url), brokerThread: false });
+    const two = await startSimulator({ fixture: fixture(), state: redis!.url, brokerThread: false });
+    try {
+      const login = await fetch(`${one.apiUrl}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ALICE) });
+      const pair = (await login.json()) as TokenPair;
+      // A refresh token is opaque and lives in Redis: the other simulator (another JWT key) takes it.
+      const onTwo = await fetch(`${two.apiUrl}/v1/auth/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken: pair.refreshToken }) });
+      expect(onTwo.status).toBe(200);
+      expect(await clients()).toBe(before + 4);
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+    try {
+      await waitFor(async () => (await clients()) === before, 2000, 'the connections to close');
+    } finally {
+      probe.disconnect();
     }
   });
 
