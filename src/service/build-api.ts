@@ -69,6 +69,11 @@ export interface BuildApiOptions {
   state?: string;
   /** Prefix of the session store's Redis keys and channel. @default "station-sim:" */
   stateKeyPrefix?: string;
+  /**
+   * Told, in one line, when the Redis session store's connection is lost and when it is back.
+   * @default a warning in the request log
+   */
+  onSessionStoreNotice?: (message: string) => void;
   /** Larger bodies get 413. @default 16384 */
   bodyLimitBytes?: number;
 }
@@ -147,12 +152,13 @@ async function openSessionStore(
   const url = options.state ?? options.fixture.api.state;
   if (url === undefined) return new MemorySessionStore({ clock });
   const log = app.log.child({ component: 'session-store' });
+  const notice = options.onSessionStoreNotice ?? ((message: string) => log.warn(message));
   return connectRedisSessionStore({
     url,
     clock,
     // A token issued before a revoke-all lives at most one session plus its last access token.
     generationRetentionMs: (lifetimes.sessionMaxLifetimeSeconds + lifetimes.accessTokenTtlSeconds) * 1000,
     ...(options.stateKeyPrefix === undefined ? {} : { keyPrefix: options.stateKeyPrefix }),
-    onNotice: (message) => log.warn(message),
+    onNotice: notice,
   });
 }

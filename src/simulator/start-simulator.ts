@@ -335,6 +335,8 @@ async function serveHttp(
     gateway: { transport, clock },
     beforeListen: (app) => control.register(app),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'logger']),
+    // The session store's "lost" and "back" lines go where the simulator's other notices go.
+    ...(options.onNotice ? { onSessionStoreNotice: options.onNotice } : {}),
   });
   cleanups.add(() => api.stop());
   control.startScenario();

@@ -67,7 +67,7 @@ export class AuthService {
     const endsAt = now + this.#options.sessionMaxLifetimeSeconds * 1000;
     const refresh = newRefreshToken();
     const record = { sid, accountId: account.id, gen, expiresAt: this.#refreshExpiry(now, endsAt) };
-    await this.#store.startFamily(sid, { accountId: account.id, endsAt, keepUntil: endsAt + this.#options.accessTokenTtlSeconds * 1000 }, { hash: refresh.hash, record });
+    await this.#store.startFamily(sid, { accountId: account.id, endsAt, keepUntil: this.#keepUntil(record.expiresAt) }, { hash: refresh.hash, record });
     return { accessToken: await this.#access.issue({ sub: account.id, gen, sid }), refreshToken: refresh.token };
   }
 
@@ -95,7 +95,8 @@ export class AuthService {
       this.#accounts.get(record.accountId) !== undefined;
     if (!valid || family === undefined) throw new SimError('TOKEN_INVALID');
     const refresh = newRefreshToken();
-    await this.#store.saveRefresh(refresh.hash, { ...record, expiresAt: this.#refreshExpiry(now, family.endsAt) });
+    const expiresAt = this.#refreshExpiry(now, family.endsAt);
+    await this.#store.saveRefresh(refresh.hash, { ...record, expiresAt }, this.#keepUntil(expiresAt));
     return { accessToken: await this.#access.issue({ sub: record.accountId, gen: record.gen, sid: record.sid }), refreshToken: refresh.token };
   }
 
@@ -133,6 +134,15 @@ export class AuthService {
   /** Closes the session store. */
   close(): Promise<void> {
     return this.#store.close();
+  }
+
+  /**
+   * How long a family must be remembered once its newest refresh token expires at `refreshExpiry`:
+   * an access token lifetime more, for the last access token issued in it. A session left idle is
+   * forgotten after one refresh lifetime, not kept to its absolute end.
+   */
+  #keepUntil(refreshExpiry: number): number {
+    return refreshExpiry + this.#options.accessTokenTtlSeconds * 1000;
   }
 
   /** A refresh token lives its lifetime, but never past the end of its family. */

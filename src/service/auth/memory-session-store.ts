@@ -59,9 +59,11 @@ export class MemorySessionStore implements SessionStore {
     this.#refresh.set(first.hash, first.record);
   }
 
-  async saveRefresh(hash: string, record: RefreshRecord): Promise<void> {
+  async saveRefresh(hash: string, record: RefreshRecord, familyKeepUntil: number): Promise<void> {
     this.#sweep();
     this.#refresh.set(hash, record);
+    const family = this.#families.get(record.sid);
+    if (family) family.keepUntil = Math.max(family.keepUntil, familyKeepUntil);
   }
 
   // Synchronous from lookup to delete, so atomic within the process.
@@ -73,7 +75,7 @@ export class MemorySessionStore implements SessionStore {
     }
     this.#refresh.delete(hash);
     const family = this.#families.get(record.sid);
-    if (family) this.#remember(hash, { sid: record.sid, accountId: record.accountId, until: family.endsAt });
+    if (family) this.#remember(hash, { sid: record.sid, accountId: record.accountId, until: family.keepUntil });
     return {
       outcome: 'consumed',
       record,

@@ -6,7 +6,8 @@
  * Keys (`P` is the prefix, `station-sim:` by default):
  * - `P rt:{hash}`   a live refresh token: hash { sid, acc, gen, exp }, until `exp`
  * - `P used:{hash}` a consumed one: "{sid} {acc}", until its family is forgotten (reuse detection)
- * - `P fam:{sid}`   a family: hash { acc, end, revoked }, until its end plus an access token lifetime
+ * - `P fam:{sid}`   a family: hash { acc, end, revoked }, until its newest refresh token expires,
+ *                   plus an access token lifetime
  * - `P gen:{acc}`   the account's revocation generation, for as long as a token older than it can live
  * - channel `P revocations`: "g {gen} {acc}" after a revoke-all, "f {sid}" after a family is revoked
  *
@@ -32,7 +33,7 @@ import { redactUrl } from '../../shared/redact-url.js';
 import type { ServiceClock } from '../service-clock.js';
 import type { AccessSession, ConsumeOutcome, NewFamily, RefreshRecord, SessionStore } from './session-store.js';
 
-/** @default */
+/** Prefix of every key and of the channel. */
 export const DEFAULT_KEY_PREFIX = 'station-sim:';
 /** A command without an answer within this time fails (503) instead of holding the request. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
@@ -129,10 +130,11 @@ export async function connectRedisSessionStore(options: RedisSessionStoreOptions
     await Promise.all([client.connect(), subscriber.connect()]);
     await store.subscribed();
   } catch (error) {
-    client.disconnect();
-    subscriber.disconnect();
+    await store.close();
     throw new SimError('SESSION_STORE_UNAVAILABLE', `cannot reach the session store at ${redactUrl(options.url)}: ${reason(error)}`, { cause: error });
   }
+  // From here on a lost connection is news; before, the start failure says it all.
+  store.announceChanges();
   return store;
 }
 
@@ -155,6 +157,7 @@ export class RedisSessionStore implements SessionStore {
   #subscribedOnce: Promise<void>;
   #closed = false;
   #lost = false;
+  #announcing = false;
 
   /** Use `connectRedisSessionStore`. */
   constructor(client: ScriptedRedis, subscriber: Redis, options: RedisSessionStoreOptions) {
@@ -191,12 +194,24 @@ export class RedisSessionStore implements SessionStore {
           resolveFirst();
           if (this.#lost && client.status === 'ready') this.#back();
         },
-        (error: unknown) => rejectFirst(error),
+        (error: unknown) => {
+          rejectFirst(error);
+          // After the start, a subscription that failed is tried again on a fresh connection:
+          // until it succeeds the caches stay unused and every check reads Redis.
+          if (this.#announcing && !this.#closed) subscriber.disconnect(true);
+        },
       );
     });
+    // Awaited by connectRedisSessionStore; a failure after that one has nobody to hear it.
+    this.#subscribedOnce.catch(() => undefined);
     client.on('ready', () => {
       if (this.#lost && this.#trusted) this.#back();
     });
+  }
+
+  /** Reports a lost connection, and its return, from now on. @internal */
+  announceChanges(): void {
+    this.#announcing = true;
   }
 
   /** Resolves once the revocation channel is subscribed the first time. */
@@ -228,9 +243,18 @@ export class RedisSessionStore implements SessionStore {
     );
   }
 
-  async saveRefresh(hash: string, record: RefreshRecord): Promise<void> {
+  async saveRefresh(hash: string, record: RefreshRecord, familyKeepUntil: number): Promise<void> {
     const key = this.#key('rt:', hash);
-    await this.#run(() => this.#client.multi().hset(key, recordFields(record)).pexpire(key, this.#ttl(record.expiresAt)).exec().then(checkExec));
+    await this.#run(() =>
+      this.#client
+        .multi()
+        .hset(key, recordFields(record))
+        .pexpire(key, this.#ttl(record.expiresAt))
+        // PEXPIRE leaves a missing key missing: a family forgotten meanwhile stays forgotten.
+        .pexpire(this.#key('fam:', record.sid), this.#ttl(familyKeepUntil))
+        .exec()
+        .then(checkExec),
+    );
   }
 
   async consumeRefresh(hash: string): Promise<ConsumeOutcome> {
@@ -320,7 +344,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   #connectionLost(): void {
-    if (this.#closed || this.#lost) return;
+    if (this.#closed || this.#lost || !this.#announcing) return;
     this.#lost = true;
     this.#notice('the session store (Redis) is unreachable: the auth and station routes answer 503 until it is back');
   }

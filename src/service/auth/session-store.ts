@@ -57,12 +57,16 @@ export interface SessionStore {
   generation(accountId: string): Promise<number>;
   /**
    * Records a new family and its first refresh token, together. The family is kept until
-   * `keepUntil` (its end plus an access token lifetime: the last access token issued in it may
-   * live that long, and must still be checked against it).
+   * `keepUntil`: while its newest refresh token may be used, and an access token lifetime after
+   * (the last access token issued in it lives that long, and is checked against it).
    */
   startFamily(sid: string, family: NewFamily, first: { hash: string; record: RefreshRecord }): Promise<void>;
-  /** Records a refresh token of an existing family (after a rotation). */
-  saveRefresh(hash: string, record: RefreshRecord): Promise<void>;
+  /**
+   * Records a refresh token of an existing family (after a rotation) and keeps the family until
+   * `familyKeepUntil` (later than before: the new token expires later). A family already
+   * forgotten is not brought back.
+   */
+  saveRefresh(hash: string, record: RefreshRecord, familyKeepUntil: number): Promise<void>;
   /**
    * Marks the token used and returns what it stood for, atomically: of two callers (in one process
    * or in two) consuming the same token, exactly one gets `consumed`, the other `reused`. The used

@@ -143,14 +143,14 @@ describe('session lifetime settings', () => {
     const family = { accountId: 'a', endsAt: clock.now() + 10_000, keepUntil: clock.now() + 20_000 };
     const record = (n: number) => ({ sid: 's', accountId: 'a', gen: 0, expiresAt: clock.now() + 5000 + n });
     await store.startFamily('s', family, { hash: 'h0', record: record(0) });
-    for (let n = 1; n < 6; n += 1) await store.saveRefresh(`h${n}`, record(n));
+    for (let n = 1; n < 6; n += 1) await store.saveRefresh(`h${n}`, record(n), family.keepUntil);
     for (let n = 0; n < 6; n += 1) expect((await store.consumeRefresh(`h${n}`)).outcome).toBe('consumed');
     expect(store.sizes.used).toBe(3);
     expect((await store.consumeRefresh('h5')).outcome).toBe('reused');
     expect((await store.consumeRefresh('h0')).outcome).toBe('unknown'); // forgotten: refused all the same
     // Past the family's retention a sweep forgets it all.
     clock.advance(80_000);
-    await store.saveRefresh('later', record(0));
+    await store.saveRefresh('later', record(0), 0);
     expect(store.sizes).toEqual({ refresh: 1, used: 0, families: 0 });
   });
 });
@@ -191,6 +191,28 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
     const fresh = await a.login();
     expect((await b.get(STATION, fresh.accessToken)).statusCode).toBe(200);
     expect((await refresh(b, fresh)).status).toBe(200);
+  });
+
+  test('a revocation made while an instance’s subscription is down still reaches it', async () => {
+    const [a, b, prefix] = await pairOfApis();
+    const pair = await a.login();
+    expect((await b.get(STATION, pair.accessToken)).statusCode).toBe(200); // B's cache says: live
+    const probe = new Redis(redis!.url);
+    try {
+      // Cut every subscriber connection, then revoke before they are back: the message is lost.
+      await probe.client('KILL', 'TYPE', 'pubsub');
+      expect((await a.post('/v1/auth/revoke-all', undefined, pair.accessToken)).statusCode).toBe(200);
+      // B stopped trusting its cache when its subscriber went, so it reads Redis instead.
+      await waitFor(async () => (await b.get(STATION, pair.accessToken)).statusCode === 401, 3000, 'B to refuse the token');
+      // And once resubscribed (cache emptied again), it still refuses it, and takes new tokens.
+      const subscribers = async (): Promise<number> => Number(((await probe.pubsub('NUMSUB', `${prefix}revocations`)) as [string, number])[1]);
+      await waitFor(async () => (await subscribers()) === 2, 3000, 'both instances to subscribe again');
+      const fresh = await a.login();
+      await waitFor(async () => (await b.get(STATION, fresh.accessToken)).statusCode === 200, 3000, 'B to take a new token');
+      expect((await b.get(STATION, pair.accessToken)).statusCode).toBe(401);
+    } finally {
+      probe.disconnect();
+    }
   });
 
   test('a warm instance checks access tokens without a Redis round trip', async () => {
@@ -240,7 +262,8 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
   test('Redis going away: 503 with a message on auth and station routes, in bounded time; back by itself when Redis is', async () => {
     const own = await startRedis();
     try {
-      const api = await start({ state: own.url });
+      const notices: string[] = [];
+      const api = await start({ state: own.url, onSessionStoreNotice: (message) => notices.push(message) });
       const pair = await api.login();
       await own.kill();
       const requests = [
@@ -266,6 +289,12 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
       expect((await api.get(STATION, again.accessToken)).statusCode).toBe(200);
       expect((await refresh(api, again)).status).toBe(200);
       expect((await api.get(STATION, pair.accessToken)).statusCode).toBe(401);
+      // One line when it went, one when it came back; not one per reconnection attempt.
+      await waitFor(() => notices.length === 2, 2000, 'the notice that Redis is back');
+      expect(notices).toEqual([
+        'the session store (Redis) is unreachable: the auth and station routes answer 503 until it is back',
+        'the session store (Redis) is back',
+      ]);
     } finally {
       await own.stop();
     }
