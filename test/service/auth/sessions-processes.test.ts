@@ -82,7 +82,8 @@ describe.skipIf(!HAVE_REDIS)('two API processes on one Redis', () => {
     } finally {
       await Promise.all([a.signal('SIGTERM'), b.signal('SIGTERM')]);
     }
-  });
+    // Three CLI start-ups, one after the other two: about 10 s each on a loaded 2-core machine.
+  }, 90_000);
 });
 
 describe('the CLI refuses a state it cannot use, in one line', () => {
@@ -106,5 +107,5 @@ describe('the CLI refuses a state it cannot use, in one line', () => {
     } finally {
       await broker.stop();
     }
-  });
+  }, 60_000);
 });
