@@ -189,6 +189,7 @@ export class RedisSessionStore implements SessionStore {
     subscriber.on('ready', () => {
       subscriber.subscribe(this.#channel).then(
         () => {
+          if (this.#closed) return;
           this.#distrust(); // anything cached before the subscription may have missed a message
           this.#trusted = true;
           resolveFirst();
