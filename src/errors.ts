@@ -31,6 +31,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'CONNECT is not supported: this server is not a proxy' },
   EXPECTATION_FAILED: { status: 417, message: 'Only "Expect: 100-continue" is supported' },
   UPGRADE_REQUIRED: { status: 426, message: 'This route is a WebSocket: send an upgrade request' },
+  SESSION_STORE_UNAVAILABLE: { status: 503, message: 'The session store cannot be reached; try again shortly' },
   // `/sim/v1` control plane (docs/control-plane.md)
   CONTROL_TOKEN_INVALID: { status: 401, message: 'Control token is invalid' },
   FAULT_NOT_FOUND: { status: 404, message: 'Fault not found' },

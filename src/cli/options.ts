@@ -11,6 +11,14 @@ import {
   MIN_LOG_FILE_BYTES,
   type ApiLoggerSettings,
 } from '../service/http/request-logging.js';
+import { isStateUrl } from '../service/auth/redis-session-store.js';
+import { redactUrl } from '../shared/redact-url.js';
+
+/**
+ * The Redis URL of the session store, when `--state` is not given: a password in `--state` shows
+ * in the process list (`ps`) to every user of the machine, while the environment does not.
+ */
+export const STATE_URL_ENV = 'STATION_SIM_STATE_URL';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -122,6 +130,14 @@ export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'defa
     })
     .option('access-ttl', { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" })
     .option('refresh-ttl', { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" })
+    .option('session-max-lifetime', {
+      type: 'number',
+      describe: "Absolute session lifetime in seconds, however often it is refreshed; at least --refresh-ttl (default: the fixture's, 7776000 = 90 days)",
+    })
+    .option('state', {
+      type: 'string',
+      describe: `Keep sessions in Redis, shared by API processes and kept across restarts: redis://[:password@]host:port[/db] or rediss://… (or set ${STATE_URL_ENV}, which keeps the password out of the process list; default: the fixture's api.state, else memory)`,
+    })
     .option('command-timeout', { type: 'number', describe: "How long an unlock waits for the station's ack, ms (default: the fixture's, 5000)" })
     .option('login-throttle', {
       type: 'boolean',
@@ -186,13 +202,14 @@ export function loggerOf(argv: Record<string, unknown>, stderr: NodeJS.WritableS
 export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env) {
   const httpPort = argv['http-port'] as number | undefined;
   checkPort('http-port', httpPort);
-  for (const name of ['access-ttl', 'refresh-ttl', 'command-timeout']) {
+  for (const name of ['access-ttl', 'refresh-ttl', 'session-max-lifetime', 'command-timeout']) {
     const value = argv[name] as number | undefined;
     if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new UsageError(`--${name} must be a whole number of at least 1`);
   }
   const timeout = argv['command-timeout'] as number | undefined;
   if (timeout !== undefined && timeout > MAX_TIMER_MS) throw new UsageError(`--command-timeout must be at most ${MAX_TIMER_MS} ms`);
   const controlToken = (argv['control-token'] as string | undefined) ?? env.STATION_SIM_CONTROL_TOKEN;
+  const state = stateUrl(argv.state as string | undefined, env);
   const set = <V>(key: string, value: V | undefined) => (value === undefined ? {} : { [key]: value });
   return {
     httpPort: httpPort ?? DEFAULT_HTTP_PORT,
@@ -200,6 +217,8 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     ...set('controlToken', controlToken === '' ? undefined : controlToken),
     ...set('accessTokenTtlSeconds', argv['access-ttl'] as number | undefined),
     ...set('refreshTokenTtlSeconds', argv['refresh-ttl'] as number | undefined),
+    ...set('sessionMaxLifetimeSeconds', argv['session-max-lifetime'] as number | undefined),
+    ...set('state', state),
     ...set('commandTimeoutMs', argv['command-timeout'] as number | undefined),
     ...set('loginThrottle', argv['login-throttle'] as boolean | undefined),
     ...set('logger', loggerOf(argv)),
@@ -209,10 +228,23 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     controlToken?: string;
     accessTokenTtlSeconds?: number;
     refreshTokenTtlSeconds?: number;
+    sessionMaxLifetimeSeconds?: number;
+    state?: string;
     commandTimeoutMs?: number;
     loginThrottle?: boolean;
     logger?: ApiLoggerSettings;
   };
+}
+
+/** `--state`, else STATION_SIM_STATE_URL, checked; undefined for sessions in memory (or the fixture's `api.state`). */
+export function stateUrl(option: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const fromEnv = env[STATE_URL_ENV];
+  const url = option ?? (fromEnv === '' ? undefined : fromEnv);
+  if (url === undefined) return undefined;
+  const source = option === undefined ? STATE_URL_ENV : '--state';
+  // The URL may hold a password: it is shown redacted.
+  if (!isStateUrl(url)) throw new UsageError(`${source} must be a Redis URL, redis://[:password@]host[:port][/db] or rediss://…, not "${redactUrl(url)}"`);
+  return url;
 }
 
 /** How the control plane is protected, for the start-up line. */

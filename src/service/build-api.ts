@@ -6,8 +6,11 @@
 import Fastify from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Fixture } from '../fixture/fixture-schema.js';
-import { AuthService } from './auth/auth-service.js';
+import { AuthService, checkLifetimes } from './auth/auth-service.js';
 import { resolveJwtSecret } from './auth/jwt-secret.js';
+import { MemorySessionStore } from './auth/memory-session-store.js';
+import { connectRedisSessionStore } from './auth/redis-session-store.js';
+import type { SessionStore } from './auth/session-store.js';
 import type { StationGateway } from './station-gateway.js';
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
 import type { ApiInstance } from './http/api-instance.js';
@@ -59,6 +62,25 @@ export interface BuildApiOptions {
   accessTokenTtlSeconds?: number;
   /** Refresh token lifetime (interface section 5.4). @default fixture.api.refreshTokenTtlSeconds (2592000) */
   refreshTokenTtlSeconds?: number;
+  /**
+   * Absolute lifetime of a session from its login, however often it is refreshed; at least the
+   * refresh token lifetime. @default fixture.api.sessionMaxLifetimeSeconds (7776000, 90 days)
+   */
+  sessionMaxLifetimeSeconds?: number;
+  /**
+   * Where refresh tokens, token families and revocations live: a Redis URL
+   * (`redis://[:password@]host:port[/db]`, `rediss://` for TLS), shared by every API process
+   * given the same URL and kept across restarts. `app.close()` closes its connections.
+   * @default fixture.api.state, else the memory of this process
+   */
+  state?: string;
+  /** Prefix of the session store's Redis keys and channel. @default "station-sim:" */
+  stateKeyPrefix?: string;
+  /**
+   * Told, in one line, when the Redis session store's connection is lost and when it is back.
+   * @default a warning in the request log
+   */
+  onSessionStoreNotice?: (message: string) => void;
   /** Larger bodies get 413. @default 16384 */
   bodyLimitBytes?: number;
   /** Request and headers timeouts, connections per client and in all. @default fixture.api.limits */
@@ -73,21 +95,21 @@ export interface BuildApiOptions {
 
 export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
   const clock = options.clock ?? systemServiceClock();
-  const auth = await AuthService.create({
-    accounts: options.fixture.accounts,
-    secret: resolveJwtSecret(options.jwtSecret, options.env ?? process.env),
+  const lifetimes = {
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? options.fixture.api.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? options.fixture.api.refreshTokenTtlSeconds,
-    clock,
-    loginThrottle: { ...options.fixture.api.loginThrottle, enabled: options.loginThrottle ?? options.fixture.api.loginThrottle.enabled },
-    passwordHashing: options.fixture.api.passwordHashing,
-  });
+    sessionMaxLifetimeSeconds: options.sessionMaxLifetimeSeconds ?? options.fixture.api.sessionMaxLifetimeSeconds,
+  };
+  // Checked before anything connects, so a bad setting does not leave a Redis connection behind.
+  checkLifetimes(lifetimes);
+  const secret = resolveJwtSecret(options.jwtSecret, options.env ?? process.env);
+  const limits: HttpLimits = { ...options.fixture.api.limits, ...options.limits };
 
   // A log file that cannot be opened fails the build here, with nothing to undo before it.
-  const limits: HttpLimits = { ...options.fixture.api.limits, ...options.limits };
   const logging = await openRequestLogging(options.logger);
+  let app: ApiInstance;
   try {
-    const app: ApiInstance = Fastify({
+    app = Fastify({
       ...serverOptions(limits),
       ...logging.fastifyOptions,
       bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
@@ -101,25 +123,75 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
       frameworkErrors: frameworkErrorHandler,
       clientErrorHandler,
     }).withTypeProvider<TypeBoxTypeProvider>();
-    logging.start(app.log);
-    app.addHook('onClose', () => logging.stop());
-
-    // The command id of an unlock, for request summaries (the event stream and transcripts).
-    app.decorateRequest('commandId', undefined);
-    // Set by request sampling (request-sampler.ts); declared here so requests keep one shape.
-    app.decorateRequest('logSampledOut', false);
-    installServerLimits(app, limits);
-    installRequestRules(app);
-    installJsonBodyParser(app);
-    installErrorHandling(app);
-    await registerOpenApi(app);
-    registerAuthRoutes(app, auth);
-    registerStationRoutes(app, auth, options.gateway);
-    registerWebhookRoutes(app);
-    registerOpenApiRoute(app);
-    return app;
   } catch (error) {
     await logging.stop();
     throw error;
   }
+  logging.start(app.log);
+  // From here on, closing the app closes the log (and, once added, the session store).
+  app.addHook('onClose', () => logging.stop());
+
+  try {
+    const store = await openSessionStore(options, clock, lifetimes, app);
+    let auth: AuthService;
+    try {
+      auth = await AuthService.create({
+        accounts: options.fixture.accounts,
+        secret,
+        ...lifetimes,
+        store,
+        clock,
+        loginThrottle: { ...options.fixture.api.loginThrottle, enabled: options.loginThrottle ?? options.fixture.api.loginThrottle.enabled },
+        passwordHashing: options.fixture.api.passwordHashing,
+        onReuse: (account) => app.log.warn({ account }, 'a rotated refresh token was used again: its session is revoked'),
+      });
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    app.addHook('onClose', () => auth.close());
+    await registerRoutes(app, auth, options.gateway, limits);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  return app;
+}
+
+/** Everything the app serves, on the app that the session store belongs to. */
+async function registerRoutes(app: ApiInstance, auth: AuthService, gateway: StationGateway, limits: HttpLimits): Promise<void> {
+  // The command id of an unlock, for request summaries (the event stream and transcripts).
+  app.decorateRequest('commandId', undefined);
+  // Set by request sampling (request-sampler.ts); declared here so requests keep one shape.
+  app.decorateRequest('logSampledOut', false);
+  installServerLimits(app, limits);
+  installRequestRules(app);
+  installJsonBodyParser(app);
+  installErrorHandling(app);
+  await registerOpenApi(app);
+  registerAuthRoutes(app, auth);
+  registerStationRoutes(app, auth, gateway);
+  registerWebhookRoutes(app);
+  registerOpenApiRoute(app);
+}
+
+/** The session store the options name: Redis for a `state` URL, else this process's memory. */
+async function openSessionStore(
+  options: BuildApiOptions,
+  clock: ServiceClock,
+  lifetimes: { accessTokenTtlSeconds: number; sessionMaxLifetimeSeconds: number },
+  app: ApiInstance,
+): Promise<SessionStore> {
+  const url = options.state ?? options.fixture.api.state;
+  if (url === undefined) return new MemorySessionStore({ clock });
+  const log = app.log.child({ component: 'session-store' });
+  const notice = options.onSessionStoreNotice ?? ((message: string) => log.warn(message));
+  return connectRedisSessionStore({
+    url,
+    clock,
+    // A token issued before a revoke-all lives at most one session plus its last access token.
+    generationRetentionMs: (lifetimes.sessionMaxLifetimeSeconds + lifetimes.accessTokenTtlSeconds) * 1000,
+    ...(options.stateKeyPrefix === undefined ? {} : { keyPrefix: options.stateKeyPrefix }),
+    onNotice: notice,
+  });
 }

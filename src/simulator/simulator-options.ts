@@ -8,6 +8,7 @@ import { SimError } from '../errors.js';
 import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
 import { isTimeScale } from '../station/clock.js';
+import { isStateUrl, STATE_URL_WANTS } from '../service/auth/redis-session-store.js';
 import type { HttpOptions, SimulatorOptions } from './start-simulator.js';
 import { loggerOptionProblem } from '../service/http/request-logging.js';
 
@@ -62,6 +63,9 @@ const HTTP_RULES: Rules<HttpOptions> = {
   },
   accessTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.accessTokenTtlSeconds),
   refreshTokenTtlSeconds: apiSetting(ApiSettingsSchema.properties.refreshTokenTtlSeconds),
+  sessionMaxLifetimeSeconds: apiSetting(ApiSettingsSchema.properties.sessionMaxLifetimeSeconds),
+  // Secret: the URL may hold the Redis password.
+  state: { ok: isStateUrl, wants: STATE_URL_WANTS, secret: true },
   commandTimeoutMs: apiSetting(ApiSettingsSchema.properties.commandTimeoutMs),
   loginThrottle: boolean,
   logger: {

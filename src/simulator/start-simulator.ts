@@ -34,6 +34,15 @@ export interface HttpOptions {
   accessTokenTtlSeconds?: number;
   /** Overrides the fixture's refresh token lifetime. */
   refreshTokenTtlSeconds?: number;
+  /** Overrides the fixture's absolute session lifetime (at least the refresh token lifetime). */
+  sessionMaxLifetimeSeconds?: number;
+  /**
+   * Where the API keeps sessions (refresh tokens, token families, revocations): a Redis URL,
+   * `redis://[:password@]host:port[/db]` or `rediss://…`, shared by every API process given it and
+   * kept across restarts. `stop()` closes its connections.
+   * @default the fixture's `api.state`, else the memory of the API process
+   */
+  state?: string;
   /** Overrides the fixture's command timeout. */
   commandTimeoutMs?: number;
   /**
@@ -331,7 +340,9 @@ async function serveHttp(
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock },
     beforeListen: (app) => control.register(app),
-    ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'commandTimeoutMs', 'loginThrottle', 'logger']),
+    ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'loginThrottle', 'logger']),
+    // The session store's "lost" and "back" lines go where the simulator's other notices go.
+    ...(options.onNotice ? { onSessionStoreNotice: options.onNotice } : {}),
   });
   cleanups.add(() => api.stop());
   control.startScenario();

@@ -24,6 +24,8 @@ const refused: [string, unknown, string][] = [
   ['an access token lifetime of 0', { accessTokenTtlSeconds: 0 }, 'accessTokenTtlSeconds must be a whole number of at least 1, not 0'],
   ['an access token lifetime as a string', { accessTokenTtlSeconds: '60' }, 'accessTokenTtlSeconds must be a whole number of at least 1, not "60"'],
   ['a fractional refresh token lifetime', { refreshTokenTtlSeconds: 1.5 }, 'refreshTokenTtlSeconds must be a whole number of at least 1, not 1.5'],
+  ['a fractional session lifetime', { sessionMaxLifetimeSeconds: 2.5 }, 'sessionMaxLifetimeSeconds must be a whole number of at least 1, not 2.5'],
+  ['a state that is not a Redis URL (not echoed: it may carry a password)', { state: 'http://:pw@host' }, 'state must be a Redis URL, redis://[:password@]host[:port][/db] or rediss://… for TLS'],
   ['a command timeout as a string', { commandTimeoutMs: 'x' }, `commandTimeoutMs must be a whole number from 1 to ${MAX_TIMER_MS}, not "x"`],
   ['a command timeout past the longest timer', { commandTimeoutMs: MAX_TIMER_MS + 1 }, `commandTimeoutMs must be a whole number from 1 to ${MAX_TIMER_MS}, not ${MAX_TIMER_MS + 1}`],
   ['a broker as a number (not echoed: a URL may carry credentials)', { broker: 1883 }, 'broker must be a broker URL (mqtt://host:port)'],
@@ -50,6 +52,7 @@ describe('startSimulator options', () => {
   it('never shows a control token or a broker URL it refuses', async () => {
     await expect(startSimulator({ controlToken: { secret: 'sesame' } } as never)).rejects.not.toThrow(/sesame/);
     await expect(startSimulator({ broker: ['mqtt://user:hunter2@host'] } as never)).rejects.not.toThrow(/hunter2/);
+    await expect(startSimulator({ state: 'mysql://user:hunter2@host' })).rejects.not.toThrow(/hunter2/);
   });
 
   it('takes an option set to undefined as one left out', async () => {

@@ -23,8 +23,10 @@ export interface AccessTokenOptions {
 export interface AccessClaims {
   /** Account id. */
   sub: string;
-  /** The account's revocation generation when the token was issued (see `SessionRevocations`). */
+  /** The account's revocation generation when the token was issued (revoke-all bumps it). */
   gen: number;
+  /** The token family (session) the token was issued in; revoking the family ends the token. */
+  sid: string;
 }
 
 /** Verified tokens remembered, so a client reusing its token is not re-verified on every request. */
@@ -44,10 +46,10 @@ export class AccessTokens {
     this.#options = options;
   }
 
-  /** Signs a token with `sub`, `iat`, `exp`, `jti`, `iss`, `aud` and the revocation generation `gen`. */
+  /** Signs a token with `sub`, `iat`, `exp`, `jti`, `iss`, `aud`, the revocation generation `gen` and the family `sid`. */
   async issue(claims: AccessClaims): Promise<string> {
     const issuedAt = Math.floor(this.#options.clock.now() / 1000);
-    return new SignJWT({ gen: claims.gen })
+    return new SignJWT({ gen: claims.gen, sid: claims.sid })
       .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
       .setSubject(claims.sub)
       .setIssuer(ISSUER)
@@ -78,9 +80,10 @@ export class AccessTokens {
         currentDate: new Date(this.#options.clock.now()),
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       });
-      if (typeof payload.sub !== 'string' || typeof payload.gen !== 'number' || typeof payload.exp !== 'number') return undefined;
-      const claims = { sub: payload.sub, gen: payload.gen };
-      this.#remember(token, claims, payload.exp * 1000);
+      const { sub, gen, sid, exp } = payload;
+      if (typeof sub !== 'string' || typeof gen !== 'number' || typeof sid !== 'string' || typeof exp !== 'number') return undefined;
+      const claims = { sub, gen, sid };
+      this.#remember(token, claims, exp * 1000);
       return claims;
     } catch {
       return undefined;

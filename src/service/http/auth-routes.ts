@@ -45,7 +45,7 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
         description:
           'The refresh token is used up: the answer carries a new one (rotation). An unknown, used, revoked or expired refresh token gives 401 "Token is invalid"; log in again.',
         body: RefreshTokenBodySchema,
-        response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415) },
+        response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415, 503) },
       },
     },
     async (request, reply) => {
@@ -63,11 +63,11 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
         summary: 'Invalidate a refresh token (logout)',
         description: 'Always answers `{"success":true}`, also for a token that is unknown or already invalid, so the answer reveals nothing about it. Access tokens stay valid until they expire.',
         body: RefreshTokenBodySchema,
-        response: { 200: SuccessSchema, ...errorResponses(400, 413, 415) },
+        response: { 200: SuccessSchema, ...errorResponses(400, 413, 415, 503) },
       },
     },
     async (request) => {
-      auth.revoke(request.body.refreshToken);
+      await auth.revoke(request.body.refreshToken);
       return { success: true as const };
     },
   );
@@ -80,12 +80,12 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
         summary: 'Invalidate every session of the account',
         description: 'Every access and refresh token of the account issued before this call gives 401 afterwards, including the access token of this request. No body.',
         security: BEARER_SECURITY,
-        response: { 200: SuccessSchema, ...errorResponses(401, 413, 415) },
+        response: { 200: SuccessSchema, ...errorResponses(401, 413, 415, 503) },
       },
     },
     async (request) => {
       const account = await authenticate(auth, request);
-      auth.revokeAll(account.id);
+      await auth.revokeAll(account.id);
       if (!request.logSampledOut) request.log.info({ account: account.id }, 'revoke-all');
       return { success: true as const };
     },

@@ -15,8 +15,8 @@ const DESCRIPTIONS: Record<number, string> = {
   413: ERRORS.PAYLOAD_TOO_LARGE.message,
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
   429: `"${ERRORS.LOGIN_THROTTLED.message}": too many failed logins from the client address or for the email. \`Retry-After\` says how many seconds to wait.`,
-  503: `"${ERRORS.LOGIN_BUSY.message}": too many logins wait for a password check. \`Retry-After\` says how many seconds to wait.`,
   501: 'Not available.',
+  503: `"${ERRORS.SESSION_STORE_UNAVAILABLE.message}": the API runs with a Redis session store (\`--state\`) that cannot be reached; on login also "${ERRORS.LOGIN_BUSY.message}": too many logins wait for a password check, \`Retry-After\` says how many seconds to wait.`,
 };
 
 /** Error responses for the given status codes, each with the `{ message }` body of interface section 7. */

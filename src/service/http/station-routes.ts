@@ -27,7 +27,7 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
         description: 'The station as it last published its state over MQTT. Check `status` is `online` before sending commands (interface section 3).',
         security: BEARER_SECURITY,
         params: StationParamsSchema,
-        response: { 200: StationSchema, ...errorResponses(401, 404) },
+        response: { 200: StationSchema, ...errorResponses(401, 404, 503) },
       },
     },
     async (request) => {
@@ -46,7 +46,7 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
           'Sends the unlock command over MQTT and waits for the station to acknowledge it. Accepted: `{"success":true}`. Offline station, rejected command or no acknowledgement in time: `{"success":false,"message":"…"}`. No request body.',
         security: BEARER_SECURITY,
         params: LockParamsSchema,
-        response: { 200: UnlockResultSchema, ...errorResponses(401, 404, 413, 415) },
+        response: { 200: UnlockResultSchema, ...errorResponses(401, 404, 413, 415, 503) },
       },
     },
     async (request): Promise<UnlockResult> => {

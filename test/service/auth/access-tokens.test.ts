@@ -7,17 +7,17 @@ describe('AccessTokens', () => {
   it('verifies a token once and still expires it on time when it is used again', async () => {
     let now = Date.parse('2026-01-01T00:00:00Z');
     const tokens = new AccessTokens({ secret, ttlSeconds: 60, clock: { now: () => now } });
-    const token = await tokens.issue({ sub: 'a@example.com', gen: 0 });
-    expect(await tokens.verify(token)).toEqual({ sub: 'a@example.com', gen: 0 });
+    const token = await tokens.issue({ sub: 'a@example.com', gen: 0, sid: 's-1' });
+    expect(await tokens.verify(token)).toEqual({ sub: 'a@example.com', gen: 0, sid: 's-1' });
     now += 59_999;
-    expect(await tokens.verify(token)).toEqual({ sub: 'a@example.com', gen: 0 });
+    expect(await tokens.verify(token)).toEqual({ sub: 'a@example.com', gen: 0, sid: 's-1' });
     now += 1;
     expect(await tokens.verify(token)).toBeUndefined();
   });
 
   it('never trusts a token that differs by one character from a verified one', async () => {
     const tokens = new AccessTokens({ secret, ttlSeconds: 60, clock: { now: () => Date.now() } });
-    const token = await tokens.issue({ sub: 'a@example.com', gen: 0 });
+    const token = await tokens.issue({ sub: 'a@example.com', gen: 0, sid: 's-1' });
     expect(await tokens.verify(token)).toBeDefined();
     // Change a character well inside the signature (the last one partly encodes padding bits).
     const at = token.length - 5;

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, test } from 'vitest';
-import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
+import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { ALICE, BOB } from '../support/test-fixture.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { TEST_SECRET, buildTestApi, type TestApi } from '../support/test-api.js';
@@ -149,7 +149,11 @@ describe('bearer access tokens (interface section 5.3, 5.4)', () => {
     const second = await buildTestApi({ jwtSecret: undefined, env });
     try {
       const { accessToken } = await first.login();
-      expect((await second.get(STATION, accessToken)).statusCode).toBe(200);
+      const { payload } = await jwtVerify(accessToken, new TextEncoder().encode(env.STATION_SIM_JWT_SECRET), { algorithms: ['HS256'] });
+      expect(payload.sub).toBe(ALICE.email);
+      // Sessions live in the memory of the first process: the second knows the key but not the
+      // session, and refuses (a shared Redis session store is what lets it accept; sessions.test.ts).
+      expect((await second.get(STATION, accessToken)).statusCode).toBe(401);
     } finally {
       await first.app.close();
       await second.app.close();
@@ -188,10 +192,10 @@ describe('refresh (interface section 5.5)', () => {
     expect(second.refreshToken).not.toBe(first.refreshToken);
     expect((await get(STATION, second.accessToken)).statusCode).toBe(200);
 
+    expect((await post('/v1/auth/refresh', { refreshToken: second.refreshToken })).statusCode).toBe(200);
     const reused = await post('/v1/auth/refresh', { refreshToken: first.refreshToken });
     expect(reused.statusCode).toBe(401);
     expect(reused.json()).toEqual(invalid);
-    expect((await post('/v1/auth/refresh', { refreshToken: second.refreshToken })).statusCode).toBe(200);
   });
 
   test('a refreshed access token is usable after the first one expired', async () => {
@@ -244,8 +248,8 @@ describe('revoke (interface section 5.6)', () => {
     // Revoking again, or revoking garbage, says the same.
     expect((await post('/v1/auth/revoke', { refreshToken: pair.refreshToken })).json()).toEqual({ success: true });
     expect((await post('/v1/auth/revoke', { refreshToken: 'never-issued' })).json()).toEqual({ success: true });
-    // The interface revokes the refresh token only; the access token lives until exp (docs/api.md).
-    expect((await get(STATION, pair.accessToken)).statusCode).toBe(200);
+    // Logout ends the session (the token family), its access tokens included (docs/api.md).
+    expect((await get(STATION, pair.accessToken)).statusCode).toBe(401);
   });
 
   test('leaves the account’s other sessions alone', async () => {

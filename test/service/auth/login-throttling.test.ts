@@ -2,6 +2,7 @@
  * Login throttling and the bound on password checks over HTTP (fastify `inject`, client addresses
  * set with `remoteAddress`), in fake time (ManualClock) so lockouts end without sleeping.
  */
+import { MemorySessionStore } from '../../../src/service/auth/memory-session-store.js';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Fixture } from '../../../src/fixture/fixture-schema.js';
 import { AuthService } from '../../../src/service/auth/auth-service.js';
@@ -103,6 +104,8 @@ describe('AuthService.login', () => {
       secret: new TextEncoder().encode('x'.repeat(32)),
       accessTokenTtlSeconds: 60,
       refreshTokenTtlSeconds: 60,
+      sessionMaxLifetimeSeconds: 60,
+      store: new MemorySessionStore({ clock }),
       clock,
       loginThrottle: fixture.api.loginThrottle,
       passwordHashing: { concurrency: 1, maxQueued: 100 },
@@ -126,6 +129,8 @@ describe('AuthService.login', () => {
       secret: new TextEncoder().encode('x'.repeat(32)),
       accessTokenTtlSeconds: 60,
       refreshTokenTtlSeconds: 60,
+      sessionMaxLifetimeSeconds: 60,
+      store: new MemorySessionStore({ clock: new ManualClock() }),
       clock: new ManualClock(),
       loginThrottle: fixture.api.loginThrottle,
       passwordHashing: fixture.api.passwordHashing,

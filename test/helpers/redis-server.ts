@@ -1,0 +1,74 @@
+/**
+ * Starts a real `redis-server` on a free port for a test (no persistence, loopback only), for the
+ * Redis session store. Where `redis-server` is missing the suite says so loudly and skips; under
+ * CI (CI set) that is a failure instead, as for Mosquitto (`.ci/run` installs both).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { freePort } from './free-port.js';
+
+export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+
+export function redisAvailable(): boolean {
+  const found = spawnSync(REDIS_SERVER, ['--version']).error === undefined;
+  if (!found) {
+    if (process.env.CI) throw new Error(`${REDIS_SERVER} is not installed, and CI=true requires the Redis session store tests to run`);
+    console.warn(`\n*** ${REDIS_SERVER} not found: the Redis session store tests are SKIPPED (apt-get install redis-server) ***\n`);
+  }
+  return found;
+}
+
+export interface RunningRedis {
+  url: string;
+  port: number;
+  /** Stops the server (its data goes with it: nothing is saved). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port, empty. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startRedis(options: { password?: string } = {}): Promise<RunningRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--unixsocket', '', '--loglevel', 'warning'];
+  if (options.password !== undefined) args.push('--requirepass', options.password);
+  const start = async (): Promise<void> => {
+    const started = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = started;
+    let errors = '';
+    started.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+    const exited = new Promise<never>((_, reject) => started.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${errors.trim()}`))));
+    exited.catch(() => undefined);
+    await Promise.race([waitForPong(port), exited]);
+  };
+  const kill = async (): Promise<void> => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, port, kill, start, stop: kill };
+}
+
+/** Resolves once the server answers PING (with `+PONG`, or `-NOAUTH` when it wants a password). */
+async function waitForPong(port: number, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await new Promise<string>((resolve) => {
+      const socket = net.connect({ port, host: '127.0.0.1' }, () => socket.write('PING\r\n'));
+      socket.setEncoding('utf8');
+      socket.once('data', (data: string) => {
+        socket.destroy();
+        resolve(data);
+      });
+      socket.once('error', () => resolve(''));
+    });
+    if (answer.startsWith('+PONG') || answer.startsWith('-NOAUTH')) return;
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} does not answer PING after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
