@@ -128,6 +128,10 @@ export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'defa
       type: 'string',
       describe: 'Require "Authorization: Bearer <token>" on /sim/v1 (or set STATION_SIM_CONTROL_TOKEN, which keeps it out of the process list)',
     })
+    .option('insecure-control', {
+      type: 'boolean',
+      describe: 'With --host other than loopback and no control token: serve /sim/v1 open to everyone who can reach it (refused without this)',
+    })
     .option('access-ttl', { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" })
     .option('refresh-ttl', { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" })
     .option('session-max-lifetime', {
@@ -209,6 +213,7 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
   const timeout = argv['command-timeout'] as number | undefined;
   if (timeout !== undefined && timeout > MAX_TIMER_MS) throw new UsageError(`--command-timeout must be at most ${MAX_TIMER_MS} ms`);
   const controlToken = (argv['control-token'] as string | undefined) ?? env.STATION_SIM_CONTROL_TOKEN;
+  checkControlExposure(argv.host as string | undefined, controlToken, argv['insecure-control'] === true);
   const state = stateUrl(argv.state as string | undefined, env);
   const set = <V>(key: string, value: V | undefined) => (value === undefined ? {} : { [key]: value });
   return {
@@ -247,10 +252,29 @@ export function stateUrl(option: string | undefined, env: NodeJS.ProcessEnv): st
   return url;
 }
 
+/** True for a host that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host) || /^::ffff:127\./i.test(host);
+}
+
+/**
+ * DESIGN.md, "Trust model": loopback only by default, open there as a local emulator is; bound to
+ * any other address, the control plane (which opens any lock and resets the fleet) needs its token
+ * unless the user says so in as many words.
+ */
+function checkControlExposure(host: string | undefined, controlToken: string | undefined, insecure: boolean): void {
+  if (host === undefined || isLoopbackHost(host) || (controlToken !== undefined && controlToken !== '') || insecure) return;
+  throw new UsageError(
+    `--host ${host} lets other machines reach the control plane, which opens any lock and resets the fleet: ` +
+      'set STATION_SIM_CONTROL_TOKEN (or --control-token), or add --insecure-control to leave it open to everyone who can reach it',
+  );
+}
+
 /** How the control plane is protected, for the start-up line. */
-export function controlAccess(host: string, controlToken: string | undefined): string {
-  const where = host === '127.0.0.1' || host === '::1' || host === 'localhost' ? 'loopback only' : `bound to ${host}`;
-  return `control plane ${where}, ${controlToken ? 'token required' : 'no token (open to anyone who can reach it)'}`;
+export function controlAccess(host: string, controlToken: string | undefined, tokenOnCommandLine = false): string {
+  const where = isLoopbackHost(host) ? 'loopback only' : `bound to ${host}`;
+  const token = tokenOnCommandLine ? 'token required (given with --control-token, which the process list shows to every user of this machine: STATION_SIM_CONTROL_TOKEN does not)' : 'token required';
+  return `control plane ${where}, ${controlToken ? token : 'no token (open to anyone who can reach it)'}`;
 }
 
 export function withTime<T>(yargs: Argv<T>) {

@@ -159,6 +159,11 @@ describe('station-sim CLI', () => {
       [['up', '--dashboard', 'on', '--json', '--mqtt-port', '0', '--http-port', '0'], '--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to'],
       [['up', '--broker', 'mqtt://127.0.0.1:1', '--mqtt-port', '1884', '--http-port', '0'], "--mqtt-port is the embedded broker's port; with --broker there is no embedded broker (the port is in the URL)"],
       [['up', '--broker', 'mqtt://127.0.0.1:1', '--no-broker-thread', '--http-port', '0'], '--no-broker-thread is about the embedded broker; with --broker there is no embedded broker'],
+      // DESIGN.md, trust model: beyond loopback the control plane needs its token, or an explicit opt-out.
+      ...(['up', 'api'] as const).map((command): [string[], string] => [
+        [command, '--host', '0.0.0.0', '--broker', 'mqtt://127.0.0.1:1', '--http-port', '0'],
+        '--host 0.0.0.0 lets other machines reach the control plane, which opens any lock and resets the fleet: set STATION_SIM_CONTROL_TOKEN (or --control-token), or add --insecure-control to leave it open to everyone who can reach it',
+      ]),
     ];
     // In this process (a process each took 11 CLI start-ups, over 30 s on a loaded machine); the
     // first case once more as a real process, for the exit code and stderr a script sees.

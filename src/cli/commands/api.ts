@@ -15,7 +15,7 @@ export function apiCommand(io: CliIo): CommandModule {
       const host = argv.host as string;
       const api = await startApiProcess({ ...http, fixture: argv.fixture as string | undefined, broker: argv.broker as string, host, onNotice: (m) => notice(io, m) });
       if (api.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${api.api.port} instead`);
-      notice(io, controlAccess(host, http.controlToken));
+      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
       printReady(io, argv.json as boolean, `station-sim api: API ${api.apiUrl} · control ${api.controlUrl} · stations on ${api.mqttUrl} · Ctrl-C to stop`, {
         apiUrl: api.apiUrl,
         controlUrl: api.controlUrl,

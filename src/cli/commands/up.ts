@@ -73,7 +73,7 @@ export function upCommand(io: CliIo): CommandModule {
         notice(io, `MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); the embedded broker uses ${sim.broker.port} instead`);
       }
       if (sim.http?.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${sim.http.api.port} instead`);
-      notice(io, controlAccess(host, http.controlToken));
+      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
       const summary = fleetSummary(sim.fleet);
       printReady(
         io,
