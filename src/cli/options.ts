@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
 import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
-import { isTimeScale } from '../station/clock.js';
+import { isTimeScale } from '../shared/clock.js';
 
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;

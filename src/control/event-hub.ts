@@ -6,7 +6,7 @@
  */
 import type { Fixture, StationStatus } from '../fixture/fixture-schema.js';
 import { groupTopics, parsePayload, type StationTopics, parseSimMessage } from '../mqtt/topics.js';
-import type { Clock } from '../station/clock.js';
+import type { Clock } from '../shared/clock.js';
 
 /** One event of the stream, without the per-connection `seq`. */
 export type SimStreamEvent = { time: string } & (

@@ -7,7 +7,7 @@
 import { SimError } from '../errors.js';
 import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
-import { isTimeScale } from '../station/clock.js';
+import { isTimeScale } from '../shared/clock.js';
 import type { HttpOptions, SimulatorOptions } from './start-simulator.js';
 
 /** What one option takes: a test and, for the message, what it must be. */

@@ -11,7 +11,7 @@ import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../shared/redact-url.js';
-import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
+import { ManualClock, scaledClock, systemClock, type Clock } from '../shared/clock.js';
 import { SimError } from '../errors.js';
 import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown } from './simulator-options.js';
 import { startTranscript } from '../transcript/transcript-recorder.js';

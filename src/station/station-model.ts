@@ -4,7 +4,7 @@
  * `disconnected`, and reports every change through the `output` callbacks, which the MQTT binding
  * turns into publications. Time and randomness come in as options.
  */
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Random } from './random.js';
 import { FaultSet, type Fault, type FaultKind, type FaultSpec } from './faults.js';
 import type { Delay, LockStatus, StationConfig, StationStatus } from '../fixture/fixture-schema.js';
