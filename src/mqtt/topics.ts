@@ -8,7 +8,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { LockStatusSchema, StationStatusSchema, type Topics } from '../fixture/fixture-schema.js';
-import { FaultSpecSchema, type Fault } from '../station/faults.js';
+import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
 import type { StationSnapshot } from '../station/station-model.js';
 
 /** The default templates; a fixture may override any of them per fleet or per station. */

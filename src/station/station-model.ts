@@ -6,7 +6,8 @@
  */
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Random } from './random.js';
-import { FaultSet, type Fault, type FaultKind, type FaultSpec } from './faults.js';
+import { FaultSet } from './faults.js';
+import type { Fault, FaultKind, FaultSpec } from '../fixture/fault-schema.js';
 import type { Delay, LockStatus, StationConfig, StationStatus } from '../fixture/fixture-schema.js';
 import type { AckPayload, LockStatePayload, StatusPayload } from '../mqtt/topics.js';
 
