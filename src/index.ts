@@ -10,7 +10,8 @@ export { StationModel, type StationSnapshot, type RejectReason } from './station
 export { ManualClock, systemClock, type Clock } from './shared/clock.js';
 export { seededRandom, type Random } from './station/random.js';
 export { loadFixture, parseFixture, FixtureError, type FixtureProblem } from './fixture/load-fixture.js';
-export type { Fixture, FixtureFile, StationConfig, AccountSpec, LockStatus, StationStatus } from './fixture/fixture-schema.js';
+export type { Fixture, FixtureFile, StationConfig, AccountSpec } from './fixture/fixture-schema.js';
+export type { LockStatus, StationStatus } from './fixture/statuses.js';
 export {
   DEFAULT_TOPICS,
   StationTopics,

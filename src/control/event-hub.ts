@@ -4,7 +4,8 @@
  * actions and API request summaries reported in-process. It also keeps the last status of every
  * station, which is what `/sim/v1/health` reads.
  */
-import type { Fixture, StationStatus } from '../fixture/fixture-schema.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import type { StationStatus } from '../fixture/statuses.js';
 import { groupTopics, parsePayload, type StationTopics, parseSimMessage } from '../mqtt/topics.js';
 import type { Clock } from '../shared/clock.js';
 

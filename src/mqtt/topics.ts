@@ -1,13 +1,25 @@
 /**
  * The MQTT topic contract (DESIGN.md, "Default MQTT topic contract"). Every topic template and
- * payload type lives here and nowhere else: the firmware binding, the `/v1` service and the tests
- * all build and parse topics through this module.
+ * payload type is owned here: the firmware binding, the `/v1` service and the tests all build and
+ * parse topics through this module. The payload schemas are declared one layer down, in
+ * src/station/station-payloads.ts, and re-exported below: the station model builds payloads itself
+ * and must not import mqtt/ (which imports the station).
  *
  * MQTT 3.1.1, JSON payloads, QoS 1. Status and lock state are retained; commands and acks are not.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { LockStatusSchema, StationStatusSchema, type Topics } from '../fixture/fixture-schema.js';
+import type { Topics } from '../fixture/fixture-schema.js';
+import {
+  StatusPayloadSchema,
+  LockStatePayloadSchema,
+  UnlockCommandSchema,
+  AckPayloadSchema,
+  type StatusPayload,
+  type LockStatePayload,
+  type UnlockCommand,
+  type AckPayload,
+} from '../station/station-payloads.js';
 import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
 import type { StationSnapshot } from '../station/station-model.js';
 
@@ -23,34 +35,18 @@ export const DEFAULT_TOPICS: Topics = {
 /** QoS of every message of the contract. */
 export const CONTRACT_QOS = 1 as const;
 
-export const StatusPayloadSchema = Type.Object({
-  stationId: Type.Integer(),
-  status: StationStatusSchema,
-  batteryVoltage: Type.Number(),
-  lastConnection: Type.String(),
-});
-export const LockStatePayloadSchema = Type.Object({
-  lockId: Type.String(),
-  status: LockStatusSchema,
-  lastUpdated: Type.String(),
-});
-export const UnlockCommandSchema = Type.Object({
-  commandId: Type.String({ minLength: 1, maxLength: 128 }),
-  sentAt: Type.Optional(Type.String()),
-});
-export const AckPayloadSchema = Type.Union([
-  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }),
-  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(false), reason: Type.String() }),
-]);
-
-/** `{prefix}/{token}/status`, retained; the last will carries the same with `"status":"offline"`. */
-export type StatusPayload = Static<typeof StatusPayloadSchema>;
-/** `{prefix}/{token}/locks/{lockId}/state`, retained. */
-export type LockStatePayload = Static<typeof LockStatePayloadSchema>;
-/** `{prefix}/{token}/locks/{lockId}/unlock`, service to station. */
-export type UnlockCommand = Static<typeof UnlockCommandSchema>;
-/** `{prefix}/{token}/acks`, station to service. */
-export type AckPayload = Static<typeof AckPayloadSchema>;
+// Declared in src/station/station-payloads.ts, below mqtt/, because the station model builds them
+// (see there); this module is still where the contract is read and imported from.
+export {
+  StatusPayloadSchema,
+  LockStatePayloadSchema,
+  UnlockCommandSchema,
+  AckPayloadSchema,
+  type StatusPayload,
+  type LockStatePayload,
+  type UnlockCommand,
+  type AckPayload,
+} from '../station/station-payloads.js';
 
 const checkers = {
   status: TypeCompiler.Compile(StatusPayloadSchema),
