@@ -6,7 +6,8 @@
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { StationStatus } from '../fixture/statuses.js';
-import { groupTopics, parsePayload, type StationTopics, parseSimMessage } from '../mqtt/topics.js';
+import { groupTopics, parsePayload, type StationTopics } from '../mqtt/topics.js';
+import { parseSimMessage } from './control-protocol.js';
 import type { Clock } from '../shared/clock.js';
 
 /** One event of the stream, without the per-connection `seq`. */
