@@ -20,14 +20,10 @@ import {
   type AckPayload,
 } from '../station/station-payloads.js';
 
-/** The default templates; a fixture may override any of them per fleet or per station. */
-export const DEFAULT_TOPICS: Topics = {
-  prefix: 'stations',
-  status: '{prefix}/{token}/status',
-  lockState: '{prefix}/{token}/locks/{lockId}/state',
-  unlock: '{prefix}/{token}/locks/{lockId}/unlock',
-  acks: '{prefix}/{token}/acks',
-};
+// The default templates are declared beside the fixture's TopicsSchema, whose @default texts
+// they match, because the fixture loader fills them in and sits below mqtt/; this module, which
+// owns the templates, is where they are read from.
+export { DEFAULT_TOPICS } from '../fixture/fixture-schema.js';
 
 /** QoS of every message of the contract. */
 export const CONTRACT_QOS = 1 as const;
