@@ -7,10 +7,11 @@ export { startEmbeddedBroker, type EmbeddedBrokerOptions, type StartedBroker } f
 export { startFleet, type FleetOptions, type StartedFleet } from './fleet/start-fleet.js';
 export { StationClient, type StationClientOptions } from './mqtt/station-client.js';
 export { StationModel, type StationSnapshot, type RejectReason } from './station/station-model.js';
-export { ManualClock, systemClock, type Clock } from './station/clock.js';
+export { ManualClock, systemClock, type Clock } from './shared/clock.js';
 export { seededRandom, type Random } from './station/random.js';
 export { loadFixture, parseFixture, FixtureError, type FixtureProblem } from './fixture/load-fixture.js';
-export type { Fixture, FixtureFile, StationConfig, AccountSpec, LockStatus, StationStatus } from './fixture/fixture-schema.js';
+export type { Fixture, FixtureFile, StationConfig, AccountSpec } from './fixture/fixture-schema.js';
+export type { LockStatus, StationStatus } from './fixture/statuses.js';
 export {
   DEFAULT_TOPICS,
   StationTopics,

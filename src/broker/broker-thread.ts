@@ -15,7 +15,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
-import type { LinkEnd, LinkPeer } from '../mqtt/transport.js';
+import type { LinkEnd, LinkPeer } from '../mqtt/broker-link.js';
 import type { EmbeddedBrokerOptions, StartedBroker } from './embedded-broker.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';

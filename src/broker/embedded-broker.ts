@@ -10,7 +10,7 @@ import { Aedes } from 'aedes';
 import { callSafely } from '../shared/throw-later.js';
 import { listen } from '../shared/listen.js';
 import { indexedMemoryPersistence } from './retained-index.js';
-import type { BrokerTap, StreamAcceptor } from '../mqtt/transport.js';
+import type { BrokerTap, StreamAcceptor } from '../mqtt/broker-link.js';
 
 export interface EmbeddedBrokerOptions {
   /** TCP port; 0 picks a free one. @default 1883 */

@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
 import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
-import { isTimeScale } from '../station/clock.js';
+import { isTimeScale } from '../shared/clock.js';
 import {
   DEFAULT_LOG_MAX_FILES,
   DEFAULT_LOG_MAX_REQUESTS_PER_SECOND,

@@ -6,8 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import type { Fixture } from '../fixture/fixture-schema.js';
-import { createMqttClient, firstConnect, type BrokerTap, type MqttTransport } from '../mqtt/transport.js';
-import { SIM_TOPICS, groupTopics, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
+import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
+import type { BrokerTap } from '../mqtt/broker-link.js';
+import { groupTopics } from '../mqtt/topics.js';
+import { SIM_TOPICS, type ControlReply, type ControlRequest, type FleetReply } from './control-protocol.js';
 import type { StationSnapshot } from '../station/station-model.js';
 import { SimError } from '../errors.js';
 

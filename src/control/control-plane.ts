@@ -12,7 +12,7 @@ import type { WebSocket } from 'ws';
 import type { ApiInstance } from '../service/build-api.js';
 import { bearerToken } from '../service/http/bearer-token.js';
 import { SimError } from '../errors.js';
-import { FaultSpecSchema } from '../station/faults.js';
+import { FaultSpecSchema } from '../fixture/fault-schema.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { ControlChannel, ControlAction } from './control-channel.js';
 import type { EventHub, SimStreamEvent } from './event-hub.js';

@@ -4,9 +4,11 @@
  * actions and API request summaries reported in-process. It also keeps the last status of every
  * station, which is what `/sim/v1/health` reads.
  */
-import type { Fixture, StationStatus } from '../fixture/fixture-schema.js';
-import { groupTopics, parsePayload, type StationTopics, parseSimMessage } from '../mqtt/topics.js';
-import type { Clock } from '../station/clock.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import type { StationStatus } from '../fixture/statuses.js';
+import { groupTopics, parsePayload, type StationTopics } from '../mqtt/topics.js';
+import { parseSimMessage } from './control-protocol.js';
+import type { Clock } from '../shared/clock.js';
 
 /** One event of the stream, without the per-connection `seq`. */
 export type SimStreamEvent = { time: string } & (

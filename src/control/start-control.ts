@@ -4,8 +4,9 @@
  * server; `stop()` ends them all.
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
-import type { BrokerTap, MqttTransport } from '../mqtt/transport.js';
-import type { Clock } from '../station/clock.js';
+import type { MqttTransport } from '../mqtt/transport.js';
+import type { BrokerTap } from '../mqtt/broker-link.js';
+import type { Clock } from '../shared/clock.js';
 import type { ApiInstance } from '../service/build-api.js';
 import { ControlChannel } from './control-channel.js';
 import { EventHub } from './event-hub.js';

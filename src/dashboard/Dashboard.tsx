@@ -5,7 +5,7 @@
  */
 import { useMemo, useRef, useState } from 'react';
 import { Box, Text, useApp, useInput, useStdin, type Key } from 'ink';
-import type { Clock } from '../station/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { DashboardControl } from './control-connection.js';
 import { createDashboardActions, type UnlockFunction } from './dashboard-actions.js';
 import { EventLog } from './EventLog.js';

@@ -4,7 +4,7 @@
  * test or another tool.
  */
 import WebSocket from 'ws';
-import { systemClock, type Clock, type TimerHandle } from '../station/clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { redactUrlsIn } from '../shared/redact-url.js';
 import {
   parseSimEvent,

@@ -4,7 +4,7 @@
  * order, online count, the event log, the stream's state). React reads it at most every flush
  * interval (`use-throttled-store.ts`), so a burst of events from 10,000 stations costs one redraw.
  */
-import { systemClock, type Clock } from '../station/clock.js';
+import { systemClock, type Clock } from '../shared/clock.js';
 import { ActivityLog, type LogTone, type UnlockResult } from './activity-log.js';
 import type { StreamState } from './control-connection.js';
 import type { SimEvent, SimLock, SimStation } from './sim-types.js';

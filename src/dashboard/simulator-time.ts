@@ -9,7 +9,7 @@
  * otherwise. Events carry the simulator's time as well (`time`), and one later than the estimate
  * moves it forward at once: a manual clock's advance shows before the next answer.
  */
-import type { Clock, TimerHandle } from '../station/clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 
 /** `GET /sim/v1/clock`. */
 export interface SimulatorClockReading {

@@ -4,7 +4,7 @@
  * which goes through `/v1`), so the simulator may run in another process or on another machine.
  */
 import { render } from 'ink';
-import { systemClock, type Clock } from '../station/clock.js';
+import { systemClock, type Clock } from '../shared/clock.js';
 import { ControlConnection, type DashboardControl } from './control-connection.js';
 import { Dashboard } from './Dashboard.js';
 import type { UnlockFunction } from './dashboard-actions.js';

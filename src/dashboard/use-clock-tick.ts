@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { Clock, TimerHandle } from '../station/clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 
 /**
  * Redraws every `everyMs` of `clock`'s timers, for what ages on screen ("3s ago", "in 2.5s"); the

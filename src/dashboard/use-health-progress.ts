@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { Clock, TimerHandle } from '../station/clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 import { ControlPlaneError, type DashboardControl } from './control-connection.js';
 
 export interface HealthProgress {

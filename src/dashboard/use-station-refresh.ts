@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import type { Clock, TimerHandle } from '../station/clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { DashboardControl } from './control-connection.js';
 import type { FleetStore } from './fleet-store.js';
 

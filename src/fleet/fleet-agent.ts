@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
-import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply } from '../mqtt/topics.js';
+import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply } from '../control/control-protocol.js';
 import type { StationClient } from '../mqtt/station-client.js';
-import type { Fault } from '../station/faults.js';
+import type { Fault } from '../fixture/fault-schema.js';
 import type { StationSnapshot } from '../station/station-model.js';
 
 export interface FleetAgentOptions {

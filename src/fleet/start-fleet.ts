@@ -6,7 +6,7 @@
 import { StationClient } from '../mqtt/station-client.js';
 import { startFleetAgent } from './fleet-agent.js';
 import type { MqttTransport } from '../mqtt/transport.js';
-import { systemClock, type Clock } from '../station/clock.js';
+import { systemClock, type Clock } from '../shared/clock.js';
 import { seededRandom } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 

@@ -20,7 +20,7 @@ import net from 'node:net';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from './packet-codec.js';
-import type { LinkEnd, LinkPeer, StreamAcceptor } from './transport.js';
+import type { LinkEnd, LinkPeer, StreamAcceptor } from './broker-link.js';
 import { callSafely, throwLater } from '../shared/throw-later.js';
 import { endForReader, readerBehind } from '../shared/end-for-reader.js';
 

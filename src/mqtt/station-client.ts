@@ -4,7 +4,7 @@
  * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
  */
 import { StationModel } from '../station/station-model.js';
-import type { Clock, TimerHandle } from '../station/clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';

@@ -1,56 +1,45 @@
 /**
  * The MQTT topic contract (DESIGN.md, "Default MQTT topic contract"). Every topic template and
- * payload type lives here and nowhere else: the firmware binding, the `/v1` service and the tests
- * all build and parse topics through this module.
+ * payload type is owned here: the firmware binding, the `/v1` service and the tests all build and
+ * parse topics through this module. The payload schemas are declared one layer down, in
+ * src/station/station-payloads.ts, and re-exported below: the station model builds payloads itself
+ * and must not import mqtt/ (which imports the station).
  *
  * MQTT 3.1.1, JSON payloads, QoS 1. Status and lock state are retained; commands and acks are not.
  */
-import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { LockStatusSchema, StationStatusSchema, type Topics } from '../fixture/fixture-schema.js';
-import { FaultSpecSchema, type Fault } from '../station/faults.js';
-import type { StationSnapshot } from '../station/station-model.js';
+import type { Topics } from '../fixture/fixture-schema.js';
+import {
+  StatusPayloadSchema,
+  LockStatePayloadSchema,
+  UnlockCommandSchema,
+  AckPayloadSchema,
+  type StatusPayload,
+  type LockStatePayload,
+  type UnlockCommand,
+  type AckPayload,
+} from '../station/station-payloads.js';
 
-/** The default templates; a fixture may override any of them per fleet or per station. */
-export const DEFAULT_TOPICS: Topics = {
-  prefix: 'stations',
-  status: '{prefix}/{token}/status',
-  lockState: '{prefix}/{token}/locks/{lockId}/state',
-  unlock: '{prefix}/{token}/locks/{lockId}/unlock',
-  acks: '{prefix}/{token}/acks',
-};
+// The default templates are declared beside the fixture's TopicsSchema, whose @default texts
+// they match, because the fixture loader fills them in and sits below mqtt/; this module, which
+// owns the templates, is where they are read from.
+export { DEFAULT_TOPICS } from '../fixture/fixture-schema.js';
 
 /** QoS of every message of the contract. */
 export const CONTRACT_QOS = 1 as const;
 
-export const StatusPayloadSchema = Type.Object({
-  stationId: Type.Integer(),
-  status: StationStatusSchema,
-  batteryVoltage: Type.Number(),
-  lastConnection: Type.String(),
-});
-export const LockStatePayloadSchema = Type.Object({
-  lockId: Type.String(),
-  status: LockStatusSchema,
-  lastUpdated: Type.String(),
-});
-export const UnlockCommandSchema = Type.Object({
-  commandId: Type.String({ minLength: 1, maxLength: 128 }),
-  sentAt: Type.Optional(Type.String()),
-});
-export const AckPayloadSchema = Type.Union([
-  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }),
-  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(false), reason: Type.String() }),
-]);
-
-/** `{prefix}/{token}/status`, retained; the last will carries the same with `"status":"offline"`. */
-export type StatusPayload = Static<typeof StatusPayloadSchema>;
-/** `{prefix}/{token}/locks/{lockId}/state`, retained. */
-export type LockStatePayload = Static<typeof LockStatePayloadSchema>;
-/** `{prefix}/{token}/locks/{lockId}/unlock`, service to station. */
-export type UnlockCommand = Static<typeof UnlockCommandSchema>;
-/** `{prefix}/{token}/acks`, station to service. */
-export type AckPayload = Static<typeof AckPayloadSchema>;
+// Declared in src/station/station-payloads.ts, below mqtt/, because the station model builds them
+// (see there); this module is still where the contract is read and imported from.
+export {
+  StatusPayloadSchema,
+  LockStatePayloadSchema,
+  UnlockCommandSchema,
+  AckPayloadSchema,
+  type StatusPayload,
+  type LockStatePayload,
+  type UnlockCommand,
+  type AckPayload,
+} from '../station/station-payloads.js';
 
 const checkers = {
   status: TypeCompiler.Compile(StatusPayloadSchema),
@@ -187,89 +176,4 @@ function matchers(templates: Topics): Record<TopicKind, RegExp> {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/*
- * The simulator's own control topics (docs/control-plane.md, "MQTT control topics"). They are not
- * part of the station contract, so they live in a namespace of their own that fixtures cannot
- * rename: the control plane reaches every fleet process through the broker, wherever it runs.
- */
-export const SIM_TOPICS = {
-  /** Control plane → the fleet process hosting `{token}`. */
-  control: (token: string) => `station-sim/control/${token}`,
-  controlFilter: 'station-sim/control/+',
-  /** Control plane → every fleet process: `query` (snapshots) or `reset`. */
-  fleet: 'station-sim/fleet',
-  /** Fleet process → control plane, one topic per request. */
-  reply: (requestId: string) => `station-sim/replies/${requestId}`,
-  /** Simulator events the contract does not carry (a fault fired). */
-  events: (token: string) => `station-sim/events/${token}`,
-  eventsFilter: 'station-sim/events/+',
-} as const;
-
-/**
- * A request id becomes a level of the reply topic, so it is one plain word: a `/`, `+` or `#` in it
- * would make a topic the agent cannot publish to (the control channel sends UUIDs).
- */
-const RequestIdSchema = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
-
-const PhysicalActionSchema = Type.Union([Type.Literal('jam'), Type.Literal('unjam'), Type.Literal('forceOpen'), Type.Literal('forceClose')]);
-
-export const ControlRequestSchema = Type.Intersect([
-  Type.Object({ requestId: RequestIdSchema }),
-  Type.Union([
-    Type.Object({ action: Type.Literal('connection'), online: Type.Boolean() }),
-    Type.Object({ action: Type.Literal('battery'), voltage: Type.Number({ minimum: 0, maximum: 100 }) }),
-    Type.Object({ action: Type.Literal('reboot'), downMs: Type.Integer({ minimum: 0 }) }),
-    Type.Object({ action: Type.Literal('physical'), lockId: Type.String(), physical: PhysicalActionSchema }),
-    Type.Object({ action: Type.Literal('addFault'), fault: FaultSpecSchema }),
-    Type.Object({ action: Type.Literal('removeFault'), faultId: Type.String() }),
-    Type.Object({ action: Type.Literal('clearFaults') }),
-    Type.Object({ action: Type.Literal('snapshot') }),
-  ]),
-]);
-export const FleetRequestSchema = Type.Object({
-  requestId: RequestIdSchema,
-  action: Type.Union([Type.Literal('query'), Type.Literal('reset')]),
-});
-export const SimEventSchema = Type.Object({
-  fault: Type.String(),
-  lockId: Type.Optional(Type.String()),
-  commandId: Type.Optional(Type.String()),
-});
-
-/** One control action for one station, on `station-sim/control/{token}`. */
-export type ControlRequest = Static<typeof ControlRequestSchema>;
-/** A fleet-wide request, on `station-sim/fleet`. */
-export type FleetRequest = Static<typeof FleetRequestSchema>;
-/** A fault fired, on `station-sim/events/{token}`. */
-export type SimEvent = Static<typeof SimEventSchema>;
-/** The answer to a control request. */
-export type ControlReply =
-  | { requestId: string; ok: true; station: StationSnapshot; fault?: Fault }
-  | { requestId: string; ok: false; code: 'LOCK_NOT_FOUND' | 'FAULT_NOT_FOUND' | 'BAD_REQUEST'; message: string };
-/** One fleet process's answer to a fleet request. */
-export interface FleetReply {
-  requestId: string;
-  stations: StationSnapshot[];
-}
-
-const simCheckers = {
-  control: TypeCompiler.Compile(ControlRequestSchema),
-  fleet: TypeCompiler.Compile(FleetRequestSchema),
-  event: TypeCompiler.Compile(SimEventSchema),
-};
-
-/** Parses a simulator control message; undefined when it is not JSON of the expected shape. */
-export function parseSimMessage<K extends keyof typeof simCheckers>(
-  kind: K,
-  payload: Buffer | string,
-): (K extends 'control' ? ControlRequest : K extends 'fleet' ? FleetRequest : SimEvent) | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload.toString());
-  } catch {
-    return undefined;
-  }
-  return simCheckers[kind].Check(value) ? (value as never) : undefined;
 }

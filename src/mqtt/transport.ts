@@ -5,47 +5,11 @@
  */
 import { redactUrl } from '../shared/redact-url.js';
 import net from 'node:net';
-import type { Duplex } from 'node:stream';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import { duplexPair } from './duplex-pair.js';
 import { LeanMqttClient, type LeanClientOptions, type MqttSession } from './lean-client.js';
 import { SimError } from '../errors.js';
-
-/**
- * A listener on the broker itself, without an MQTT session: messages matching `filters` are handed
- * over as they are routed, with no packet encoded or parsed. Only an in-process broker has one.
- * It does not replay retained messages. Resolves to a function that removes the listener.
- */
-export type BrokerTap = (filters: string[], listener: (topic: string, payload: Buffer) => void) => Promise<() => Promise<void>>;
-
-/** Anything that accepts an MQTT connection as a duplex stream, such as `aedes.handle`. */
-export interface StreamAcceptor {
-  handle(stream: Duplex): void;
-  /**
-   * Connects a client without a stream on the client's side, where the broker is not on this
-   * thread anyway (broker-thread.ts): the lean client uses it when it is there.
-   */
-  attach?(peer: LinkPeer): LinkEnd;
-}
-
-/** The client's side of an attached connection: the broker's bytes, and the end of the connection. */
-export interface LinkPeer {
-  receive(bytes: Buffer): void;
-  /**
-   * The broker closed the connection, or (with an error) can no longer be reached. Not called
-   * after the client's own `end` or `destroy`.
-   */
-  closed(error?: Error): void;
-}
-
-/** What an attached client sends through. */
-export interface LinkEnd {
-  send(packet: Buffer): void;
-  /** The client is done sending (after DISCONNECT); the connection closes. */
-  end(): void;
-  /** Drops the connection, as a lost socket would (the broker fires the last will). */
-  destroy(): void;
-}
+import type { StreamAcceptor } from './broker-link.js';
 
 export type MqttTransport = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; url: string };
 

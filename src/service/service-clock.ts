@@ -1,7 +1,7 @@
 /**
  * The wall clock of the `/v1` service. Token lifetimes, refresh-token expiry and timestamps in
  * commands read time only through this, so tests can move time forward instead of sleeping
- * (STYLE.md, "Seams for testing"). `Clock` from `src/station/clock.ts` fits it structurally.
+ * (STYLE.md, "Seams for testing"). `Clock` from `src/shared/clock.ts` fits it structurally.
  */
 export interface ServiceClock {
   /** Milliseconds since the epoch. */

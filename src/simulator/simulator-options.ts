@@ -1,5 +1,7 @@
 /**
- * The library API's options, checked once at its edge (STYLE.md, "validated once"), by the rules
+ * The library API's options (`startSimulator`, `startApiProcess`): their types, declared here
+ * with the rules that check them so that this module does not import start-simulator.ts, which
+ * imports it. They are checked once at the edge (STYLE.md, "validated once"), by the rules
  * the CLI and the fixture schema already apply: a caller in plain JavaScript, or one passing values
  * read from the environment, is told which option is wrong before anything starts, instead of
  * meeting a failure deep inside (a port taken as a socket path, a clock without `now`).
@@ -7,10 +9,103 @@
 import { SimError } from '../errors.js';
 import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
-import { isTimeScale } from '../station/clock.js';
+import { isTimeScale } from '../shared/clock.js';
 import { isStateUrl, STATE_URL_WANTS } from '../service/auth/redis-session-store.js';
-import type { HttpOptions, SimulatorOptions } from './start-simulator.js';
 import { loggerOptionProblem } from '../service/http/request-logging.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import type { Clock } from '../shared/clock.js';
+import type { ApiLoggerOption } from '../service/build-api.js';
+
+/**
+ * The fixtures station-sim ships (`fixtures/demo.json`, `fixtures/ci.json`), by the name the
+ * `fixture` option takes for them: a project that installs station-sim reaches them without
+ * knowing where its package manager put the package.
+ */
+export const SHIPPED_FIXTURES = ['demo', 'ci'] as const;
+export type ShippedFixtureName = (typeof SHIPPED_FIXTURES)[number];
+
+/** What the HTTP side (the `/v1` API and the `/sim/v1` control plane) can be told. */
+export interface HttpOptions {
+  /** Port of the HTTP server (API and control plane); 0 picks a free one. @default 0 */
+  httpPort?: number;
+  /** Interface the servers bind to. @default "127.0.0.1" */
+  host?: string;
+  /** When the requested HTTP port is taken, use a free one instead of failing. @default false */
+  fallbackToFreePort?: boolean;
+  /** Bearer token required by `/sim/v1`. @default none */
+  controlToken?: string;
+  /** Overrides the fixture's access token lifetime. */
+  accessTokenTtlSeconds?: number;
+  /** Overrides the fixture's refresh token lifetime. */
+  refreshTokenTtlSeconds?: number;
+  /** Overrides the fixture's absolute session lifetime (at least the refresh token lifetime). */
+  sessionMaxLifetimeSeconds?: number;
+  /**
+   * Where the API keeps sessions (refresh tokens, token families, revocations): a Redis URL,
+   * `redis://[:password@]host:port[/db]` or `rediss://…`, shared by every API process given it and
+   * kept across restarts. `stop()` closes its connections.
+   * @default the fixture's `api.state`, else the memory of the API process
+   */
+  state?: string;
+  /** Overrides the fixture's command timeout. */
+  commandTimeoutMs?: number;
+  /**
+   * false turns login throttling off, for load tests that flood logins on purpose (docs/api.md,
+   * section 5). @default the fixture's `api.loginThrottle.enabled` (true)
+   */
+  loginThrottle?: boolean;
+  /** API request logging (JSON lines; tokens, passwords and bodies never included). @default false */
+  logger?: ApiLoggerOption;
+  /** Told about things worth a line, such as a scenario step that failed. */
+  onNotice?: (message: string) => void;
+  /**
+   * Simulated time: `"system"` (real time), `"manual"` (frozen until `clock.advance(ms)` or
+   * `POST /sim/v1/clock/advance`), or any `Clock`.
+   * @default "system"
+   */
+  clock?: 'system' | 'manual' | Clock;
+  /** Runs simulated time this many times faster than real time; with the system clock only (refused with any other). @default 1 */
+  timeScale?: number;
+}
+
+export interface SimulatorOptions extends HttpOptions {
+  /**
+   * The name of a fixture station-sim ships (`"ci"`: 25 stations with fast delays for test suites;
+   * `"demo"`), a fixture file path (relative to the working directory; a file named like a shipped
+   * fixture is `./ci`), fixture data, or a fixture already loaded.
+   * @default "demo"
+   */
+  // `string & {}` keeps the shipped names offered by editors (a plain `string` would absorb them).
+  fixture?: ShippedFixtureName | (string & {}) | Fixture | object;
+  /** Overrides the fixture's seed. */
+  seed?: number;
+  /** URL of an external broker (`mqtt://host:port`); when set, no broker is embedded and stations use TCP. */
+  broker?: string;
+  /** Port of the embedded broker; 0 picks a free one. @default 0 */
+  mqttPort?: number;
+  /** When the requested MQTT port is taken, use a free one instead of failing. @default false */
+  mqttFallbackToFreePort?: boolean;
+  /**
+   * Run the embedded broker on a thread of its own, beside the stations and the API instead of
+   * taking turns with them (broker-thread.ts). Off, it runs on the calling thread.
+   * @default true
+   */
+  brokerThread?: boolean;
+  /**
+   * Serve the `/v1` API and the `/sim/v1` control plane. Off for a fleet-only process.
+   * @default true
+   */
+  http?: boolean;
+  /** Called as stations come up. */
+  onProgress?: (ready: number, total: number) => void;
+  /** Write a transcript of every MQTT message and API request to this JSON-lines file. */
+  record?: string;
+  /**
+   * Run only shard `index` (1-based) of `count` of the fixture's fleet, so several processes or
+   * machines carry one fleet between them. Station i of the fixture goes to shard (i mod count) + 1.
+   */
+  shard?: { index: number; count: number };
+}
 
 /** What one option takes: a test and, for the message, what it must be. */
 interface OptionRule {

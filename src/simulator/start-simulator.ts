@@ -11,97 +11,18 @@ import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { redactUrl } from '../shared/redact-url.js';
-import { ManualClock, scaledClock, systemClock, type Clock } from '../station/clock.js';
+import { ManualClock, scaledClock, systemClock, type Clock } from '../shared/clock.js';
 import { SimError } from '../errors.js';
-import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown } from './simulator-options.js';
+import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown, SHIPPED_FIXTURES, type HttpOptions, type ShippedFixtureName, type SimulatorOptions } from './simulator-options.js';
 import { startTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
 import { openLogFileOf } from '../service/http/request-logging.js';
 import { startControl, type StartedControl } from '../control/start-control.js';
 
-/** What the HTTP side (the `/v1` API and the `/sim/v1` control plane) can be told. */
-export interface HttpOptions {
-  /** Port of the HTTP server (API and control plane); 0 picks a free one. @default 0 */
-  httpPort?: number;
-  /** Interface the servers bind to. @default "127.0.0.1" */
-  host?: string;
-  /** When the requested HTTP port is taken, use a free one instead of failing. @default false */
-  fallbackToFreePort?: boolean;
-  /** Bearer token required by `/sim/v1`. @default none */
-  controlToken?: string;
-  /** Overrides the fixture's access token lifetime. */
-  accessTokenTtlSeconds?: number;
-  /** Overrides the fixture's refresh token lifetime. */
-  refreshTokenTtlSeconds?: number;
-  /** Overrides the fixture's absolute session lifetime (at least the refresh token lifetime). */
-  sessionMaxLifetimeSeconds?: number;
-  /**
-   * Where the API keeps sessions (refresh tokens, token families, revocations): a Redis URL,
-   * `redis://[:password@]host:port[/db]` or `rediss://…`, shared by every API process given it and
-   * kept across restarts. `stop()` closes its connections.
-   * @default the fixture's `api.state`, else the memory of the API process
-   */
-  state?: string;
-  /** Overrides the fixture's command timeout. */
-  commandTimeoutMs?: number;
-  /**
-   * false turns login throttling off, for load tests that flood logins on purpose (docs/api.md,
-   * section 5). @default the fixture's `api.loginThrottle.enabled` (true)
-   */
-  loginThrottle?: boolean;
-  /** API request logging (JSON lines; tokens, passwords and bodies never included). @default false */
-  logger?: ApiLoggerOption;
-  /** Told about things worth a line, such as a scenario step that failed. */
-  onNotice?: (message: string) => void;
-  /**
-   * Simulated time: `"system"` (real time), `"manual"` (frozen until `clock.advance(ms)` or
-   * `POST /sim/v1/clock/advance`), or any `Clock`.
-   * @default "system"
-   */
-  clock?: 'system' | 'manual' | Clock;
-  /** Runs simulated time this many times faster than real time; with the system clock only (refused with any other). @default 1 */
-  timeScale?: number;
-}
-
-export interface SimulatorOptions extends HttpOptions {
-  /**
-   * The name of a fixture station-sim ships (`"ci"`: 25 stations with fast delays for test suites;
-   * `"demo"`), a fixture file path (relative to the working directory; a file named like a shipped
-   * fixture is `./ci`), fixture data, or a fixture already loaded.
-   * @default "demo"
-   */
-  // `string & {}` keeps the shipped names offered by editors (a plain `string` would absorb them).
-  fixture?: ShippedFixtureName | (string & {}) | Fixture | object;
-  /** Overrides the fixture's seed. */
-  seed?: number;
-  /** URL of an external broker (`mqtt://host:port`); when set, no broker is embedded and stations use TCP. */
-  broker?: string;
-  /** Port of the embedded broker; 0 picks a free one. @default 0 */
-  mqttPort?: number;
-  /** When the requested MQTT port is taken, use a free one instead of failing. @default false */
-  mqttFallbackToFreePort?: boolean;
-  /**
-   * Run the embedded broker on a thread of its own, beside the stations and the API instead of
-   * taking turns with them (broker-thread.ts). Off, it runs on the calling thread.
-   * @default true
-   */
-  brokerThread?: boolean;
-  /**
-   * Serve the `/v1` API and the `/sim/v1` control plane. Off for a fleet-only process.
-   * @default true
-   */
-  http?: boolean;
-  /** Called as stations come up. */
-  onProgress?: (ready: number, total: number) => void;
-  /** Write a transcript of every MQTT message and API request to this JSON-lines file. */
-  record?: string;
-  /**
-   * Run only shard `index` (1-based) of `count` of the fixture's fleet, so several processes or
-   * machines carry one fleet between them. Station i of the fixture goes to shard (i mod count) + 1.
-   */
-  shard?: { index: number; count: number };
-}
+// The options are declared with the rules that check them (simulator-options.ts); callers of
+// startSimulator take them from here.
+export type { HttpOptions, SimulatorOptions } from './simulator-options.js';
 
 /** The stations of one shard: every `count`-th station of the fixture, starting at `index - 1`. */
 export function shardStations<T>(stations: T[], shard: { index: number; count: number } | undefined): T[] {
@@ -214,14 +135,6 @@ export interface StartedApiProcess extends StartedHttp {
   readonly mqttUrl: string;
   stop(): Promise<void>;
 }
-
-/**
- * The fixtures station-sim ships (`fixtures/demo.json`, `fixtures/ci.json`), by the name the
- * `fixture` option takes for them: a project that installs station-sim reaches them without
- * knowing where its package manager put the package.
- */
-export const SHIPPED_FIXTURES = ['demo', 'ci'] as const;
-export type ShippedFixtureName = (typeof SHIPPED_FIXTURES)[number];
 
 /** The absolute path of a shipped fixture, in `src/` and `dist/` alike (both are two levels down). */
 export function shippedFixturePath(name: ShippedFixtureName): string {

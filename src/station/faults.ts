@@ -1,37 +1,9 @@
 /**
- * Faults a station can be told to have (docs/control-plane.md, "Fault"). A fault applies to every
- * command, to each with a probability drawn from the station's seeded random source, or to the
- * next `count` commands; it can be limited to one lock.
+ * The faults in force on one station, and how they fire: the runtime side of the fault schema
+ * (src/fixture/fault-schema.ts), which says what a fault may be.
  */
-import { Kind, Type, TypeRegistry, type Static } from '@sinclair/typebox';
 import type { Random } from './random.js';
-
-export const FAULT_KINDS = ['dropCommands', 'delayAcks', 'reject', 'ackNoOpen', 'duplicateState', 'latency'] as const;
-
-export type FaultKind = (typeof FAULT_KINDS)[number];
-/** TypeBox's own checker (topics.ts compiles the control messages) is told what the enum means. */
-const FAULT_KIND = 'FaultKind';
-if (!TypeRegistry.Has(FAULT_KIND)) TypeRegistry.Set(FAULT_KIND, (_schema, value) => (FAULT_KINDS as readonly unknown[]).includes(value));
-/** Kinds that wait: without a `delayMs` they would do nothing. */
-const DELAYING_KINDS: FaultKind[] = ['delayAcks', 'latency'];
-
-export const FaultSpecSchema = Type.Object(
-  {
-    // An enum rather than a union of constants, so a wrong kind is answered with the list of kinds.
-    kind: Type.Unsafe<FaultKind>({ [Kind]: FAULT_KIND, type: 'string', enum: [...FAULT_KINDS] }),
-    lockId: Type.Optional(Type.String({ minLength: 1 })),
-    probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    count: Type.Optional(Type.Integer({ minimum: 1 })),
-    delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
-    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  },
-  { additionalProperties: false, if: { properties: { kind: { enum: DELAYING_KINDS } } }, then: { properties: { delayMs: { type: 'integer' } }, required: ['delayMs'] } },
-);
-
-/** A fault as asked for. */
-export type FaultSpec = Static<typeof FaultSpecSchema>;
-/** A fault in force, with its id and what is left of its count. */
-export type Fault = FaultSpec & { id: string };
+import type { Fault, FaultKind, FaultSpec } from '../fixture/fault-schema.js';
 
 /** Faults of one station. */
 export class FaultSet {

@@ -4,11 +4,13 @@
  * `disconnected`, and reports every change through the `output` callbacks, which the MQTT binding
  * turns into publications. Time and randomness come in as options.
  */
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Random } from './random.js';
-import { FaultSet, type Fault, type FaultKind, type FaultSpec } from './faults.js';
-import type { Delay, LockStatus, StationConfig, StationStatus } from '../fixture/fixture-schema.js';
-import type { AckPayload, LockStatePayload, StatusPayload } from '../mqtt/topics.js';
+import { FaultSet } from './faults.js';
+import type { Fault, FaultKind, FaultSpec } from '../fixture/fault-schema.js';
+import type { Delay, StationConfig } from '../fixture/fixture-schema.js';
+import type { LockStatus, StationStatus } from '../fixture/statuses.js';
+import type { AckPayload, LockStatePayload, StatusPayload } from './station-payloads.js';
 
 /** Where the model's outputs go. */
 export interface StationOutput {

@@ -5,7 +5,7 @@
  */
 import { startSimulator, type SimulatorOptions, type StartedSimulator } from '../simulator/start-simulator.js';
 import { createClient, type StationSimClient } from '../client/index.js';
-import type { LockStatus } from '../fixture/fixture-schema.js';
+import type { LockStatus } from '../fixture/statuses.js';
 import { normaliseEmail } from '../service/auth/account-directory.js';
 
 export interface TestSimulator {

@@ -5,7 +5,7 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { EventHub } from '../control/event-hub.js';
-import type { Clock } from '../station/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';

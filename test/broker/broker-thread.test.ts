@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
 import { startBrokerThread, ThreadLink } from '../../src/broker/broker-thread.js';
 import { duplexPair } from '../../src/mqtt/duplex-pair.js';
-import type { LinkPeer } from '../../src/mqtt/transport.js';
+import type { LinkPeer } from '../../src/mqtt/broker-link.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { BatchWriter, DATA, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
 import { LeanMqttClient } from '../../src/mqtt/lean-client.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventHub } from '../../src/control/event-hub.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 
 const fixture = parseFixture({
   stations: [

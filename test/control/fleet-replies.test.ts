@@ -10,7 +10,7 @@ import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedd
 import { ControlChannel } from '../../src/control/control-channel.js';
 import { FLEET_REPLY_CHUNK } from '../../src/fleet/fleet-agent.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
-import { SIM_TOPICS } from '../../src/mqtt/topics.js';
+import { SIM_TOPICS } from '../../src/control/control-protocol.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { startScenario, type ScenarioRunnerOptions } from '../../src/control/scenario-runner.js';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 
 const stations = [
   { token: 'SC-1', stationId: 1, locks: [{ lockId: '1' }] },

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
-import { systemClock } from '../../src/station/clock.js';
+import { systemClock } from '../../src/shared/clock.js';
 import { ControlConnection } from '../../src/dashboard/control-connection.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import type { UnlockFunction } from '../../src/dashboard/dashboard-actions.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 import { describeEntry, type UnlockChain } from '../../src/dashboard/activity-log.js';
 import { FleetStore, applyFleetEvent } from '../../src/dashboard/fleet-store.js';
 import type { SimEvent, SimStation } from '../../src/dashboard/sim-types.js';

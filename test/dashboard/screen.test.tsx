@@ -3,7 +3,7 @@
  * the rows in view and redraws once per batch of events.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/station/clock.js';
+import { systemClock } from '../../src/shared/clock.js';
 import type { DashboardControl } from '../../src/dashboard/control-connection.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';

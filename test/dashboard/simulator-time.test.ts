@@ -1,6 +1,6 @@
 /** Following a simulator's clock over the network: manual, scaled, and moved on by events. */
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 import { SimulatorTime, type SimulatorClockReading } from '../../src/dashboard/simulator-time.js';
 
 const REAL = Date.parse('2026-11-23T06:00:00.000Z');

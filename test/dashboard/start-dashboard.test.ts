@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NOT_A_TTY_MESSAGE, startDashboard, type DashboardOptions } from '../../src/dashboard/start-dashboard.js';
 import { DashboardUrlError } from '../../src/dashboard/dashboard-url.js';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
 import { FakeStdin, FakeStdout, eventually, settle } from './terminal.js';
 

@@ -4,7 +4,7 @@
  * stream is driven by hand and time by a manual clock, so the 9 s wait costs nothing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 import type { DashboardControl, EventStreamHandlers } from '../../src/dashboard/control-connection.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbeddedBroker, type InThreadBroker } from '../../src/broker/embedded-broker.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { startFleet } from '../../src/fleet/start-fleet.js';
-import { systemClock, type Clock } from '../../src/station/clock.js';
+import { systemClock, type Clock } from '../../src/shared/clock.js';
 import { waitFor } from '../service/support/wait-for.js';
 
 /** Handles a failed start could leave behind (timers are unref'd by design, so count them apart). */

@@ -11,7 +11,7 @@ import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedd
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { StationClient, TAKEN_OVER_AFTER, type StationLinkEvent } from '../../src/mqtt/station-client.js';
 import type { MqttTransport } from '../../src/mqtt/transport.js';
-import { ManualClock, systemClock } from '../../src/station/clock.js';
+import { ManualClock, systemClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
 
 const [config] = parseFixture({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StationModel } from '../../src/station/station-model.js';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
 import { BUILTIN_BEHAVIOUR } from '../../src/fixture/load-fixture.js';
 import type { StationConfig, ResolvedBehaviour } from '../../src/fixture/fixture-schema.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { EventHub } from '../../src/control/event-hub.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
-import { ManualClock } from '../../src/station/clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 import { commandChain } from '../../src/transcript/transcript-format.js';
 import { readTranscript } from '../helpers/read-transcript.js';
 import { startTranscript } from '../../src/transcript/transcript-recorder.js';

@@ -9,7 +9,7 @@ import { DashboardUrlError, parseDashboardUrl, startDashboard, NOT_A_TTY_MESSAGE
 import type { StartedDashboard, UnlockFunction } from '../../dashboard/index.js';
 import { ApiError } from '../../client/index.js';
 import { SimError } from '../../errors.js';
-import type { Clock } from '../../station/clock.js';
+import type { Clock } from '../../shared/clock.js';
 import { UsageError, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 

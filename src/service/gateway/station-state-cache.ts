@@ -3,7 +3,8 @@
  * the retained status and lock-state messages. The fixture supplies what a station has not said
  * yet, so every station it lists can be shown from the first request on.
  */
-import type { StationConfig, StationStatus } from '../../fixture/fixture-schema.js';
+import type { StationConfig } from '../../fixture/fixture-schema.js';
+import type { StationStatus } from '../../fixture/statuses.js';
 import type { LockStatePayload, StatusPayload } from '../../mqtt/topics.js';
 import type { Lock, Station } from '../http/api-schemas.js';
 

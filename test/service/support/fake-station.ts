@@ -6,7 +6,8 @@
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { CONTRACT_QOS, DEFAULT_TOPICS, StationTopics, encodePayload, parsePayload, type UnlockCommand } from '../../../src/mqtt/topics.js';
-import type { LockStatus, Topics } from '../../../src/fixture/fixture-schema.js';
+import type { Topics } from '../../../src/fixture/fixture-schema.js';
+import type { LockStatus } from '../../../src/fixture/statuses.js';
 
 export interface FakeStationOptions {
   url: string;

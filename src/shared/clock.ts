@@ -1,7 +1,8 @@
 /**
  * The time source of the station model (STYLE.md, "Seams for testing"): the model never reads
  * `Date.now()` or calls `setTimeout` itself, so tests drive it in fake time and a simulator can
- * run it at another speed.
+ * run it at another speed. It lives in shared/ because every layer above uses it (the fixture's
+ * timer bound, the service, the control plane, the dashboard), not the station alone.
  */
 export type TimerHandle = { readonly id: number } | NodeJS.Timeout;
 

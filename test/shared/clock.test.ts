@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMER_MS, ManualClock, scaledClock, systemClock } from '../../src/station/clock.js';
+import { MAX_TIMER_MS, ManualClock, scaledClock, systemClock } from '../../src/shared/clock.js';
 
 const DAY_MS = 86_400_000;
 

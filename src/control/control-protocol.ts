@@ -1,0 +1,98 @@
+/**
+ * The simulator's own control protocol over MQTT (docs/control-plane.md, "MQTT control topics"):
+ * how the control plane reaches every fleet process through the broker, wherever it runs, and
+ * what the fleet agents answer. It is not part of the station contract (src/mqtt/topics.ts), so
+ * fixtures cannot rename its topics.
+ *
+ * It belongs to the control plane, which defines it; the fleet agent (src/fleet/fleet-agent.ts),
+ * the far end of the channel, imports it from here: the one sideways import between the two,
+ * allowed in test/architecture/import-graph.test.ts. Nothing here imports fleet/.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
+import type { StationSnapshot } from '../station/station-model.js';
+
+/*
+ * The simulator's own control topics. They are not part of the station contract, so they live in
+ * a namespace of their own that fixtures cannot rename.
+ */
+export const SIM_TOPICS = {
+  /** Control plane → the fleet process hosting `{token}`. */
+  control: (token: string) => `station-sim/control/${token}`,
+  controlFilter: 'station-sim/control/+',
+  /** Control plane → every fleet process: `query` (snapshots) or `reset`. */
+  fleet: 'station-sim/fleet',
+  /** Fleet process → control plane, one topic per request. */
+  reply: (requestId: string) => `station-sim/replies/${requestId}`,
+  /** Simulator events the contract does not carry (a fault fired). */
+  events: (token: string) => `station-sim/events/${token}`,
+  eventsFilter: 'station-sim/events/+',
+} as const;
+
+/**
+ * A request id becomes a level of the reply topic, so it is one plain word: a `/`, `+` or `#` in it
+ * would make a topic the agent cannot publish to (the control channel sends UUIDs).
+ */
+const RequestIdSchema = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
+
+const PhysicalActionSchema = Type.Union([Type.Literal('jam'), Type.Literal('unjam'), Type.Literal('forceOpen'), Type.Literal('forceClose')]);
+
+export const ControlRequestSchema = Type.Intersect([
+  Type.Object({ requestId: RequestIdSchema }),
+  Type.Union([
+    Type.Object({ action: Type.Literal('connection'), online: Type.Boolean() }),
+    Type.Object({ action: Type.Literal('battery'), voltage: Type.Number({ minimum: 0, maximum: 100 }) }),
+    Type.Object({ action: Type.Literal('reboot'), downMs: Type.Integer({ minimum: 0 }) }),
+    Type.Object({ action: Type.Literal('physical'), lockId: Type.String(), physical: PhysicalActionSchema }),
+    Type.Object({ action: Type.Literal('addFault'), fault: FaultSpecSchema }),
+    Type.Object({ action: Type.Literal('removeFault'), faultId: Type.String() }),
+    Type.Object({ action: Type.Literal('clearFaults') }),
+    Type.Object({ action: Type.Literal('snapshot') }),
+  ]),
+]);
+export const FleetRequestSchema = Type.Object({
+  requestId: RequestIdSchema,
+  action: Type.Union([Type.Literal('query'), Type.Literal('reset')]),
+});
+export const SimEventSchema = Type.Object({
+  fault: Type.String(),
+  lockId: Type.Optional(Type.String()),
+  commandId: Type.Optional(Type.String()),
+});
+
+/** One control action for one station, on `station-sim/control/{token}`. */
+export type ControlRequest = Static<typeof ControlRequestSchema>;
+/** A fleet-wide request, on `station-sim/fleet`. */
+export type FleetRequest = Static<typeof FleetRequestSchema>;
+/** A fault fired, on `station-sim/events/{token}`. */
+export type SimEvent = Static<typeof SimEventSchema>;
+/** The answer to a control request. */
+export type ControlReply =
+  | { requestId: string; ok: true; station: StationSnapshot; fault?: Fault }
+  | { requestId: string; ok: false; code: 'LOCK_NOT_FOUND' | 'FAULT_NOT_FOUND' | 'BAD_REQUEST'; message: string };
+/** One fleet process's answer to a fleet request. */
+export interface FleetReply {
+  requestId: string;
+  stations: StationSnapshot[];
+}
+
+const simCheckers = {
+  control: TypeCompiler.Compile(ControlRequestSchema),
+  fleet: TypeCompiler.Compile(FleetRequestSchema),
+  event: TypeCompiler.Compile(SimEventSchema),
+};
+
+/** Parses a simulator control message; undefined when it is not JSON of the expected shape. */
+export function parseSimMessage<K extends keyof typeof simCheckers>(
+  kind: K,
+  payload: Buffer | string,
+): (K extends 'control' ? ControlRequest : K extends 'fleet' ? FleetRequest : SimEvent) | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload.toString());
+  } catch {
+    return undefined;
+  }
+  return simCheckers[kind].Check(value) ? (value as never) : undefined;
+}

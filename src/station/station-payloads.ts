@@ -1,0 +1,41 @@
+/**
+ * The payloads of the station contract (DESIGN.md, "Default MQTT topic contract"): what a station
+ * reports and what it is told. src/mqtt/topics.ts owns the contract and re-exports these; callers
+ * import them from there.
+ *
+ * Why they are declared here and not in topics.ts: the firmware model (station-model.ts) builds
+ * these payloads itself, on the hot path, with no copy into a wire shape; declared in mqtt/, they
+ * would make the station import the layer above it. The topic templates, QoS and parsing stay
+ * in topics.ts.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { LockStatusSchema, StationStatusSchema } from '../fixture/statuses.js';
+
+export const StatusPayloadSchema = Type.Object({
+  stationId: Type.Integer(),
+  status: StationStatusSchema,
+  batteryVoltage: Type.Number(),
+  lastConnection: Type.String(),
+});
+export const LockStatePayloadSchema = Type.Object({
+  lockId: Type.String(),
+  status: LockStatusSchema,
+  lastUpdated: Type.String(),
+});
+export const UnlockCommandSchema = Type.Object({
+  commandId: Type.String({ minLength: 1, maxLength: 128 }),
+  sentAt: Type.Optional(Type.String()),
+});
+export const AckPayloadSchema = Type.Union([
+  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }),
+  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(false), reason: Type.String() }),
+]);
+
+/** `{prefix}/{token}/status`, retained; the last will carries the same with `"status":"offline"`. */
+export type StatusPayload = Static<typeof StatusPayloadSchema>;
+/** `{prefix}/{token}/locks/{lockId}/state`, retained. */
+export type LockStatePayload = Static<typeof LockStatePayloadSchema>;
+/** `{prefix}/{token}/locks/{lockId}/unlock`, service to station. */
+export type UnlockCommand = Static<typeof UnlockCommandSchema>;
+/** `{prefix}/{token}/acks`, station to service. */
+export type AckPayload = Static<typeof AckPayloadSchema>;
