@@ -42,15 +42,18 @@ export function installRequestRules(app: ApiInstance): void {
   });
 }
 
-/** The name of the first field of `SINGLETON_FIELDS` that appears twice, as the client wrote it. */
+/**
+ * The name of the first field of `SINGLETON_FIELDS` that appears twice, as the client wrote it.
+ * Runs on every request: no allocation, and each of the few singleton names present is looked for
+ * again only further on (a request repeats one at most once before it is refused).
+ */
 function repeatedSingleton(rawHeaders: readonly string[]): string | undefined {
-  let seen: Set<string> | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!.toLowerCase();
-    if (!SINGLETON_FIELDS.has(name)) continue;
-    seen ??= new Set();
-    if (seen.has(name)) return rawHeaders[i];
-    seen.add(name);
+    const name = rawHeaders[i]!;
+    if (!SINGLETON_FIELDS.has(name.toLowerCase())) continue;
+    for (let j = i + 2; j < rawHeaders.length; j += 2) {
+      if (rawHeaders[j]!.length === name.length && rawHeaders[j]!.toLowerCase() === name.toLowerCase()) return rawHeaders[j];
+    }
   }
   return undefined;
 }
