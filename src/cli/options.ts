@@ -11,7 +11,7 @@ import {
   MIN_LOG_FILE_BYTES,
   type ApiLoggerSettings,
 } from '../service/http/request-logging.js';
-import { isStateUrl } from '../service/auth/redis-session-store.js';
+import { isStateUrl } from '../service/auth/state-url.js';
 import { redactUrl } from '../shared/redact-url.js';
 
 /**

@@ -9,7 +9,6 @@ import type { Fixture } from '../fixture/fixture-schema.js';
 import { AuthService, checkLifetimes } from './auth/auth-service.js';
 import { resolveJwtSecret } from './auth/jwt-secret.js';
 import { MemorySessionStore } from './auth/memory-session-store.js';
-import { connectRedisSessionStore } from './auth/redis-session-store.js';
 import type { SessionStore } from './auth/session-store.js';
 import type { StationGateway } from './station-gateway.js';
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
@@ -186,6 +185,8 @@ async function openSessionStore(
   if (url === undefined) return new MemorySessionStore({ clock });
   const log = app.log.child({ component: 'session-store' });
   const notice = options.onSessionStoreNotice ?? ((message: string) => log.warn(message));
+  // Loaded only when asked for: the Redis client costs every start-up otherwise.
+  const { connectRedisSessionStore } = await import('./auth/redis-session-store.js');
   return connectRedisSessionStore({
     url,
     clock,

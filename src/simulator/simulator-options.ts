@@ -10,7 +10,7 @@ import { SimError } from '../errors.js';
 import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
 import { isPort, MAX_PORT } from '../shared/listen.js';
 import { isTimeScale } from '../shared/clock.js';
-import { isStateUrl, STATE_URL_WANTS } from '../service/auth/redis-session-store.js';
+import { isStateUrl, STATE_URL_WANTS } from '../service/auth/state-url.js';
 import { loggerOptionProblem } from '../service/http/request-logging.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { Clock } from '../shared/clock.js';

@@ -30,6 +30,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { SimError } from '../../errors.js';
 import { redactUrl } from '../../shared/redact-url.js';
+import { isStateUrl, STATE_URL_WANTS } from './state-url.js';
 import type { ServiceClock } from '../service-clock.js';
 import type { AccessSession, ConsumeOutcome, NewFamily, RefreshRecord, SessionStore } from './session-store.js';
 
@@ -41,13 +42,6 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const MAX_CACHED_FAMILIES = 100_000;
 /** Reconnection backoff: 50 ms more per attempt, at most this, so recovery is quick once Redis is back. */
 const MAX_RECONNECT_DELAY_MS = 1000;
-
-/** True for the URLs the store takes. */
-export function isStateUrl(value: unknown): value is string {
-  return typeof value === 'string' && /^rediss?:\/\/[^/]/i.test(value);
-}
-
-export const STATE_URL_WANTS = 'a Redis URL, redis://[:password@]host[:port][/db] or rediss://… for TLS';
 
 export interface RedisSessionStoreOptions {
   /** `redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS. */
