@@ -30,16 +30,7 @@ export const CONTRACT_QOS = 1 as const;
 
 // Declared in src/station/station-payloads.ts, below mqtt/, because the station model builds them
 // (see there); this module is still where the contract is read and imported from.
-export {
-  StatusPayloadSchema,
-  LockStatePayloadSchema,
-  UnlockCommandSchema,
-  AckPayloadSchema,
-  type StatusPayload,
-  type LockStatePayload,
-  type UnlockCommand,
-  type AckPayload,
-} from '../station/station-payloads.js';
+export * from '../station/station-payloads.js';
 
 const checkers = {
   status: TypeCompiler.Compile(StatusPayloadSchema),
