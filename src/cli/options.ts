@@ -12,6 +12,7 @@ import {
   type ApiLoggerSettings,
 } from '../service/http/request-logging.js';
 import { isStateUrl } from '../service/auth/state-url.js';
+import type { HttpOptions } from '../simulator/simulator-options.js';
 import { redactUrl } from '../shared/redact-url.js';
 
 /**
@@ -227,18 +228,10 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     ...set('commandTimeoutMs', argv['command-timeout'] as number | undefined),
     ...set('loginThrottle', argv['login-throttle'] as boolean | undefined),
     ...set('logger', loggerOf(argv)),
-  } as {
-    httpPort: number;
-    fallbackToFreePort: boolean;
-    controlToken?: string;
-    accessTokenTtlSeconds?: number;
-    refreshTokenTtlSeconds?: number;
-    sessionMaxLifetimeSeconds?: number;
-    state?: string;
-    commandTimeoutMs?: number;
-    loginThrottle?: boolean;
-    logger?: ApiLoggerSettings;
-  };
+  } as Pick<
+    HttpOptions,
+    'controlToken' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'sessionMaxLifetimeSeconds' | 'state' | 'commandTimeoutMs' | 'loginThrottle'
+  > & { httpPort: number; fallbackToFreePort: boolean; logger?: ApiLoggerSettings };
 }
 
 /** `--state`, else STATION_SIM_STATE_URL, checked; undefined for sessions in memory (or the fixture's `api.state`). */
