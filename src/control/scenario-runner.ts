@@ -10,6 +10,7 @@
  */
 import type { ScenarioStep } from '../fixture/fixture-schema.js';
 import { scenarioDueTimes } from '../fixture/load-fixture.js';
+import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
@@ -45,7 +46,7 @@ export function stepAction(step: ScenarioStep): ControlAction | undefined {
     case 'battery':
       return { action: 'battery', voltage: step.voltage! };
     case 'reboot':
-      return { action: 'reboot', downMs: step.downMs ?? 2000 };
+      return { action: 'reboot', downMs: step.downMs ?? DEFAULT_REBOOT_DOWN_MS };
     case 'jam':
     case 'unjam':
     case 'forceOpen':
