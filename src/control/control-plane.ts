@@ -12,11 +12,26 @@ import type { WebSocket } from 'ws';
 import type { ApiInstance } from '../service/build-api.js';
 import { bearerToken } from '../service/http/bearer-token.js';
 import { SimError } from '../errors.js';
-import { FaultSpecSchema } from '../fixture/fault-schema.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { ControlChannel, ControlAction } from './control-channel.js';
-import type { EventHub, SimStreamEvent } from './event-hub.js';
+import type { EventHub } from './event-hub.js';
 import { checkUpgradeRequest, refuseUpgradesElsewhere, selectProtocol, subprotocolToken } from './event-stream-upgrade.js';
+import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
+import {
+  BatteryBodySchema,
+  ClockAdvanceBodySchema,
+  ClockReplySchema,
+  ConnectionBodySchema,
+  FaultSchema,
+  FaultSpecSchema,
+  HealthReplySchema,
+  PhysicalBodySchema,
+  RebootBodySchema,
+  ResetReplySchema,
+  SimStationSchema,
+  StationListReplySchema,
+  type SimStreamEvent,
+} from './wire-schemas.js';
 
 export interface ControlPlaneOptions {
   channel: ControlChannel;
@@ -46,7 +61,8 @@ export interface AdvanceableClock {
 const TokenParams = Type.Object({ token: Type.String() }, { additionalProperties: false });
 const LockParams = Type.Object({ token: Type.String(), lockId: Type.String() }, { additionalProperties: false });
 const FaultParams = Type.Object({ token: Type.String(), id: Type.String() }, { additionalProperties: false });
-const strict = { additionalProperties: false } as const;
+/** The reply of every route that answers with the station as it now is. */
+const stationReply = { 200: SimStationSchema };
 
 export async function registerControlPlane(app: ApiInstance, options: ControlPlaneOptions): Promise<void> {
   const { channel, hub, fixture } = options;
@@ -99,7 +115,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         throw new SimError('ROUTE_NOT_FOUND');
       });
 
-      plane.get('/health', async (_request, reply: FastifyReply) => {
+      plane.get('/health', { schema: { response: { 200: HealthReplySchema, 503: HealthReplySchema } } }, async (_request, reply: FastifyReply) => {
         let online = 0;
         let offline = 0;
         for (const station of fixture.stations) {
@@ -116,12 +132,12 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
       // `missing`: fixture stations no fleet process answered for (a shard's process is down, say),
       // so a partial answer is not taken for the whole fleet.
-      plane.get('/stations', async () => {
+      plane.get('/stations', { schema: { response: { 200: StationListReplySchema } } }, async () => {
         const stations = await channel.fleet('query');
         return { stations, missing: fixture.stations.length - stations.length };
       });
 
-      plane.get('/stations/:token', { schema: { params: TokenParams } }, async (request) => {
+      plane.get('/stations/:token', { schema: { params: TokenParams, response: stationReply } }, async (request) => {
         return (await channel.control(request.params.token, { action: 'snapshot' })).station;
       });
 
@@ -135,27 +151,27 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
       plane.post(
         '/stations/:token/connection',
-        { schema: { params: TokenParams, body: Type.Object({ online: Type.Boolean() }, strict) } },
+        { schema: { params: TokenParams, body: ConnectionBodySchema, response: stationReply } },
         async (request) => (await act(request.params.token, { action: 'connection', online: request.body.online }, request.body.online ? 'online' : 'offline')).station,
       );
 
       plane.post(
         '/stations/:token/battery',
-        { schema: { params: TokenParams, body: Type.Object({ voltage: Type.Number({ minimum: 0, maximum: 100 }) }, strict) } },
+        { schema: { params: TokenParams, body: BatteryBodySchema, response: stationReply } },
         async (request) => (await act(request.params.token, { action: 'battery', voltage: request.body.voltage }, `battery ${request.body.voltage} V`)).station,
       );
 
       plane.post(
         '/stations/:token/reboot',
         {
-          schema: { params: TokenParams, body: Type.Object({ downMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })) }, strict) },
+          schema: { params: TokenParams, body: RebootBodySchema, response: stationReply },
           // The body is optional: none at all means `{}` (a schema cannot make the whole body optional).
           preValidation: async (request) => {
             request.body ??= {};
           },
         },
         async (request) => {
-          const downMs = request.body.downMs ?? 2000;
+          const downMs = request.body.downMs ?? DEFAULT_REBOOT_DOWN_MS;
           return (await act(request.params.token, { action: 'reboot', downMs }, `reboot (${downMs} ms down)`)).station;
         },
       );
@@ -163,10 +179,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
       plane.post(
         '/stations/:token/locks/:lockId/physical',
         {
-          schema: {
-            params: LockParams,
-            body: Type.Object({ action: Type.Union([Type.Literal('jam'), Type.Literal('unjam'), Type.Literal('forceOpen'), Type.Literal('forceClose')]) }, strict),
-          },
+          schema: { params: LockParams, body: PhysicalBodySchema, response: stationReply },
         },
         async (request) => {
           const { token, lockId } = request.params;
@@ -174,27 +187,28 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         },
       );
 
-      plane.post('/stations/:token/faults', { schema: { params: TokenParams, body: FaultSpecSchema } }, async (request, reply) => {
+      plane.post('/stations/:token/faults', { schema: { params: TokenParams, body: FaultSpecSchema, response: { 201: FaultSchema } } }, async (request, reply) => {
         const answer = await act(request.params.token, { action: 'addFault', fault: request.body }, `fault ${request.body.kind}`);
-        return reply.code(201).send(answer.fault);
+        // The fleet agent answers an addFault with the fault it added (fleet-agent.ts).
+        return reply.code(201).send(answer.fault!);
       });
 
-      plane.delete('/stations/:token/faults', { schema: { params: TokenParams } }, async (request) => {
+      plane.delete('/stations/:token/faults', { schema: { params: TokenParams, response: stationReply } }, async (request) => {
         return (await act(request.params.token, { action: 'clearFaults' }, 'clear faults')).station;
       });
 
-      plane.delete('/stations/:token/faults/:id', { schema: { params: FaultParams } }, async (request) => {
+      plane.delete('/stations/:token/faults/:id', { schema: { params: FaultParams, response: stationReply } }, async (request) => {
         return (await act(request.params.token, { action: 'removeFault', faultId: request.params.id }, `clear fault ${request.params.id}`)).station;
       });
 
-      plane.get('/clock', async () => {
+      plane.get('/clock', { schema: { response: { 200: ClockReplySchema } } }, async () => {
         const clock = options.clock;
         return { now: new Date(clock ? clock.now() : Date.now()).toISOString(), manual: clock?.manual ?? false };
       });
 
       plane.post(
         '/clock/advance',
-        { schema: { body: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 31_536_000_000 }) }, strict) } },
+        { schema: { body: ClockAdvanceBodySchema, response: { 200: ClockReplySchema } } },
         async (request) => {
           const clock = options.clock;
           if (!clock?.manual) throw new SimError('CLOCK_NOT_MANUAL');
@@ -204,7 +218,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         },
       );
 
-      plane.post('/reset', async () => {
+      plane.post('/reset', { schema: { response: { 200: ResetReplySchema } } }, async () => {
         const stations = await channel.fleet('reset');
         hub.controlled(undefined, { action: 'reset' });
         hub.emit({ type: 'control', action: 'reset' });

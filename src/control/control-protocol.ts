@@ -55,7 +55,7 @@ export const FleetRequestSchema = Type.Object({
   action: Type.Union([Type.Literal('query'), Type.Literal('reset')]),
 });
 export const SimEventSchema = Type.Object({
-  fault: Type.String(),
+  fault: FaultSpecSchema.properties.kind,
   lockId: Type.Optional(Type.String()),
   commandId: Type.Optional(Type.String()),
 });

@@ -9,24 +9,14 @@ import type { StationStatus } from '../fixture/statuses.js';
 import { groupTopics, parsePayload, type StationTopics } from '../mqtt/topics.js';
 import { parseSimMessage } from './control-protocol.js';
 import type { Clock } from '../shared/clock.js';
+import type { SimStreamEvent } from './wire-schemas.js';
 
-/** One event of the stream, without the per-connection `seq`. */
-export type SimStreamEvent = { time: string } & (
-  | { type: 'station.status'; token: string; status: StationStatus; batteryVoltage: number; lastConnection: string }
-  | { type: 'lock.state'; token: string; lockId: string; status: string; lastUpdated: string }
-  | { type: 'command.sent'; token: string; lockId: string; commandId: string }
-  /** `ms` since the command was sent; absent when it was sent before anyone listened (not tracked then). */
-  | { type: 'command.acked'; token: string; lockId: string; commandId: string; ms?: number }
-  | { type: 'command.rejected'; token: string; lockId: string; commandId: string; reason: string; ms?: number }
-  | { type: 'command.timeout'; token: string; lockId: string; commandId: string; ms: number }
-  | { type: 'fault.applied'; token: string; fault: string; lockId?: string; commandId?: string }
-  | { type: 'control'; token?: string; action: string }
-  | { type: 'api.request'; method: string; route: string; status: number; ms: number; commandId?: string }
-);
+export type { SimStreamEvent };
 
+/** What the hub is told to emit: an event of the stream (wire-schemas.ts) without its `time`, which the hub stamps. */
+export type SimStreamEventInput = WithoutTime<Exclude<SimStreamEvent, { type: 'snapshot' }>>;
 /** Distributes the union over its members, so `Omit` keeps each member's own fields. */
 type WithoutTime<T> = T extends unknown ? Omit<T, 'time'> : never;
-export type SimStreamEventInput = WithoutTime<SimStreamEvent>;
 
 type Listener = (event: SimStreamEvent) => void;
 /** A raw MQTT message of the contract, classified. */
