@@ -16,6 +16,9 @@ import { LockStatusSchema, StationStatusSchema } from '../fixture/statuses.js';
 import type { StationSnapshot } from '../station/station-model.js';
 
 export { FaultSpecSchema, LockStatusSchema, PhysicalActionSchema, StationStatusSchema };
+export type { FaultKind, FaultSpec } from '../fixture/fault-schema.js';
+export type { PhysicalAction } from '../fixture/station-actions.js';
+export type { LockStatus, StationStatus } from '../fixture/statuses.js';
 
 const strict = { additionalProperties: false } as const;
 /** An instant, as ISO 8601 in UTC. Not checked as a `format`: the server writes it with `toISOString`. */
