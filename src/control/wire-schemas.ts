@@ -171,7 +171,9 @@ export const SimStreamEventSchema = Type.Union([
 ]);
 
 /** One message of `GET /sim/v1/events`: an event with `seq`, which increases by one per event of the connection. */
-export const SimEventMessageSchema = Type.Intersect([Type.Object({ seq: Type.Integer({ minimum: 1 }) }), SimStreamEventSchema]);
+export const SimEventMessageSchema = Type.Union(
+  SimStreamEventSchema.anyOf.map((schema) => Type.Object({ seq: Type.Integer({ minimum: 1 }), ...schema.properties }, strict)),
+);
 
 /** The event types, in the order of docs/control-plane.md. */
 export const SIM_EVENT_TYPES = SimStreamEventSchema.anyOf.map((schema) => schema.properties.type.const);
