@@ -119,14 +119,14 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         let online = 0;
         let offline = 0;
         for (const station of fixture.stations) {
-          const status = hub.statusOf(station.token);
+          const status = hub.readiness.statusOf(station.token);
           if (status === 'online') online += 1;
           else if (status === 'offline') offline += 1;
         }
         // Ready once every station that should be online is (the hub latches it as statuses
         // arrive, and re-arms it when the broker connection is lost); a station taken offline or
         // online on purpose later does not undo it.
-        const ready = (options.brokerUp?.() ?? true) && hub.cameUp;
+        const ready = (options.brokerUp?.() ?? true) && hub.readiness.cameUp;
         return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
       });
 
@@ -143,8 +143,8 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
       const act = async (token: string, action: ControlAction, label: string) => {
         const reply = await channel.control(token, action);
-        // Health's target for the station is what it was just put in (see EventHub.controlled).
-        hub.controlled(token, action);
+        // Health's target for the station is what it was just put in (see FleetReadiness.controlled).
+        hub.readiness.controlled(token, action);
         hub.emit({ type: 'control', token, action: label });
         return reply;
       };
@@ -220,7 +220,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
       plane.post('/reset', { schema: { response: { 200: ResetReplySchema } } }, async () => {
         const stations = await channel.fleet('reset');
-        hub.controlled(undefined, { action: 'reset' });
+        hub.readiness.controlled(undefined, { action: 'reset' });
         hub.emit({ type: 'control', action: 'reset' });
         return { reset: stations.length, missing: fixture.stations.length - stations.length };
       });
