@@ -11,6 +11,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
+import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../fixture/station-actions.js';
 import type { StationSnapshot } from '../station/station-model.js';
 
 /*
@@ -36,14 +37,12 @@ export const SIM_TOPICS = {
  */
 const RequestIdSchema = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
 
-const PhysicalActionSchema = Type.Union([Type.Literal('jam'), Type.Literal('unjam'), Type.Literal('forceOpen'), Type.Literal('forceClose')]);
-
 export const ControlRequestSchema = Type.Intersect([
   Type.Object({ requestId: RequestIdSchema }),
   Type.Union([
     Type.Object({ action: Type.Literal('connection'), online: Type.Boolean() }),
-    Type.Object({ action: Type.Literal('battery'), voltage: Type.Number({ minimum: 0, maximum: 100 }) }),
-    Type.Object({ action: Type.Literal('reboot'), downMs: Type.Integer({ minimum: 0 }) }),
+    Type.Object({ action: Type.Literal('battery'), voltage: Type.Number(VOLTAGE_LIMITS) }),
+    Type.Object({ action: Type.Literal('reboot'), downMs: Type.Integer(REBOOT_DOWN_MS_LIMITS) }),
     Type.Object({ action: Type.Literal('physical'), lockId: Type.String(), physical: PhysicalActionSchema }),
     Type.Object({ action: Type.Literal('addFault'), fault: FaultSpecSchema }),
     Type.Object({ action: Type.Literal('removeFault'), faultId: Type.String() }),
@@ -56,7 +55,7 @@ export const FleetRequestSchema = Type.Object({
   action: Type.Union([Type.Literal('query'), Type.Literal('reset')]),
 });
 export const SimEventSchema = Type.Object({
-  fault: Type.String(),
+  fault: FaultSpecSchema.properties.kind,
   lockId: Type.Optional(Type.String()),
   commandId: Type.Optional(Type.String()),
 });

@@ -1,32 +1,22 @@
 /**
  * Turns what crosses the broker into the events of the event stream (docs/control-plane.md): station
  * status, lock state, commands sent, acked, rejected or timed out, faults applied; plus control
- * actions and API request summaries reported in-process. It also keeps the last status of every
- * station, which is what `/sim/v1/health` reads.
+ * actions and API request summaries reported in-process. The statuses it hears go on to fleet
+ * readiness (fleet-readiness.ts), which is what `/sim/v1/health` reads.
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
-import type { StationStatus } from '../fixture/statuses.js';
 import { groupTopics, parsePayload, type StationTopics } from '../mqtt/topics.js';
 import { parseSimMessage } from './control-protocol.js';
 import type { Clock } from '../shared/clock.js';
+import type { SimStreamEvent } from './wire-schemas.js';
+import { FleetReadiness } from './fleet-readiness.js';
 
-/** One event of the stream, without the per-connection `seq`. */
-export type SimStreamEvent = { time: string } & (
-  | { type: 'station.status'; token: string; status: StationStatus; batteryVoltage: number; lastConnection: string }
-  | { type: 'lock.state'; token: string; lockId: string; status: string; lastUpdated: string }
-  | { type: 'command.sent'; token: string; lockId: string; commandId: string }
-  /** `ms` since the command was sent; absent when it was sent before anyone listened (not tracked then). */
-  | { type: 'command.acked'; token: string; lockId: string; commandId: string; ms?: number }
-  | { type: 'command.rejected'; token: string; lockId: string; commandId: string; reason: string; ms?: number }
-  | { type: 'command.timeout'; token: string; lockId: string; commandId: string; ms: number }
-  | { type: 'fault.applied'; token: string; fault: string; lockId?: string; commandId?: string }
-  | { type: 'control'; token?: string; action: string }
-  | { type: 'api.request'; method: string; route: string; status: number; ms: number; commandId?: string }
-);
+export type { SimStreamEvent };
 
+/** What the hub is told to emit: an event of the stream (wire-schemas.ts) without its `time`, which the hub stamps. */
+export type SimStreamEventInput = WithoutTime<Exclude<SimStreamEvent, { type: 'snapshot' }>>;
 /** Distributes the union over its members, so `Omit` keeps each member's own fields. */
 type WithoutTime<T> = T extends unknown ? Omit<T, 'time'> : never;
-export type SimStreamEventInput = WithoutTime<SimStreamEvent>;
 
 type Listener = (event: SimStreamEvent) => void;
 /** A raw MQTT message of the contract, classified. */
@@ -49,18 +39,9 @@ export interface EventHubOptions {
   commandTimeoutMs?: number;
   /** Commands tracked at once; the oldest are forgotten past it, so memory stays bounded. @default 10000 */
   maxTrackedCommands?: number;
-  /**
-   * Real time in milliseconds, for how long a station has held its status (see `forgetStatuses`);
-   * not the simulated clock, which may stand still. @default Date.now
-   */
+  /** Real time, for fleet readiness (see `FleetReadinessOptions.wallClock`). @default Date.now */
   wallClock?: () => number;
 }
-
-/**
- * A status a station took less than this long before the broker connection was lost does not
- * count as the one it had (see `forgetStatuses`).
- */
-export const STEADY_STATUS_MS = 5000;
 
 interface TrackedCommand {
   token: string;
@@ -75,131 +56,18 @@ export class EventHub {
   readonly #clock: Clock;
   /** One entry per distinct set of topic templates in the fixture. */
   readonly #routes: StationTopics[];
-  readonly #statuses = new Map<string, StationStatus>();
-  /** Per station that has changed status since its first report: when it last did, and the status it had held steadily before. */
-  readonly #changes = new Map<string, { since: number; steady: StationStatus | undefined }>();
-  readonly #wallClock: () => number;
-  /** The fixture's stations: only their statuses are kept (anyone on the broker can publish others). */
-  readonly #tokens: ReadonlySet<string>;
   readonly #commands = new Map<string, TrackedCommand>();
   readonly #timeoutMs: number;
   readonly #maxTracked: number;
-  /**
-   * What `cameUp` waits for, per fixture station: the fixture's starting status, and after a lost
-   * broker connection the status the station had before it (see `forgetStatuses`). Only stations
-   * whose target is `online` hold readiness back.
-   */
-  readonly #target: Map<string, StationStatus>;
-  readonly #initial: ReadonlyMap<string, StationStatus>;
-  /** Stations whose target is `online` that have not reported `online` since the statuses were last forgotten. */
-  #awaitedOnline = 0;
-  #cameUp = false;
-  /**
-   * The status the control plane itself last put a station in (connection, reboot, reset), and
-   * when: `forgetStatuses` takes it as the station's target without the steady rule, so a station
-   * taken offline just before the broker died is not expected back online.
-   */
-  readonly #intended = new Map<string, { status: StationStatus; at: number }>();
-  /** Set once `cameUp` has first been true (see `#rearm`). */
-  #everCameUp = false;
-  /** No station is expected online and `cameUp` has never been true: the first report from a fixture station sets it. */
-  #awaitingAnyReport = false;
+  /** What `/sim/v1/health` reads: the statuses this hub hears, and whether the fleet came up. */
+  readonly readiness: FleetReadiness;
 
   constructor(options: EventHubOptions) {
     this.#clock = options.clock;
     this.#timeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     this.#maxTracked = options.maxTrackedCommands ?? 10_000;
     this.#routes = groupTopics(options.fixture.stations).distinct;
-    this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
-    this.#target = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
-    this.#initial = new Map(this.#target);
-    this.#wallClock = options.wallClock ?? Date.now;
-    this.#rearm();
-  }
-
-  /**
-   * True once every fixture station that should be online has reported `online` (read by
-   * `/sim/v1/health`). Latched: a station taken offline or online on purpose later does not undo
-   * it; only `forgetStatuses` does.
-   *
-   * A station that should be offline (the fixture starts it offline) does not hold it back, and
-   * counts as offline until it reports: it publishes its retained `offline` record once at start
-   * and never again, so after a broker restart that kept no retained messages nothing would ever
-   * be heard of it, and an `api` started then would wait for ever. Offline is also what the `/v1`
-   * API shows for a station it has no record of, so health and the API agree. When no station is
-   * expected online, though, the first `cameUp` waits for one report from any fixture station
-   * (the offline records its fleet process publishes at start): otherwise an `api` with no fleet
-   * process running at all would say ready.
-   */
-  get cameUp(): boolean {
-    return this.#cameUp;
-  }
-
-  /**
-   * A fixture station's status as health counts it: its last report since the statuses were last
-   * forgotten; without one, `offline` for a station expected offline (see `cameUp`), otherwise
-   * unknown.
-   */
-  statusOf(token: string): StationStatus | undefined {
-    return this.#statuses.get(token) ?? (this.#target.get(token) === 'offline' ? 'offline' : undefined);
-  }
-
-  /**
-   * Forgets every status heard so far and re-arms `cameUp`: called when the MQTT session the
-   * statuses come through is lost and again when it is back, so that health is rebuilt from the
-   * retained messages the broker sends after the reconnect. Whatever was heard before may be
-   * stale: a broker that restarted without persistence retains nothing, and stations come back
-   * one by one. If the fleet had come up, each station is then expected back at the status it had
-   * before (one taken offline on purpose need not come back; one that was online must); if not,
-   * at its fixture's starting status as before. "Before" means held for `STEADY_STATUS_MS`: a
-   * broker that shuts down sends every station's last will (`offline`) just before it closes
-   * this session, and those must not pass for stations taken offline. A change the control plane
-   * made itself (see `controlled`) needs no such wait: its status is the target at once.
-   */
-  forgetStatuses(): void {
-    if (this.#cameUp) {
-      const now = this.#wallClock();
-      for (const token of this.#tokens) {
-        const change = this.#changes.get(token);
-        const known =
-          this.#intended.get(token)?.status ??
-          (change !== undefined && now - change.since < STEADY_STATUS_MS ? change.steady : this.statusOf(token));
-        if (known !== undefined) this.#target.set(token, known);
-      }
-    }
-    this.#statuses.clear();
-    this.#changes.clear();
-    this.#rearm();
-  }
-
-  /**
-   * Records a change the control plane made (a `/sim/v1` call or a scenario step, once the fleet
-   * answered it): the station's target is then the status it was put in, whenever the broker
-   * connection is lost, with no need to have held it for `STEADY_STATUS_MS`. `token` undefined
-   * with a reset means the whole fleet, back to the fixture's starting statuses.
-   */
-  controlled(token: string | undefined, action: { action: string; online?: boolean }): void {
-    const at = this.#wallClock();
-    if (action.action === 'reset') {
-      for (const station of token === undefined ? this.#tokens : [token]) {
-        const initial = this.#initial.get(station);
-        if (initial !== undefined) this.#intended.set(station, { status: initial, at });
-      }
-      return;
-    }
-    if (token === undefined || !this.#tokens.has(token)) return;
-    // A reboot comes back on its own: the station is expected online.
-    if (action.action === 'connection') this.#intended.set(token, { status: action.online ? 'online' : 'offline', at });
-    else if (action.action === 'reboot') this.#intended.set(token, { status: 'online', at });
-  }
-
-  #rearm(): void {
-    let awaited = 0;
-    for (const target of this.#target.values()) if (target === 'online') awaited += 1;
-    this.#awaitedOnline = awaited;
-    // Nobody to wait for: before the fleet was ever heard of, one report shows a fleet process runs.
-    this.#awaitingAnyReport = awaited === 0 && !this.#everCameUp;
-    this.#cameUp = awaited === 0 && !this.#awaitingAnyReport;
+    this.readiness = new FleetReadiness({ fixture: options.fixture, ...(options.wallClock ? { wallClock: options.wallClock } : {}) });
   }
 
   /** Simulated time now, as the events' `time`. */
@@ -216,11 +84,6 @@ export class EventHub {
   onContractMessage(listener: MessageListener): () => void {
     this.#messageListeners.add(listener);
     return () => this.#messageListeners.delete(listener);
-  }
-
-  /** Last reported status of each station that has reported one. */
-  get statuses(): ReadonlyMap<string, StationStatus> {
-    return this.#statuses;
   }
 
   /** True while anybody listens to the stream; events emitted without a listener are dropped. */
@@ -252,7 +115,7 @@ export class EventHub {
       if (status) {
         const body = parsePayload('status', payload);
         if (!body) return;
-        if (this.#tokens.has(status.token)) this.#setStatus(status.token, body.status);
+        this.readiness.report(status.token, body.status);
         if (!listening) return;
         this.emit({ type: 'station.status', token: status.token, status: body.status, batteryVoltage: body.batteryVoltage, lastConnection: body.lastConnection });
         return;
@@ -276,33 +139,6 @@ export class EventHub {
         if (body) this.#acked(ack.token, body);
         return;
       }
-    }
-  }
-
-  #setStatus(token: string, status: StationStatus): void {
-    if (this.#awaitingAnyReport) {
-      this.#awaitingAnyReport = false;
-      this.#cameUp = true;
-      this.#everCameUp = true;
-    }
-    const before = this.#statuses.get(token);
-    if (before === status) return; // a heartbeat: nothing changes
-    this.#statuses.set(token, status);
-    // Only changes are timed, not first reports: a large fleet's statuses cost no record each.
-    if (before !== undefined) {
-      const now = this.#wallClock();
-      // A steady change the control plane did not make (another api process did, say): its record is out of date.
-      const intended = this.#intended.get(token);
-      if (intended !== undefined && intended.status !== status && now - intended.at >= STEADY_STATUS_MS) this.#intended.delete(token);
-      const change = this.#changes.get(token);
-      this.#changes.set(token, { since: now, steady: change === undefined || now - change.since >= STEADY_STATUS_MS ? before : change.steady });
-    }
-    if (this.#cameUp || this.#target.get(token) !== 'online') return;
-    if (before === 'online') this.#awaitedOnline += 1;
-    if (status === 'online') this.#awaitedOnline -= 1;
-    if (this.#awaitedOnline === 0) {
-      this.#cameUp = true;
-      this.#everCameUp = true;
     }
   }
 

@@ -10,16 +10,19 @@
  */
 import type { ScenarioStep } from '../fixture/fixture-schema.js';
 import { scenarioDueTimes } from '../fixture/load-fixture.js';
+import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
+import type { FleetReadiness } from './fleet-readiness.js';
 
 export interface ScenarioRunnerOptions {
   /** Steps as the fixture loader checked them (every rule of `checkScenario` holds). */
   steps: ScenarioStep[];
   channel: Pick<ControlChannel, 'control' | 'fleet'>;
-  /** `controlled` (optional) is told of each step the fleet answered, for health's targets. */
-  hub: Pick<EventHub, 'emit'> & Partial<Pick<EventHub, 'controlled'>>;
+  hub: Pick<EventHub, 'emit'>;
+  /** Told of each step the fleet answered, for health's targets. @default not told */
+  readiness?: Pick<FleetReadiness, 'controlled'>;
   clock: Clock;
   /** Called when a step fails (the station did not answer, say); the timeline goes on. */
   onError?: (step: ScenarioStep, error: Error) => void;
@@ -45,7 +48,7 @@ export function stepAction(step: ScenarioStep): ControlAction | undefined {
     case 'battery':
       return { action: 'battery', voltage: step.voltage! };
     case 'reboot':
-      return { action: 'reboot', downMs: step.downMs ?? 2000 };
+      return { action: 'reboot', downMs: step.downMs ?? DEFAULT_REBOOT_DOWN_MS };
     case 'jam':
     case 'unjam':
     case 'forceOpen':
@@ -91,7 +94,7 @@ export function startScenario(options: ScenarioRunnerOptions): StartedScenario {
     const flight: Promise<void> = run
       .then(
         () => {
-          options.hub.controlled?.(step.station, action ?? { action: 'reset' });
+          options.readiness?.controlled(step.station, action ?? { action: 'reset' });
           if (!stopped) options.hub.emit({ type: 'control', ...(step.station ? { token: step.station } : {}), action: label });
         },
         (error: Error) => {

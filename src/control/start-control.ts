@@ -50,7 +50,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   // restarted without persistence retains none of them): health starts again from what the
   // broker retains after the reconnect. Through the broker's tap, nothing passes the session
   // and the tap replays nothing, so there is nothing to forget and nothing would come back.
-  if (!options.tap) channel.onConnectionChange(() => hub.forgetStatuses());
+  if (!options.tap) channel.onConnectionChange(() => hub.readiness.forgetStatuses());
   let scenario: StartedScenario | undefined;
   return {
     channel,
@@ -71,6 +71,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         steps: options.fixture.scenario,
         channel,
         hub,
+        readiness: hub.readiness,
         clock: options.clock,
         onError: (step, error) => options.onScenarioError?.(`scenario step "${step.do}" failed: ${error.message}`),
       });

@@ -8,9 +8,11 @@ import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { redactUrlsIn } from '../shared/redact-url.js';
 import {
   parseSimEvent,
+  type ClockReply,
   type Fault,
   type FaultSpec,
   type PhysicalAction,
+  type ResetReply,
   type SimEvent,
   type SimHealth,
   type SimStation,
@@ -179,12 +181,12 @@ export class ControlConnection {
   }
 
   /** `GET /sim/v1/clock`: the simulator's time, and whether it moves only when told (`--clock manual`). */
-  simulatorClock(): Promise<{ now: string; manual: boolean }> {
+  simulatorClock(): Promise<ClockReply> {
     return this.#request('GET', '/clock');
   }
 
   /** Every station back to the fixture's starting state. */
-  reset(): Promise<{ reset: number; missing: number }> {
+  reset(): Promise<ResetReply> {
     return this.#request('POST', '/reset');
   }
 

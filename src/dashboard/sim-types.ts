@@ -1,207 +1,60 @@
 /**
- * What the control plane sends, as the dashboard sees it. These types mirror docs/control-plane.md
- * field for field and are kept in this one file on purpose: the dashboard must work against a
- * simulator running elsewhere, so it reads the documented wire format rather than the server's
- * internal types. If the server ever exports the same types, replace this file with imports.
+ * What the control plane sends, as the dashboard sees it: the types of the wire schemas the server
+ * validates and serialises with (src/control/wire-schemas.ts, docs/control-plane.md), imported as
+ * types only, so the dashboard still runs against a simulator elsewhere and cannot drift from it.
+ * The one thing written here is what the dashboard checks of a message it receives
+ * (`parseSimEvent`), and the compiler holds that to the types.
  */
+import type { Static } from '@sinclair/typebox';
+import type * as Wire from '../control/wire-schemas.js';
 
-/** Station status values (docs/control-plane.md, README "MQTT topic contract"). */
-export type StationStatus = 'online' | 'offline';
-
-/** Lock status values. */
-export type LockStatus = 'locked' | 'unlocked' | 'jammed';
-
-/** `null`: idle; `opening`: the unlock delay is running; `open`: the relock time is running. */
-export type LockPending = null | 'opening' | 'open';
-
-export interface SimLock {
-  lockId: string;
-  status: LockStatus;
-  /** ISO UTC. */
-  lastUpdated: string;
-  pending: LockPending;
-}
-
-/** The station's battery model: what each unlock and each hour costs, and below what it refuses. */
-export interface BatteryModel {
-  drainPerUnlockV: number;
-  drainPerHourV: number;
-  cutoffV: number;
-}
-
-export type FaultKind = 'dropCommands' | 'delayAcks' | 'reject' | 'ackNoOpen' | 'duplicateState' | 'latency';
+export type {
+  BatteryModel,
+  ClockReply,
+  FaultKind,
+  FaultSpec,
+  LockPending,
+  LockStatus,
+  PhysicalAction,
+  ResetReply,
+  SimHealth,
+  SimLock,
+  SimStation,
+  SimTimer,
+  StationStatus,
+} from '../control/wire-schemas.js';
 
 /** A fault in force on a station (docs/control-plane.md, "Fault"). */
-export interface Fault {
-  id: string;
-  kind: FaultKind;
-  /** Only commands for this lock. */
-  lockId?: string;
-  /** 0..1: applies to each command with this probability. */
-  probability?: number;
-  /** Applies to the next `count` commands, then removes itself. */
-  count?: number;
-  /** For `delayAcks` and `latency`. */
-  delayMs?: number;
-  /** For `reject`. */
-  reason?: string;
-}
+export type Fault = Wire.SimFault;
 
-/** A `Fault` as asked for: the server assigns the `id`. */
-export type FaultSpec = Omit<Fault, 'id'>;
+/** Every message of the stream carries `seq`, which increases by one per event of the connection. */
+type Sent<T> = T & { seq: number };
 
-/**
- * A timer running in the station. The document shows `relock` and `heartbeat`; the station model
- * also reports `unlock` while the unlock delay runs.
- */
-export interface SimTimer {
-  kind: 'unlock' | 'relock' | 'heartbeat';
-  lockId?: string;
-  /** ISO UTC. */
-  dueAt: string;
-}
-
-/** The full simulated state of one station (docs/control-plane.md, "SimStation"). */
-export interface SimStation {
-  token: string;
-  stationId: number;
-  status: StationStatus;
-  batteryVoltage: number;
-  /** ISO UTC. */
-  lastConnection: string;
-  battery: BatteryModel;
-  locks: SimLock[];
-  faults: Fault[];
-  timers: SimTimer[];
-}
-
-/** `GET /sim/v1/health`: 200 once ready, 503 with `ready: false` before. */
-export interface SimHealth {
-  ready: boolean;
-  stations: { total: number; online: number; offline: number };
-}
-
-/** Body of `POST /sim/v1/stations/{token}/locks/{lockId}/physical`. */
-export type PhysicalAction = 'jam' | 'unjam' | 'forceOpen' | 'forceClose';
-
-/** Fields every event of the stream carries; `seq` increases by one per event of the connection. */
-interface EventBase {
-  seq: number;
-  /** ISO UTC. */
-  time: string;
-}
-
-export interface SnapshotEvent extends EventBase {
-  type: 'snapshot';
-  stations: SimStation[];
-}
-
-export interface StationStatusEvent extends EventBase {
-  type: 'station.status';
-  token: string;
-  status: StationStatus;
-  batteryVoltage: number;
-  lastConnection: string;
-}
-
-export interface LockStateEvent extends EventBase {
-  type: 'lock.state';
-  token: string;
-  lockId: string;
-  status: LockStatus;
-  lastUpdated: string;
-}
-
-export interface CommandSentEvent extends EventBase {
-  type: 'command.sent';
-  token: string;
-  lockId: string;
-  commandId: string;
-}
-
-export interface CommandAckedEvent extends EventBase {
-  type: 'command.acked';
-  token: string;
-  lockId: string;
-  commandId: string;
-  /** Since the command was sent; absent when it was sent before anyone listened to the stream. */
-  ms?: number;
-}
-
-export interface CommandRejectedEvent extends EventBase {
-  type: 'command.rejected';
-  token: string;
-  lockId: string;
-  commandId: string;
-  reason: string;
-  /** As for `command.acked`. */
-  ms?: number;
-}
-
-export interface CommandTimeoutEvent extends EventBase {
-  type: 'command.timeout';
-  token: string;
-  lockId: string;
-  commandId: string;
-  ms: number;
-}
-
-export interface FaultAppliedEvent extends EventBase {
-  type: 'fault.applied';
-  token: string;
-  lockId?: string;
-  /** The fault's kind. */
-  fault: FaultKind;
-  commandId?: string;
-}
-
-export interface ControlEvent extends EventBase {
-  type: 'control';
-  /** Absent for fleet-wide actions such as reset. */
-  token?: string;
-  /** What the control plane changed, in words. */
-  action: string;
-}
-
-export interface ApiRequestEvent extends EventBase {
-  type: 'api.request';
-  method: string;
-  /** The route pattern, e.g. `/v1/stations/:station_token`; never a token or body. */
-  route: string;
-  status: number;
-  ms: number;
-}
+export type SnapshotEvent = Sent<Static<typeof Wire.SnapshotEventSchema>>;
+export type StationStatusEvent = Sent<Static<typeof Wire.StationStatusEventSchema>>;
+export type LockStateEvent = Sent<Static<typeof Wire.LockStateEventSchema>>;
+export type CommandSentEvent = Sent<Static<typeof Wire.CommandSentEventSchema>>;
+export type CommandAckedEvent = Sent<Static<typeof Wire.CommandAckedEventSchema>>;
+export type CommandRejectedEvent = Sent<Static<typeof Wire.CommandRejectedEventSchema>>;
+export type CommandTimeoutEvent = Sent<Static<typeof Wire.CommandTimeoutEventSchema>>;
+export type FaultAppliedEvent = Sent<Static<typeof Wire.FaultAppliedEventSchema>>;
+export type ControlEvent = Sent<Static<typeof Wire.ControlEventSchema>>;
+export type ApiRequestEvent = Sent<Static<typeof Wire.ApiRequestEventSchema>>;
 
 /** One message of `GET /sim/v1/events`. */
-export type SimEvent =
-  | SnapshotEvent
-  | StationStatusEvent
-  | LockStateEvent
-  | CommandSentEvent
-  | CommandAckedEvent
-  | CommandRejectedEvent
-  | CommandTimeoutEvent
-  | FaultAppliedEvent
-  | ControlEvent
-  | ApiRequestEvent;
+export type SimEvent = Sent<Wire.SimStreamEvent>;
 
 export type SimEventType = SimEvent['type'];
 
-const EVENT_TYPES: ReadonlySet<string> = new Set<SimEventType>([
-  'snapshot',
-  'station.status',
-  'lock.state',
-  'command.sent',
-  'command.acked',
-  'command.rejected',
-  'command.timeout',
-  'fault.applied',
-  'control',
-  'api.request',
-]);
+/** The fields of an event that are strings (required or optional). */
+type StringFields<E> = { [K in keyof E]-?: E[K] extends string | undefined ? K : never }[keyof E];
 
-/** Fields the dashboard relies on, per event type; checked once, where a message comes in. */
-const REQUIRED_STRINGS: Partial<Record<SimEventType, readonly string[]>> = {
+/**
+ * Fields the dashboard relies on, per event type; checked once, where a message comes in. Written
+ * against the wire types: a type missing here, or a field that is no string there, fails `tsc`.
+ */
+const REQUIRED_STRINGS: { readonly [T in SimEventType]: readonly StringFields<Extract<SimEvent, { type: T }>>[] } = {
+  snapshot: [],
   'station.status': ['token', 'status', 'lastConnection'],
   'lock.state': ['token', 'lockId', 'status', 'lastUpdated'],
   'command.sent': ['token', 'lockId', 'commandId'],
@@ -227,9 +80,9 @@ export function parseSimEvent(text: string): SimEvent | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
   const type = record['type'];
-  if (typeof type !== 'string' || !EVENT_TYPES.has(type) || typeof record['time'] !== 'string') return undefined;
+  if (typeof type !== 'string' || !Object.hasOwn(REQUIRED_STRINGS, type) || typeof record['time'] !== 'string') return undefined;
   if (type === 'snapshot') return Array.isArray(record['stations']) ? (record as unknown as SimEvent) : undefined;
-  for (const field of REQUIRED_STRINGS[type as SimEventType] ?? []) {
+  for (const field of REQUIRED_STRINGS[type as SimEventType] as readonly string[]) {
     if (typeof record[field] !== 'string') return undefined;
   }
   return record as unknown as SimEvent;

@@ -10,13 +10,10 @@
  * moves it forward at once: a manual clock's advance shows before the next answer.
  */
 import type { Clock, TimerHandle } from '../shared/clock.js';
+import type { ClockReply } from './sim-types.js';
 
 /** `GET /sim/v1/clock`. */
-export interface SimulatorClockReading {
-  /** ISO UTC. */
-  now: string;
-  manual: boolean;
-}
+export type SimulatorClockReading = ClockReply;
 
 export interface SimulatorTimeOptions {
   /** Asks the simulator for its time. */

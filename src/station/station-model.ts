@@ -10,6 +10,7 @@ import { FaultSet } from './faults.js';
 import type { Fault, FaultKind, FaultSpec } from '../fixture/fault-schema.js';
 import type { Delay, StationConfig } from '../fixture/fixture-schema.js';
 import type { LockStatus, StationStatus } from '../fixture/statuses.js';
+import type { PhysicalAction } from '../fixture/station-actions.js';
 import type { AckPayload, LockStatePayload, StatusPayload } from './station-payloads.js';
 
 /** Where the model's outputs go. */
@@ -28,8 +29,6 @@ interface OutputPayloads {
 }
 type OutputKind = keyof OutputPayloads;
 
-/** Physical things that happen to a lock, whatever the firmware wants. */
-export type PhysicalAction = 'jam' | 'unjam' | 'forceOpen' | 'forceClose';
 
 export interface StationModelOptions {
   config: StationConfig;

@@ -49,6 +49,12 @@ const SIDEWAYS: readonly { from: string; to: string; typeOnly?: true; reason: st
     reason: 'the reference client takes the /v1 wire types from the schemas the API validates with, so the two cannot drift',
   },
   {
+    from: 'dashboard',
+    to: 'control/wire-schemas.ts',
+    typeOnly: true,
+    reason: 'the dashboard takes the /sim/v1 wire types from the schemas the control plane validates and serialises with, so the two cannot drift',
+  },
+  {
     from: 'broker',
     to: 'mqtt/broker-link.ts',
     typeOnly: true,

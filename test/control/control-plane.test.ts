@@ -173,7 +173,7 @@ describe('/sim/v1 and the stations at their edges', () => {
     }
     await mqttClient.endAsync();
     await sim.broker!.sync();
-    const statuses = sim.http!.control.hub.statuses;
+    const statuses = sim.http!.control.hub.readiness.statuses;
     expect([...statuses.keys()].filter((token) => token.startsWith('STRANGER'))).toEqual([]);
     expect((await call('GET', '/health')).json.stations.total).toBe(25);
   });

@@ -32,7 +32,7 @@ function report(target: EventHub, token: string, status: 'online' | 'offline'): 
 }
 
 function counts(target: EventHub): Record<string, string | undefined> {
-  return Object.fromEntries(fixture.stations.map((station) => [station.token, target.statusOf(station.token)]));
+  return Object.fromEntries(fixture.stations.map((station) => [station.token, target.readiness.statusOf(station.token)]));
 }
 
 describe('EventHub statuses for health', () => {
@@ -42,9 +42,9 @@ describe('EventHub statuses for health', () => {
     const events = hub();
     expect(counts(events)).toEqual({ 'ON-1': undefined, 'ON-2': undefined, 'OFF-1': 'offline' });
     report(events, 'ON-1', 'online');
-    expect(events.cameUp).toBe(false);
+    expect(events.readiness.cameUp).toBe(false);
     report(events, 'ON-2', 'online');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
     expect(counts(events)).toEqual({ 'ON-1': 'online', 'ON-2': 'online', 'OFF-1': 'offline' });
   });
 
@@ -53,12 +53,12 @@ describe('EventHub statuses for health', () => {
     report(events, 'ON-1', 'online');
     report(events, 'OFF-1', 'offline');
     report(events, 'ON-2', 'offline'); // a stale retained record, or its will
-    expect(events.cameUp).toBe(false);
+    expect(events.readiness.cameUp).toBe(false);
     report(events, 'ON-2', 'online');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
     // Latched: a station taken offline on purpose afterwards does not undo it.
     report(events, 'ON-1', 'offline');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
   });
 
   it('forgets every status when the connection is lost, and comes up again once the stations that were online are back', () => {
@@ -67,7 +67,7 @@ describe('EventHub statuses for health', () => {
     report(events, 'ON-2', 'online');
     report(events, 'OFF-1', 'online'); // taken online on purpose
     report(events, 'ON-2', 'offline'); // taken offline on purpose
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
 
     wall.now += 60_000;
     // A broker that shuts down sends every last will just before it closes the control plane's
@@ -75,25 +75,25 @@ describe('EventHub statuses for health', () => {
     report(events, 'ON-1', 'offline');
     report(events, 'OFF-1', 'offline');
     wall.now += 10;
-    events.forgetStatuses(); // lost
-    events.forgetStatuses(); // back: nothing heard in between
+    events.readiness.forgetStatuses(); // lost
+    events.readiness.forgetStatuses(); // back: nothing heard in between
     // No stale counts: only what the fleet says from now on (ON-2 was offline, so it is taken as such).
     expect(counts(events)).toEqual({ 'ON-1': undefined, 'ON-2': 'offline', 'OFF-1': undefined });
-    expect(events.cameUp).toBe(false);
+    expect(events.readiness.cameUp).toBe(false);
     report(events, 'ON-1', 'online');
-    expect(events.cameUp).toBe(false);
+    expect(events.readiness.cameUp).toBe(false);
     report(events, 'OFF-1', 'online');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
     expect(counts(events)).toEqual({ 'ON-1': 'online', 'ON-2': 'offline', 'OFF-1': 'online' });
   });
 
   it('a connection lost before the fleet came up still waits for the fixture starting statuses', () => {
     const events = hub();
     report(events, 'ON-1', 'offline'); // a will left by an earlier run
-    events.forgetStatuses();
+    events.readiness.forgetStatuses();
     report(events, 'ON-1', 'online');
     report(events, 'ON-2', 'online');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
   });
 });
 
@@ -113,16 +113,16 @@ describe('EventHub health when no station starts online', () => {
   it('is not ready before any fixture station has reported: no fleet process may run at all', () => {
     wall.now = 0;
     const events = new EventHub({ fixture: allOffline, clock: new ManualClock(0), wallClock: () => wall.now });
-    expect(events.cameUp).toBe(false);
+    expect(events.readiness.cameUp).toBe(false);
     // A station outside the fixture does not count.
     events.handleMessage('stations/STRANGER/status', Buffer.from(JSON.stringify({ stationId: 9, status: 'offline', batteryVoltage: 12.4, lastConnection: '2026-01-01T00:00:00.000Z' })));
-    expect(events.cameUp).toBe(false);
+    expect(events.readiness.cameUp).toBe(false);
     offlineReport(events, 'OFF-1', 1);
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
     // Once it has come up, a lost connection re-arms it as before: nothing to wait for.
-    events.forgetStatuses();
-    events.forgetStatuses();
-    expect(events.cameUp).toBe(true);
+    events.readiness.forgetStatuses();
+    events.readiness.forgetStatuses();
+    expect(events.readiness.cameUp).toBe(true);
   });
 });
 
@@ -133,17 +133,17 @@ describe('EventHub targets the control plane sets', () => {
     const events = hub();
     report(events, 'ON-1', 'online');
     report(events, 'ON-2', 'online');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
     wall.now += 60_000;
     report(events, 'ON-2', 'offline');
-    events.controlled('ON-2', { action: 'connection', online: false });
+    events.readiness.controlled('ON-2', { action: 'connection', online: false });
     wall.now += 1000; // the broker dies a second later: its wills, then the session is gone
     report(events, 'ON-1', 'offline');
-    events.forgetStatuses();
-    events.forgetStatuses();
-    expect(events.cameUp).toBe(false);
+    events.readiness.forgetStatuses();
+    events.readiness.forgetStatuses();
+    expect(events.readiness.cameUp).toBe(false);
     report(events, 'ON-1', 'online');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
     expect(counts(events)).toEqual({ 'ON-1': 'online', 'ON-2': 'offline', 'OFF-1': 'offline' });
   });
 
@@ -153,18 +153,18 @@ describe('EventHub targets the control plane sets', () => {
     report(events, 'ON-2', 'online');
     wall.now += 60_000;
     report(events, 'OFF-1', 'online');
-    events.controlled('OFF-1', { action: 'connection', online: true });
+    events.readiness.controlled('OFF-1', { action: 'connection', online: true });
     report(events, 'ON-2', 'offline');
-    events.controlled('ON-2', { action: 'reboot' });
+    events.readiness.controlled('ON-2', { action: 'reboot' });
     wall.now += 1000;
     report(events, 'ON-1', 'offline');
     report(events, 'OFF-1', 'offline');
-    events.forgetStatuses();
-    events.forgetStatuses();
+    events.readiness.forgetStatuses();
+    events.readiness.forgetStatuses();
     report(events, 'ON-1', 'online');
     report(events, 'OFF-1', 'online');
-    expect(events.cameUp).toBe(false); // the rebooted ON-2 is awaited
+    expect(events.readiness.cameUp).toBe(false); // the rebooted ON-2 is awaited
     report(events, 'ON-2', 'online');
-    expect(events.cameUp).toBe(true);
+    expect(events.readiness.cameUp).toBe(true);
   });
 });

@@ -1,0 +1,183 @@
+/**
+ * The routes of the `/sim/v1` control plane by concern (docs/control-plane.md, "Endpoints"), each a
+ * fastify plugin that control-plane.ts registers under `/sim/v1`, behind the control token: health
+ * and the clock, stations and what can be done to them, faults. Bodies and replies are the wire
+ * schemas (wire-schemas.ts), so `/v1/openapi.json` documents them. Every action goes to the fleet
+ * over MQTT through the `ControlChannel`, so it reaches stations in any process.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { SimError } from '../errors.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
+import type { ControlAction, ControlChannel } from './control-channel.js';
+import type { EventHub } from './event-hub.js';
+import {
+  BatteryBodySchema,
+  ClockAdvanceBodySchema,
+  ClockReplySchema,
+  ConnectionBodySchema,
+  FaultSchema,
+  FaultSpecSchema,
+  HealthReplySchema,
+  PhysicalBodySchema,
+  RebootBodySchema,
+  ResetReplySchema,
+  SimStationSchema,
+  StationListReplySchema,
+} from './wire-schemas.js';
+
+/** What the route plugins work with. */
+export interface ControlRoutesOptions {
+  channel: ControlChannel;
+  hub: EventHub;
+  fixture: Fixture;
+  /** Reports whether the broker connection of the simulator is up. @default always up */
+  brokerUp?: () => boolean;
+  /** Simulated time; `advance` exists on a manual clock. @default none: the clock routes answer 409 */
+  clock?: AdvanceableClock;
+}
+
+/** A clock that `POST /sim/v1/clock/advance` can move. */
+export interface AdvanceableClock {
+  readonly manual: boolean;
+  now(): number;
+  advance(ms: number): Promise<void>;
+}
+
+const TokenParams = Type.Object({ token: Type.String() }, { additionalProperties: false });
+const LockParams = Type.Object({ token: Type.String(), lockId: Type.String() }, { additionalProperties: false });
+const FaultParams = Type.Object({ token: Type.String(), id: Type.String() }, { additionalProperties: false });
+/** The reply of every route that answers with the station as it now is. */
+const stationReply = { 200: SimStationSchema };
+
+/** `GET /health`, `GET /clock`, `POST /clock/advance`. */
+export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
+  const { hub, fixture } = options;
+
+  plane.get('/health', { schema: { response: { 200: HealthReplySchema, 503: HealthReplySchema } } }, async (_request, reply: FastifyReply) => {
+    let online = 0;
+    let offline = 0;
+    for (const station of fixture.stations) {
+      const status = hub.readiness.statusOf(station.token);
+      if (status === 'online') online += 1;
+      else if (status === 'offline') offline += 1;
+    }
+    // Ready once every station that should be online is (the hub latches it as statuses
+    // arrive, and re-arms it when the broker connection is lost); a station taken offline or
+    // online on purpose later does not undo it.
+    const ready = (options.brokerUp?.() ?? true) && hub.readiness.cameUp;
+    return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
+  });
+
+  plane.get('/clock', { schema: { response: { 200: ClockReplySchema } } }, async () => {
+    const clock = options.clock;
+    return { now: new Date(clock ? clock.now() : Date.now()).toISOString(), manual: clock?.manual ?? false };
+  });
+
+  plane.post(
+    '/clock/advance',
+    { schema: { body: ClockAdvanceBodySchema, response: { 200: ClockReplySchema } } },
+    async (request) => {
+      const clock = options.clock;
+      if (!clock?.manual) throw new SimError('CLOCK_NOT_MANUAL');
+      await clock.advance(request.body.ms);
+      hub.emit({ type: 'control', action: `clock advanced ${request.body.ms} ms` });
+      return { now: new Date(clock.now()).toISOString(), manual: true };
+    },
+  );
+};
+
+/** The fleet and one station: list, show, connection, battery, reboot, physical lock actions, reset. */
+export const stationRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
+  const { channel, hub, fixture } = options;
+  const act = actOn(options);
+
+  // `missing`: fixture stations no fleet process answered for (a shard's process is down, say),
+  // so a partial answer is not taken for the whole fleet.
+  plane.get('/stations', { schema: { response: { 200: StationListReplySchema } } }, async () => {
+    const stations = await channel.fleet('query');
+    return { stations, missing: fixture.stations.length - stations.length };
+  });
+
+  plane.get('/stations/:token', { schema: { params: TokenParams, response: stationReply } }, async (request) => {
+    return (await channel.control(request.params.token, { action: 'snapshot' })).station;
+  });
+
+  plane.post(
+    '/stations/:token/connection',
+    { schema: { params: TokenParams, body: ConnectionBodySchema, response: stationReply } },
+    async (request) => (await act(request.params.token, { action: 'connection', online: request.body.online }, request.body.online ? 'online' : 'offline')).station,
+  );
+
+  plane.post(
+    '/stations/:token/battery',
+    { schema: { params: TokenParams, body: BatteryBodySchema, response: stationReply } },
+    async (request) => (await act(request.params.token, { action: 'battery', voltage: request.body.voltage }, `battery ${request.body.voltage} V`)).station,
+  );
+
+  plane.post(
+    '/stations/:token/reboot',
+    {
+      schema: { params: TokenParams, body: RebootBodySchema, response: stationReply },
+      // The body is optional: none at all means `{}` (a schema cannot make the whole body optional).
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) => {
+      const downMs = request.body.downMs ?? DEFAULT_REBOOT_DOWN_MS;
+      return (await act(request.params.token, { action: 'reboot', downMs }, `reboot (${downMs} ms down)`)).station;
+    },
+  );
+
+  plane.post(
+    '/stations/:token/locks/:lockId/physical',
+    { schema: { params: LockParams, body: PhysicalBodySchema, response: stationReply } },
+    async (request) => {
+      const { token, lockId } = request.params;
+      return (await act(token, { action: 'physical', lockId, physical: request.body.action }, `${request.body.action} lock ${lockId}`)).station;
+    },
+  );
+
+  plane.post('/reset', { schema: { response: { 200: ResetReplySchema } } }, async () => {
+    const stations = await channel.fleet('reset');
+    hub.readiness.controlled(undefined, { action: 'reset' });
+    hub.emit({ type: 'control', action: 'reset' });
+    return { reset: stations.length, missing: fixture.stations.length - stations.length };
+  });
+};
+
+/** A station's faults: add one, clear one, clear all. */
+export const faultRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
+  const act = actOn(options);
+
+  plane.post('/stations/:token/faults', { schema: { params: TokenParams, body: FaultSpecSchema, response: { 201: FaultSchema } } }, async (request, reply) => {
+    const answer = await act(request.params.token, { action: 'addFault', fault: request.body }, `fault ${request.body.kind}`);
+    // The fleet agent answers an addFault with the fault it added (fleet-agent.ts).
+    return reply.code(201).send(answer.fault!);
+  });
+
+  plane.delete('/stations/:token/faults', { schema: { params: TokenParams, response: stationReply } }, async (request) => {
+    return (await act(request.params.token, { action: 'clearFaults' }, 'clear faults')).station;
+  });
+
+  plane.delete('/stations/:token/faults/:id', { schema: { params: FaultParams, response: stationReply } }, async (request) => {
+    return (await act(request.params.token, { action: 'removeFault', faultId: request.params.id }, `clear fault ${request.params.id}`)).station;
+  });
+};
+
+/**
+ * Carries out a control action on one station and reports it: to fleet readiness (health's target
+ * for the station is what it was just put in, see `FleetReadiness.controlled`) and as a `control`
+ * event.
+ */
+function actOn({ channel, hub }: Pick<ControlRoutesOptions, 'channel' | 'hub'>) {
+  return async (token: string, action: ControlAction, label: string) => {
+    const reply = await channel.control(token, action);
+    hub.readiness.controlled(token, action);
+    hub.emit({ type: 'control', token, action: label });
+    return reply;
+  };
+}
