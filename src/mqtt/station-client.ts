@@ -35,9 +35,16 @@ export interface StationClientOptions {
   /**
    * Real time in milliseconds, for how long a connection lasted (see `StationLinkEvent`). Not the
    * simulated clock: the broker closes connections on real time, whatever a manual clock says.
-   * @default Date.now
+   * @default `linkClock.now`, or Date.now
    */
   wallClock?: () => number;
+  /**
+   * The timers of the MQTT session: its keepalive, the CONNACK deadline and the reconnect delays.
+   * Real time, not the simulated `clock`: the broker keeps its side of the session on real time.
+   * Tests pass a `ManualClock` to run keepalive and backoff in fake time.
+   * @default systemClock
+   */
+  linkClock?: Clock;
 }
 
 export { SHORT_SESSION_MS, TAKEN_OVER_AFTER, type StationLinkEvent } from './session-watch.js';
@@ -85,7 +92,7 @@ export class StationClient {
       token: config.token,
       clientId: `station-sim-${config.token}`,
       maxReconnectMs: this.#maxReconnectMs,
-      wallClock: options.wallClock ?? Date.now,
+      wallClock: options.wallClock ?? (options.linkClock ? () => options.linkClock!.now() : Date.now),
     });
     this.topics = new StationTopics(config.behaviour.topics);
     const token = config.token;
@@ -165,7 +172,7 @@ export class StationClient {
     const watch = this.#sessions.connection();
     /** When the latest CONNECT of this connection went out: the session's lastConnection. */
     let connectSentAt = this.#options.clock.now();
-    const client = createSession(this.#options.transport, this.#sessionOptions(backoff.delayMs, (at) => (connectSentAt = at)));
+    const client = createSession(this.#options.transport, this.#sessionOptions(backoff, (at) => (connectSentAt = at)));
     this.#client = client;
     const pending = this.#awaitConnection(client);
     client.on('message', (topic, payload, packet) => this.#onMessage(topic, payload, packet));
@@ -181,20 +188,22 @@ export class StationClient {
       if (this.model.status === 'online') this.model.disconnected();
       if (watch.closed(this.#client !== client, this.#everConnected)) backoff.reset();
       backoff.grow();
-      client.options.reconnectPeriod = backoff.delayMs;
     });
     return pending.done;
   }
 
   /** The lean client's options for a connection; `onConnect` hears when each CONNECT goes out. */
-  #sessionOptions(reconnectPeriod: number, onConnect: (at: number) => void): LeanClientOptions {
+  #sessionOptions(backoff: ReconnectBackoff, onConnect: (at: number) => void): LeanClientOptions {
     const token = this.token;
     return {
       clientId: `station-sim-${token}`,
       clean: true,
       keepalive: this.#options.keepaliveSeconds ?? 30,
-      reconnectPeriod,
+      // 0 (no reconnects) stays 0; otherwise each reconnect waits what the backoff says after the close.
+      reconnectPeriod: backoff.delayMs,
+      reconnectDelay: () => backoff.delayMs,
       connectTimeout: CONNECT_TIMEOUT_MS,
+      clock: this.#options.linkClock,
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
       // session does not publish the first session's lastConnection and battery. As on real
       // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
@@ -394,6 +403,7 @@ export class StationClient {
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: CONNECT_TIMEOUT_MS,
+      clock: this.#options.linkClock,
     });
     await firstConnect(client, this.#options.transport);
     const token = config.token;
