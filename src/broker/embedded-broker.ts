@@ -54,22 +54,7 @@ export interface InThreadBroker extends StartedBroker {
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<InThreadBroker> {
   const host = options.host ?? '127.0.0.1';
   const persistence = indexedMemoryPersistence();
-  // [MQTT-3.1.3-8]: a zero-byte client id with CleanSession 0 is answered with CONNACK return code
-  // 2 (identifier rejected) and the connection closed, as Mosquitto does; aedes would make up an id
-  // for a session nobody can resume. preConnect sees the CONNECT as sent, and authenticate is where
-  // aedes takes a return code (an error's `returnCode`) before it answers and closes.
-  const emptyIdPersistent = new WeakSet<object>();
-  const aedes = await Aedes.createBroker({
-    persistence,
-    preConnect: (client, packet, callback) => {
-      if (packet.clientId === '' && !packet.clean) emptyIdPersistent.add(client);
-      callback(null, true);
-    },
-    authenticate: (client, _username, _password, callback) => {
-      if (!emptyIdPersistent.has(client)) return callback(null, true);
-      callback(Object.assign(new Error('identifier rejected'), { returnCode: 2 as const }), false);
-    },
-  });
+  const aedes = await createAedes(persistence);
   const server = net.createServer({ noDelay: true }, (socket) => aedes.handle(socket));
   let bound: { port: number; fellBack: boolean };
   try {
@@ -97,26 +82,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       stream.once('close', () => streams.delete(stream));
       aedes.handle(stream);
     },
-    tap: async (filters, listener) => {
-      // One aedes subscription per filter: a message matching two of them comes twice, as the same
-      // packet object, and is handed over once.
-      const seen = filters.length > 1 ? new WeakSet<object>() : undefined;
-      const deliver = (packet: { topic: string; payload: Buffer | string }, done: () => void): void => {
-        if (seen?.has(packet)) {
-          done();
-          return;
-        }
-        seen?.add(packet);
-        callSafely(() => listener(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)));
-        done();
-      };
-      const each = (method: 'subscribe' | 'unsubscribe') =>
-        Promise.all(filters.map((filter) => new Promise<void>((resolve) => aedes[method](filter, deliver, () => resolve()))));
-      await each('subscribe');
-      return async () => {
-        await each('unsubscribe');
-      };
-    },
+    tap: (filters, listener) => tap(aedes, filters, listener),
     retainedCount: async () => persistence.retainedCount,
     sync: () => new Promise((resolve) => setImmediate(resolve)),
     stop: async () => {
@@ -127,6 +93,50 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       for (const stream of streams) stream.destroy();
       await closed;
     },
+  };
+}
+
+/**
+ * aedes over `persistence`, answering as MQTT 3.1.1 says where aedes alone would not.
+ * [MQTT-3.1.3-8]: a zero-byte client id with CleanSession 0 is answered with CONNACK return code
+ * 2 (identifier rejected) and the connection closed, as Mosquitto does; aedes would make up an id
+ * for a session nobody can resume. preConnect sees the CONNECT as sent, and authenticate is where
+ * aedes takes a return code (an error's `returnCode`) before it answers and closes.
+ */
+function createAedes(persistence: ReturnType<typeof indexedMemoryPersistence>): Promise<Aedes> {
+  const emptyIdPersistent = new WeakSet<object>();
+  return Aedes.createBroker({
+    persistence,
+    preConnect: (client, packet, callback) => {
+      if (packet.clientId === '' && !packet.clean) emptyIdPersistent.add(client);
+      callback(null, true);
+    },
+    authenticate: (client, _username, _password, callback) => {
+      if (!emptyIdPersistent.has(client)) return callback(null, true);
+      callback(Object.assign(new Error('identifier rejected'), { returnCode: 2 as const }), false);
+    },
+  });
+}
+
+/** `StartedBroker.tap` on `aedes`: every message on `filters` to `listener`, until the returned function is called. */
+async function tap(aedes: Aedes, filters: string[], listener: (topic: string, payload: Buffer) => void): Promise<() => Promise<void>> {
+  // One aedes subscription per filter: a message matching two of them comes twice, as the same
+  // packet object, and is handed over once.
+  const seen = filters.length > 1 ? new WeakSet<object>() : undefined;
+  const deliver = (packet: { topic: string; payload: Buffer | string }, done: () => void): void => {
+    if (seen?.has(packet)) {
+      done();
+      return;
+    }
+    seen?.add(packet);
+    callSafely(() => listener(packet.topic, Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)));
+    done();
+  };
+  const each = (method: 'subscribe' | 'unsubscribe') =>
+    Promise.all(filters.map((filter) => new Promise<void>((resolve) => aedes[method](filter, deliver, () => resolve()))));
+  await each('subscribe');
+  return async () => {
+    await each('unsubscribe');
   };
 }
 

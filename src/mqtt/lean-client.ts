@@ -23,6 +23,7 @@ import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPack
 import type { LinkEnd, LinkPeer, StreamAcceptor } from './broker-link.js';
 import { callSafely, throwLater } from '../shared/throw-later.js';
 import { endForReader, readerBehind } from '../shared/end-for-reader.js';
+import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 
 /** Where a lean client connects: into a broker in this process, or to a broker's TCP port. */
 export type LeanTarget = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; host: string; port: number };
@@ -69,6 +70,21 @@ export interface LeanClientOptions {
   keepalive?: number;
   /** Delay before reconnecting after the broker closed the session; 0 means never. @default 1000 */
   reconnectPeriod?: number;
+  /**
+   * How long to wait before reconnect number `attempt`: 1 for the first after a connection closed,
+   * counting up while reconnects fail, and back to 1 once the broker accepts one (CONNACK 0). Asked
+   * when the reconnect is scheduled; never asked while `reconnectPeriod` is 0 (no reconnects). A
+   * backoff policy goes here (the station binding's is in reconnect-policy.ts).
+   * @default the current `options.reconnectPeriod`, whatever the attempt
+   */
+  reconnectDelay?: (attempt: number) => number;
+  /**
+   * The timers of the connection: the CONNACK deadline, the keepalive checks and the reconnect
+   * delays. Real time by default; tests pass a `ManualClock` to run keepalive and backoff in fake
+   * time (STYLE.md, "Seams for testing").
+   * @default systemClock
+   */
+  clock?: Clock;
   /** How long to wait for the CONNACK. @default 30000 */
   connectTimeout?: number;
   /**
@@ -123,8 +139,12 @@ interface Waiting {
 
 export class LeanMqttClient extends EventEmitter implements MqttSession {
   readonly options: { reconnectPeriod: number };
-  readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod' | 'username' | 'password'>> &
+  readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod' | 'reconnectDelay' | 'clock' | 'username' | 'password'>> &
     Pick<LeanClientOptions, 'will' | 'username' | 'password'>;
+  readonly #clock: Clock;
+  readonly #reconnectDelay: (attempt: number) => number;
+  /** Reconnects since the last accepted CONNACK, counting the one being scheduled. */
+  #reconnectAttempt = 0;
   readonly #target: LeanTarget;
   #link: Link | undefined;
   #connected = false;
@@ -133,19 +153,21 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   #nextId = 0;
   /** QoS 1 publications and subscriptions waiting for their PUBACK / SUBACK, by packet id. */
   readonly #inflight = new Map<number, Waiting>();
-  #keepaliveTimer: NodeJS.Timeout | undefined;
+  #keepaliveTimer: TimerHandle | undefined;
   #sentSinceTick = false;
   #receivedSinceTick = false;
   /** Keepalive checks since a PINGREQ went out with nothing come back (0: none waiting). */
   #unansweredChecks = 0;
-  #connectTimer: NodeJS.Timeout | undefined;
-  #reconnectTimer: NodeJS.Timeout | undefined;
+  #connectTimer: TimerHandle | undefined;
+  #reconnectTimer: TimerHandle | undefined;
 
   /** `target` may also be a broker in this process as such (`aedes.handle`, a broker thread). */
   constructor(target: LeanTarget | StreamAcceptor, options: LeanClientOptions) {
     super();
     this.#target = 'kind' in target ? target : { kind: 'memory', broker: target };
     this.options = { reconnectPeriod: options.reconnectPeriod ?? 1000 };
+    this.#clock = options.clock ?? systemClock;
+    this.#reconnectDelay = options.reconnectDelay ?? (() => this.options.reconnectPeriod);
     const maxIncomingPacketBytes = options.maxIncomingPacketBytes ?? DEFAULT_MAX_INCOMING_PACKET_BYTES;
     if (!Number.isInteger(maxIncomingPacketBytes) || maxIncomingPacketBytes < 1) {
       throw new RangeError(`maxIncomingPacketBytes must be a whole number of bytes above 0, not ${maxIncomingPacketBytes}`);
@@ -227,7 +249,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   /** Closes the session: with `force`, by dropping the stream (the broker fires the last will); otherwise with DISCONNECT. */
   end(force = false, callback?: () => void): this {
     this.#ending = true;
-    clearTimeout(this.#reconnectTimer);
+    this.#clearTimer(this.#reconnectTimer);
     const link = this.#link;
     if (!link) {
       if (callback) queueMicrotask(callback);
@@ -237,7 +259,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     const wasConnected = this.#connected;
     // Nothing goes out after DISCONNECT [MQTT-3.14.4-2]: no publication, PUBACK or PINGREQ.
     this.#connected = false;
-    clearTimeout(this.#keepaliveTimer);
+    this.#clearTimer(this.#keepaliveTimer);
     if (!force && wasConnected) {
       link.push(DISCONNECT);
       link.push(null);
@@ -260,10 +282,12 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     const connect = encodeConnect({ ...this.#settings, will: typeof will === 'function' ? will() : will });
     const link = this.#connectLink();
     this.#link = link;
-    this.#connectTimer = setTimeout(() => {
-      this.#emitError(new Error('connack timeout'));
-      link.destroy();
-    }, this.#settings.connectTimeout);
+    this.#connectTimer = keepProcessAlive(
+      this.#clock.setTimeout(() => {
+        this.#emitError(new Error('connack timeout'));
+        link.destroy();
+      }, this.#settings.connectTimeout),
+    );
     link.push(connect);
   }
 
@@ -343,13 +367,14 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
           this.#link?.destroy(new Error('the broker sent a second CONNACK'));
           return;
         }
-        clearTimeout(this.#connectTimer);
+        this.#clearTimer(this.#connectTimer);
         if (packet.returnCode !== 0) {
           this.#emitError(new ConnackError(packet.returnCode));
           this.#link?.destroy();
           return;
         }
         this.#connected = true;
+        this.#reconnectAttempt = 0;
         this.#scheduleKeepalive();
         this.emit('connect', packet);
         return;
@@ -365,8 +390,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     this.#link = undefined;
     this.#connected = false;
     this.#unansweredChecks = 0;
-    clearTimeout(this.#connectTimer);
-    clearTimeout(this.#keepaliveTimer);
+    this.#clearTimer(this.#connectTimer);
+    this.#clearTimer(this.#keepaliveTimer);
     // Unacknowledged publications are not replayed on the next session: the station republishes
     // its whole state when it reconnects, and a stale command answer is worth nothing.
     const waiting = [...this.#inflight.values()];
@@ -379,16 +404,24 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
 
   #reconnectLater(): void {
     if (this.#ending || this.options.reconnectPeriod <= 0) return;
-    this.#reconnectTimer = setTimeout(() => {
-      if (this.#ending) return;
-      try {
-        this.#open();
-      } catch (error) {
-        // The CONNECT could not be built (a will function that threw): no connection was opened.
-        this.#emitError(error as Error);
-        this.#reconnectLater();
-      }
-    }, this.options.reconnectPeriod);
+    this.#reconnectAttempt += 1;
+    const delay = this.#reconnectDelay(this.#reconnectAttempt);
+    this.#reconnectTimer = keepProcessAlive(
+      this.#clock.setTimeout(() => {
+        if (this.#ending) return;
+        try {
+          this.#open();
+        } catch (error) {
+          // The CONNECT could not be built (a will function that threw): no connection was opened.
+          this.#emitError(error as Error);
+          this.#reconnectLater();
+        }
+      }, delay),
+    );
+  }
+
+  #clearTimer(handle: TimerHandle | undefined): void {
+    if (handle !== undefined) this.#clock.clearTimeout(handle);
   }
 
   /** @internal */
@@ -409,7 +442,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   #scheduleKeepalive(): void {
     const seconds = this.#settings.keepalive;
     if (seconds <= 0) return;
-    this.#keepaliveTimer = setTimeout(() => {
+    // The system clock's timers are unref'd: keepalive alone does not keep a process alive.
+    this.#keepaliveTimer = this.#clock.setTimeout(() => {
       if (!this.#connected) return;
       const sent = this.#sentSinceTick;
       const received = this.#receivedSinceTick;
@@ -428,7 +462,6 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       }
       this.#scheduleKeepalive();
     }, (seconds * 1000) / 2);
-    this.#keepaliveTimer.unref();
   }
 }
 
@@ -693,4 +726,14 @@ const PINGREQ = Buffer.from([0xc0, 0]);
 const DISCONNECT = Buffer.from([0xe0, 0]);
 
 function noop(): void {}
+
+/**
+ * The system clock unrefs its timers; the CONNACK deadline and a pending reconnect keep the process
+ * alive, as the socket they stand for would (a fleet waiting to reconnect to its broker must not
+ * exit). Another clock's handle is left as it is.
+ */
+function keepProcessAlive(handle: TimerHandle): TimerHandle {
+  if ('ref' in handle) handle.ref();
+  return handle;
+}
 

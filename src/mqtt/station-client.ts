@@ -10,6 +10,8 @@ import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';
+import { ReconnectBackoff } from './reconnect-policy.js';
+import { SessionWatch, type StationLinkEvent } from './session-watch.js';
 
 export interface StationClientOptions {
   config: StationConfig;
@@ -33,33 +35,30 @@ export interface StationClientOptions {
   /**
    * Real time in milliseconds, for how long a connection lasted (see `StationLinkEvent`). Not the
    * simulated clock: the broker closes connections on real time, whatever a manual clock says.
-   * @default Date.now
+   * @default `linkClock.now`, or Date.now
    */
   wallClock?: () => number;
+  /**
+   * The timers of the MQTT session: its keepalive, the CONNACK deadline and the reconnect delays.
+   * Real time, not the simulated `clock`: the broker keeps its side of the session on real time.
+   * Tests pass a `ManualClock` to run keepalive and backoff in fake time.
+   * @default systemClock
+   */
+  linkClock?: Clock;
 }
 
-/**
- * What happens to a station's MQTT session, for notices (`onLinkEvent`):
- * - `up`: the broker accepted a connection (CONNACK 0);
- * - `down`: a session that was up closed; `deliberate` when the station ended it itself (offline,
- *   reboot, stop);
- * - `retryFailed`: a reconnect attempt failed before CONNACK (the broker is unreachable, refused
- *   the connection, or did not answer), with the reason (no credentials in it);
- * - `takenOver`: the broker closed the session soon after accepting it, and the next reconnect was
- *   accepted at once, `TAKEN_OVER_AFTER` times in a row. That is what a broker does to the older of
- *   two sessions with one client id (MQTT 3.1.1, section 3.1.4): another process almost certainly
- *   runs this station too (overlapping `--shard` values). Said once per run of such closes.
- */
-export type StationLinkEvent =
-  | { kind: 'up' }
-  | { kind: 'down'; deliberate: boolean }
-  | { kind: 'retryFailed'; reason: string }
-  | { kind: 'takenOver'; token: string; clientId: string; closes: number };
+export { SHORT_SESSION_MS, TAKEN_OVER_AFTER, type StationLinkEvent } from './session-watch.js';
 
-/** Sessions that close this soon after their CONNACK count as closed "soon" (at least twice the longest reconnect delay). */
-export const SHORT_SESSION_MS = 30_000;
-/** Closes soon after CONNACK, each followed by an accepted reconnect, before `takenOver` is said. */
-export const TAKEN_OVER_AFTER = 3;
+/** A connection `goOnline` waits for, and the ways it ends: each settles `done` at most once. */
+interface PendingConnection {
+  done: Promise<void>;
+  /** The station ended the connection (offline, stop, kill) before it was up. */
+  abandon: (reason: string) => void;
+  /** Subscribed, with the state the broker holds. */
+  ready: () => void;
+  /** The connection failed before the station was ever up; ignored after that (the client reconnects). */
+  fail: (error: Error) => void;
+}
 
 /** What a connection or reset of a stopped station rejects with: the same words `stop()` gives the one in flight. */
 function stoppedError(): Error {
@@ -77,20 +76,24 @@ export class StationClient {
   #collecting: Promise<void>[] | undefined;
   #rebootTimer: TimerHandle | undefined;
   /** While `goOnline` waits for its connection: what it returns, and how to give up on it. */
-  #connecting: { done: Promise<void>; abandon: (reason: string) => void } | undefined;
+  #connecting: PendingConnection | undefined;
   /** The last reset asked for; the next one starts when it has settled (see `reset`). */
   #resetting: Promise<void> = Promise.resolve();
-  /** Made on the first `onLinkEvent`: a fleet of 100,000 stations with nobody listening pays no Set each. */
-  #linkListeners: Set<(event: StationLinkEvent) => void> | undefined;
-  #sessionUp = false;
-  /** Sessions in a row that the broker closed soon after accepting them (see `StationLinkEvent`). */
-  #closedSoon = 0;
+  readonly #sessions: SessionWatch;
+  readonly #maxReconnectMs: number;
   /** Set by `stop()`: a stopped station never connects again (a reset queued behind another must not bring it back). */
   #stopped = false;
 
   constructor(options: StationClientOptions) {
     this.#options = options;
     const { config } = options;
+    this.#maxReconnectMs = options.maxReconnectMs ?? 15_000;
+    this.#sessions = new SessionWatch({
+      token: config.token,
+      clientId: `station-sim-${config.token}`,
+      maxReconnectMs: this.#maxReconnectMs,
+      wallClock: options.wallClock ?? (options.linkClock ? () => options.linkClock!.now() : Date.now),
+    });
     this.topics = new StationTopics(config.behaviour.topics);
     const token = config.token;
     const publish = (topic: string, payload: string, retain: boolean): void => {
@@ -133,7 +136,7 @@ export class StationClient {
 
   /** True between a `StationLinkEvent` `up` and the next `down`. */
   get sessionUp(): boolean {
-    return this.#sessionUp;
+    return this.#sessions.sessionUp;
   }
 
   /**
@@ -141,19 +144,7 @@ export class StationClient {
    * found taken over says so at once. Returns a function that removes the listener.
    */
   onLinkEvent(listener: (event: StationLinkEvent) => void): () => void {
-    const listeners = (this.#linkListeners ??= new Set());
-    listeners.add(listener);
-    if (this.#closedSoon >= TAKEN_OVER_AFTER) listener(this.#takenOverEvent());
-    return () => listeners.delete(listener);
-  }
-
-  #link(event: StationLinkEvent): void {
-    if (!this.#linkListeners) return;
-    for (const listener of this.#linkListeners) listener(event);
-  }
-
-  #takenOverEvent(): StationLinkEvent {
-    return { kind: 'takenOver', token: this.token, clientId: `station-sim-${this.token}`, closes: this.#closedSoon };
+    return this.#sessions.onLinkEvent(listener);
   }
 
   /**
@@ -177,24 +168,50 @@ export class StationClient {
   goOnline(): Promise<void> {
     if (this.#stopped) return Promise.reject(stoppedError());
     if (this.#client) return this.#connecting?.done ?? Promise.resolve();
-    const { config } = this.#options;
-    const token = config.token;
-    const baseReconnect = this.#options.reconnectMs ?? 500;
+    const backoff = new ReconnectBackoff({ firstMs: this.#options.reconnectMs ?? 500, maxMs: this.#maxReconnectMs, random: this.#options.random });
+    const watch = this.#sessions.connection();
     /** When the latest CONNECT of this connection went out: the session's lastConnection. */
     let connectSentAt = this.#options.clock.now();
-    const options: LeanClientOptions = {
+    const client = createSession(this.#options.transport, this.#sessionOptions(backoff, (at) => (connectSentAt = at)));
+    this.#client = client;
+    const pending = this.#awaitConnection(client);
+    client.on('message', (topic, payload, packet) => this.#onMessage(topic, payload, packet));
+    client.on('error', (error) => {
+      watch.failed(error);
+      pending.fail(error);
+    });
+    client.on('connect', () => {
+      watch.connected();
+      this.#subscribeAndPublish(client, pending, () => connectSentAt);
+    });
+    client.on('close', () => {
+      if (this.model.status === 'online') this.model.disconnected();
+      if (watch.closed(this.#client !== client, this.#everConnected)) backoff.reset();
+      backoff.grow();
+    });
+    return pending.done;
+  }
+
+  /** The lean client's options for a connection; `onConnect` hears when each CONNECT goes out. */
+  #sessionOptions(backoff: ReconnectBackoff, onConnect: (at: number) => void): LeanClientOptions {
+    const token = this.token;
+    return {
       clientId: `station-sim-${token}`,
       clean: true,
       keepalive: this.#options.keepaliveSeconds ?? 30,
-      reconnectPeriod: baseReconnect,
+      // 0 (no reconnects) stays 0; otherwise each reconnect waits what the backoff says after the close.
+      reconnectPeriod: backoff.delayMs,
+      reconnectDelay: () => backoff.delayMs,
       connectTimeout: CONNECT_TIMEOUT_MS,
+      clock: this.#options.linkClock,
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
       // session does not publish the first session's lastConnection and battery. As on real
       // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
       // is the battery at (re)connect. Its lastConnection is the time the CONNECT went out, which
       // the model takes as the session's time too, so the online status and the will agree.
       will: () => {
-        connectSentAt = this.#options.clock.now();
+        const connectSentAt = this.#options.clock.now();
+        onConnect(connectSentAt);
         return {
           topic: this.topics.topic('status', { token }),
           payload: Buffer.from(encodePayload('status', { ...this.model.statusPayload('offline'), lastConnection: new Date(connectSentAt).toISOString() })),
@@ -203,124 +220,84 @@ export class StationClient {
         };
       },
     };
-    const client = createSession(this.#options.transport, options);
-    this.#client = client;
+  }
 
-    client.on('message', (topic, payload, packet) => {
-      // A command someone published with the retain flag comes again on every subscription: it is
-      // not a new command, and firmware acts only on live ones (commands are never retained, DESIGN.md).
-      if (packet?.retain) return;
-      const address = this.topics.match('unlock', topic);
-      const command = parsePayload('unlock', payload);
-      // A malformed command is dropped, as firmware would: it has nobody to answer.
-      if (address?.lockId === undefined || address.token !== token || !command) return;
-      this.model.handleUnlock(address.lockId, command.commandId);
-    });
-    const wallClock = this.#options.wallClock ?? Date.now;
-    const maxReconnect = this.#options.maxReconnectMs ?? 15_000;
-    // Long enough that a station kicked out by a twin that reconnects at the longest delay still counts.
-    const shortSessionMs = Math.max(SHORT_SESSION_MS, 2 * maxReconnect);
-    /** When the current session's CONNACK came, while it is up. */
-    let sessionStartedAt: number | undefined;
-    /** The last session closed soon after it began, not by us: the next CONNACK counts it. */
-    let closedSoon = false;
-    let lastError: Error | undefined;
-    client.on('close', () => {
-      if (this.model.status === 'online') this.model.disconnected();
-      const deliberate = this.#client !== client;
-      if (sessionStartedAt !== undefined) {
-        const lasted = wallClock() - sessionStartedAt;
-        sessionStartedAt = undefined;
-        this.#sessionUp = false;
-        this.#link({ kind: 'down', deliberate });
-        closedSoon = !deliberate && lasted < shortSessionMs;
-        if (!closedSoon) {
-          this.#closedSoon = 0;
-          // A session that lasted: the backoff starts again from the first delay.
-          client.options.reconnectPeriod = baseReconnect;
-        }
-      } else if (!deliberate && this.#everConnected) {
-        // A reconnect that failed: the broker is away, not closing a session it took.
-        closedSoon = false;
-        this.#closedSoon = 0;
-        this.#link({ kind: 'retryFailed', reason: lastError?.message ?? 'connection closed' });
-      }
-      lastError = undefined;
-      // Exponential backoff with jitter, so a fleet does not reconnect in lockstep after a broker
-      // restart. It is not reset by a CONNACK, only by a session that lasted: a station whose
-      // session the broker keeps closing (a twin in another process takes it over) backs off to
-      // the longest delay instead of reconnecting at once every time.
-      const next = Math.min((client.options.reconnectPeriod ?? baseReconnect) * 2, maxReconnect);
-      client.options.reconnectPeriod = Math.round(next / 2 + this.#options.random.int(0, Math.round(next / 2)));
-    });
+  #onMessage(topic: string, payload: Buffer, packet: { retain: boolean } | undefined): void {
+    // A command someone published with the retain flag comes again on every subscription: it is
+    // not a new command, and firmware acts only on live ones (commands are never retained, DESIGN.md).
+    if (packet?.retain) return;
+    const address = this.topics.match('unlock', topic);
+    const command = parsePayload('unlock', payload);
+    // A malformed command is dropped, as firmware would: it has nobody to answer.
+    if (address?.lockId === undefined || address.token !== this.token || !command) return;
+    this.model.handleUnlock(address.lockId, command.commandId);
+  }
 
+  /**
+   * What `goOnline` returns for `client`, and the ways to settle it: each settles it once, and only
+   * while it is the station's connection in progress (`#connecting`).
+   */
+  #awaitConnection(client: MqttSession): PendingConnection {
     let resolve!: () => void;
     let reject!: (error: Error) => void;
     const done = new Promise<void>((onResolve, onReject) => {
       resolve = onResolve;
       reject = onReject;
     });
-    const connecting = {
+    /** True once: whoever settles `done` first. */
+    const settle = (): boolean => {
+      if (this.#connecting !== pending) return false;
+      this.#connecting = undefined;
+      return true;
+    };
+    const pending: PendingConnection = {
       done,
       // Whoever ends the connection has taken `#client` and ends it; this only answers the caller.
-      abandon: (reason: string): void => {
+      abandon: (reason) => {
         if (!settle()) return;
         client.removeAllListeners('connect');
         reject(new Error(`${reason} before it was connected`));
       },
+      ready: () => {
+        if (settle()) resolve();
+      },
+      fail: (error) => {
+        if (this.#everConnected) return; // after the first success, the client keeps reconnecting
+        if (!settle()) return;
+        client.removeAllListeners('connect');
+        client.end(true);
+        this.#client = undefined;
+        reject(connectError(error, brokerLabel(this.#options.transport)));
+      },
     };
-    this.#connecting = connecting;
-    /** True once: whoever settles `done` first. */
-    const settle = (): boolean => {
-      if (this.#connecting !== connecting) return false;
-      this.#connecting = undefined;
-      return true;
-    };
-    const fail = (error: Error): void => {
-      if (this.#everConnected) return; // after the first success, the client keeps reconnecting
-      if (!settle()) return;
-      client.removeAllListeners('connect');
-      client.end(true);
-      this.#client = undefined;
-      reject(connectError(error, brokerLabel(this.#options.transport)));
-    };
-    client.on('error', (error) => {
-      lastError = error;
-      fail(error);
-    });
-    client.on('connect', () => {
-      sessionStartedAt = wallClock();
-      this.#sessionUp = true;
-      this.#link({ kind: 'up' });
-      if (closedSoon) {
-        closedSoon = false;
-        this.#closedSoon += 1;
-        if (this.#closedSoon === TAKEN_OVER_AFTER) this.#link(this.#takenOverEvent());
+    this.#connecting = pending;
+    return pending;
+  }
+
+  /**
+   * On every CONNACK: subscribes to the station's unlock topics, then publishes its state. The
+   * first time, `goOnline` resolves once the broker holds that state.
+   */
+  #subscribeAndPublish(client: MqttSession, pending: PendingConnection, connectSentAt: () => number): void {
+    client.subscribe(this.topics.filter('unlock', { token: this.token }), { qos: CONTRACT_QOS }, (error) => {
+      if (error) {
+        pending.fail(error);
+        return;
       }
-      client.subscribe(this.topics.filter('unlock', { token }), { qos: CONTRACT_QOS }, (error) => {
-        if (error) {
-          fail(error);
-          return;
-        }
-        // Ended meanwhile (offline, stopped): this connection is not the station's any more.
-        if (this.#client !== client) return;
-        this.#everConnected = true;
-        // Ready means the broker holds the retained status and every lock state, not just that we sent them.
-        const published: Promise<void>[] = [];
-        this.#collecting = published;
-        this.model.connected(connectSentAt);
-        this.#collecting = undefined;
-        // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
-        // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process
-        // one more turn passes before the station calls itself ready.
-        const inProcess = this.#options.transport.kind === 'memory';
-        const ready = (): void => {
-          if (settle()) resolve();
-        };
-        void Promise.all(published).then(() => (inProcess ? setImmediate(ready) : ready()));
-      });
+      // Ended meanwhile (offline, stopped): this connection is not the station's any more.
+      if (this.#client !== client) return;
+      this.#everConnected = true;
+      // Ready means the broker holds the retained status and every lock state, not just that we sent them.
+      const published: Promise<void>[] = [];
+      this.#collecting = published;
+      this.model.connected(connectSentAt());
+      this.#collecting = undefined;
+      // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
+      // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process
+      // one more turn passes before the station calls itself ready.
+      const inProcess = this.#options.transport.kind === 'memory';
+      void Promise.all(published).then(() => (inProcess ? setImmediate(pending.ready) : pending.ready()));
     });
-    return done;
   }
 
   /**
@@ -426,6 +403,7 @@ export class StationClient {
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: CONNECT_TIMEOUT_MS,
+      clock: this.#options.linkClock,
     });
     await firstConnect(client, this.#options.transport);
     const token = config.token;

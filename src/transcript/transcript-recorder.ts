@@ -4,7 +4,7 @@
  * still leaves everything up to that moment.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { EventHub } from '../control/event-hub.js';
+import type { ContractMessage, EventHub, SimStreamEvent } from '../control/event-hub.js';
 import type { Clock } from '../shared/clock.js';
 import type { TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
@@ -35,20 +35,7 @@ export interface StartedTranscript {
 }
 
 export async function startTranscript(options: TranscriptOptions): Promise<StartedTranscript> {
-  const out: WriteStream = createWriteStream(options.path, { flags: 'w' });
-  await new Promise<void>((resolve, reject) => {
-    const opened = (): void => {
-      out.off('error', failed);
-      resolve();
-    };
-    const failed = (error: NodeJS.ErrnoException): void => {
-      out.off('open', opened);
-      const why = openProblem(error);
-      reject(new SimError('BAD_REQUEST', `cannot record the transcript to ${options.path}: ${why}`, { cause: error }));
-    };
-    out.once('open', opened);
-    out.once('error', failed);
-  });
+  const out = await openTranscriptFile(options.path);
   const notify = options.onNotice ?? ((message: string) => process.emitWarning(message, 'TranscriptWarning'));
   const maxPending = options.maxPendingBytes ?? 64 * 1024 * 1024;
   let recording = true;
@@ -64,56 +51,13 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
     out.write(`${JSON.stringify(entry)}\n`);
     if (out.writableLength > maxPending) stopRecording(`fell more than ${formatMiB(maxPending)} behind (the disk or pipe is slower than the simulator)`);
   };
-  const time = (): string => new Date(options.clock.now()).toISOString();
   const stopMessages = options.hub.onContractMessage((message) => {
-    if (message.kind === 'simEvent') return; // recorded from the hub's fault events below
-    let payload: unknown = message.payload;
-    try {
-      payload = JSON.parse(message.payload);
-    } catch {
-      // A malformed payload is recorded as the text it was: that may be the bug being hunted.
-    }
-    const commandId = typeof payload === 'object' && payload !== null && 'commandId' in payload ? String((payload as { commandId: unknown }).commandId) : undefined;
-    write({
-      t: time(),
-      kind: 'mqtt',
-      direction: message.kind === 'unlock' ? 'down' : 'up',
-      station: message.token,
-      ...(message.lockId !== undefined ? { lockId: message.lockId } : message.kind === 'acks' && commandId ? { lockId: String((payload as { lockId?: unknown }).lockId ?? '') } : {}),
-      topic: message.topic,
-      // Readers find lock states by this, not by the topic, which a fixture may shape freely.
-      message: message.kind,
-      payload,
-      ...(commandId ? { commandId } : {}),
-    });
+    const entry = mqttEntry(message, new Date(options.clock.now()).toISOString());
+    if (entry) write(entry);
   });
   const stopEvents = options.hub.subscribe((event) => {
-    if (event.type === 'api.request') {
-      const { method, route, status, ms } = event;
-      write({ t: event.time, kind: 'api', method, route, status, ms, ...(event.commandId ? { commandId: event.commandId } : {}) });
-    } else if (event.type === 'fault.applied') {
-      write({
-        t: event.time,
-        kind: 'sim',
-        event: 'fault',
-        station: event.token,
-        detail: `${event.fault}${event.lockId ? ` lock ${event.lockId}` : ''}${event.commandId ? ` command ${event.commandId}` : ''}`,
-        ...(event.lockId ? { lockId: event.lockId } : {}),
-        ...(event.commandId ? { commandId: event.commandId } : {}),
-      });
-    } else if (event.type === 'control') {
-      write({ t: event.time, kind: 'sim', event: 'control', ...(event.token ? { station: event.token } : {}), detail: event.action });
-    } else if (event.type === 'command.timeout') {
-      write({
-        t: event.time,
-        kind: 'sim',
-        event: 'timeout',
-        station: event.token,
-        detail: `no ack for command ${event.commandId} after ${event.ms} ms`,
-        lockId: event.lockId,
-        commandId: event.commandId,
-      });
-    }
+    const entry = eventEntry(event);
+    if (entry) write(entry);
   });
   // The stream destroys itself on a write error; whatever is still queued is lost.
   out.once('error', (error) => stopRecording(`could not be written (${error.message})`));
@@ -130,6 +74,83 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
         out.end();
       })),
   };
+}
+
+/** The file at `path`, opened (replaced if it exists); a file that cannot be opened is a BAD_REQUEST saying why. */
+async function openTranscriptFile(path: string): Promise<WriteStream> {
+  const out: WriteStream = createWriteStream(path, { flags: 'w' });
+  await new Promise<void>((resolve, reject) => {
+    const opened = (): void => {
+      out.off('error', failed);
+      resolve();
+    };
+    const failed = (error: NodeJS.ErrnoException): void => {
+      out.off('open', opened);
+      const why = openProblem(error);
+      reject(new SimError('BAD_REQUEST', `cannot record the transcript to ${path}: ${why}`, { cause: error }));
+    };
+    out.once('open', opened);
+    out.once('error', failed);
+  });
+  return out;
+}
+
+/** The entry of a contract message that crossed the broker at `t`. */
+function mqttEntry(message: ContractMessage, t: string): TranscriptEntry | undefined {
+  if (message.kind === 'simEvent') return undefined; // recorded from the hub's fault events (eventEntry)
+  let payload: unknown = message.payload;
+  try {
+    payload = JSON.parse(message.payload);
+  } catch {
+    // A malformed payload is recorded as the text it was: that may be the bug being hunted.
+  }
+  const commandId = typeof payload === 'object' && payload !== null && 'commandId' in payload ? String((payload as { commandId: unknown }).commandId) : undefined;
+  return {
+    t,
+    kind: 'mqtt',
+    direction: message.kind === 'unlock' ? 'down' : 'up',
+    station: message.token,
+    ...(message.lockId !== undefined ? { lockId: message.lockId } : message.kind === 'acks' && commandId ? { lockId: String((payload as { lockId?: unknown }).lockId ?? '') } : {}),
+    topic: message.topic,
+    // Readers find lock states by this, not by the topic, which a fixture may shape freely.
+    message: message.kind,
+    payload,
+    ...(commandId ? { commandId } : {}),
+  };
+}
+
+/** The entry of an event of the hub's stream, for the kinds a transcript records. */
+function eventEntry(event: SimStreamEvent): TranscriptEntry | undefined {
+  switch (event.type) {
+    case 'api.request': {
+      const { method, route, status, ms } = event;
+      return { t: event.time, kind: 'api', method, route, status, ms, ...(event.commandId ? { commandId: event.commandId } : {}) };
+    }
+    case 'fault.applied':
+      return {
+        t: event.time,
+        kind: 'sim',
+        event: 'fault',
+        station: event.token,
+        detail: `${event.fault}${event.lockId ? ` lock ${event.lockId}` : ''}${event.commandId ? ` command ${event.commandId}` : ''}`,
+        ...(event.lockId ? { lockId: event.lockId } : {}),
+        ...(event.commandId ? { commandId: event.commandId } : {}),
+      };
+    case 'control':
+      return { t: event.time, kind: 'sim', event: 'control', ...(event.token ? { station: event.token } : {}), detail: event.action };
+    case 'command.timeout':
+      return {
+        t: event.time,
+        kind: 'sim',
+        event: 'timeout',
+        station: event.token,
+        detail: `no ack for command ${event.commandId} after ${event.ms} ms`,
+        lockId: event.lockId,
+        commandId: event.commandId,
+      };
+    default:
+      return undefined;
+  }
 }
 
 function formatMiB(bytes: number): string {

@@ -13,6 +13,25 @@ import type { Duplex } from 'node:stream';
 import { LeanMqttClient, type LeanClientOptions, type LeanTarget } from '../../src/mqtt/lean-client.js';
 import { encodePublish } from '../../src/mqtt/packet-codec.js';
 import { connectError } from '../../src/mqtt/transport.js';
+import { ManualClock } from '../../src/shared/clock.js';
+
+/**
+ * Moves `clock` on by `ms` in steps of `stepMs`, letting the I/O that each step sets off (a packet
+ * to the broker, its answer) happen before the next: the connection's timers run in fake time,
+ * its packets on real streams and sockets.
+ */
+async function advance(clock: ManualClock, ms: number, stepMs = 100): Promise<void> {
+  for (let passed = 0; passed < ms; passed += stepMs) {
+    clock.advance(Math.min(stepMs, ms - passed));
+    await ioTurn();
+  }
+}
+
+/** A few turns of the event loop: long enough for a packet to cross a stream or loopback socket. */
+async function ioTurn(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  await new Promise((resolve) => setImmediate(resolve));
+}
 
 const inMemory = (broker: StartedBroker): LeanTarget => ({ kind: 'memory', broker });
 const overTcp = (broker: StartedBroker): LeanTarget => ({ kind: 'tcp', host: broker.host, port: broker.port });
@@ -248,6 +267,45 @@ describe('LeanMqttClient at the edges of the protocol', () => {
     expect(wills).toEqual(['will 1', 'will 3']);
   });
 
+  it('waits what reconnectDelay gives for each attempt, counting from 1 again after a CONNACK', async () => {
+    const up = recordingBroker();
+    let refusing = false;
+    let opened = 0;
+    // While refusing, the broker drops each connection before answering it: a reconnect that fails.
+    const broker = {
+      handle(stream: Duplex): void {
+        opened += 1;
+        if (!refusing) return up.handle(stream);
+        stream.on('error', () => undefined);
+        setImmediate(() => stream.destroy());
+      },
+    };
+    const clock = new ManualClock();
+    const attempts: number[] = [];
+    const reconnectDelay = (attempt: number): number => {
+      attempts.push(attempt);
+      return 1000 * attempt;
+    };
+    const client = new LeanMqttClient(broker, { clientId: 'backoff', clock, reconnectDelay });
+    await connected(client);
+    refusing = true;
+    up.links[0]!.destroy();
+    await ioTurn();
+    for (const delay of [1000, 2000]) {
+      await advance(clock, delay - 100);
+      const before = opened;
+      await advance(clock, 100);
+      expect(opened).toBe(before + 1);
+    }
+    refusing = false;
+    await advance(clock, 3000);
+    await connected(client);
+    up.links.at(-1)!.destroy();
+    await ioTurn();
+    expect(attempts).toEqual([1, 2, 3, 1]);
+    await client.endAsync(true);
+  });
+
   it('fails a QoS 1 publication at once when all 65,535 packet ids are in flight', async () => {
     const client = new LeanMqttClient(recordingBroker(), { clientId: 'busy', reconnectPeriod: 0 });
     await connected(client);
@@ -383,9 +441,10 @@ describe('LeanMqttClient at the edges of the protocol', () => {
 
   it('pings once per keepalive period when idle, and drops a connection that sends a second CONNACK', async () => {
     const broker = recordingBroker({ pingresp: true });
-    const client = new LeanMqttClient(broker, { clientId: 'idle', keepalive: 1, reconnectPeriod: 0 });
+    const clock = new ManualClock();
+    const client = new LeanMqttClient(broker, { clientId: 'idle', keepalive: 1, reconnectPeriod: 0, clock });
     await connected(client);
-    await new Promise((resolve) => setTimeout(resolve, 3200));
+    await advance(clock, 3200);
     // Checks every 0.5 s: a PINGREQ at 0.5, 1.5 and 2.5 s; its own PINGREQ and PINGRESP cover the checks between.
     expect(broker.packets.filter((packet) => packet.cmd === 'pingreq')).toHaveLength(3);
     await client.endAsync(true);
@@ -432,9 +491,10 @@ describe('LeanMqttClient over TCP', () => {
   it('sends its credentials, and drops a connection whose PINGREQ gets no PINGRESP', async () => {
     const broker = await silentBroker();
     try {
+      const clock = new ManualClock();
       const client = new LeanMqttClient(
         { kind: 'tcp', host: '127.0.0.1', port: broker.port },
-        { clientId: 'pinger', keepalive: 1, reconnectPeriod: 0, username: 'station', password: 'secret' },
+        { clientId: 'pinger', keepalive: 1, reconnectPeriod: 0, username: 'station', password: 'secret', clock },
       );
       const errors: string[] = [];
       client.on('error', (error) => errors.push(error.message));
@@ -442,8 +502,14 @@ describe('LeanMqttClient over TCP', () => {
       const connect = broker.packets[0] as Packet & { username?: string; password?: Buffer };
       expect(connect).toMatchObject({ cmd: 'connect', clientId: 'pinger', keepalive: 1, username: 'station' });
       expect(connect.password?.toString()).toBe('secret');
-      // Keepalive 1 s: a PINGREQ after half a second of silence, given up half a second later.
-      await new Promise<void>((resolve) => client.once('close', () => resolve()));
+      const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      // Keepalive 1 s, checked every half second: a PINGREQ at the first check, after half a second
+      // of silence; still unanswered a whole period later (the third check), the connection is dropped.
+      await advance(clock, 1400);
+      expect(client.connected).toBe(true);
+      await vi.waitFor(() => expect(broker.packets.map((packet) => packet.cmd)).toEqual(['connect', 'pingreq']));
+      await advance(clock, 100);
+      await closed;
       expect(broker.packets.map((packet) => packet.cmd)).toEqual(['connect', 'pingreq']);
       expect(errors).toEqual(['no PINGRESP within the keepalive period']);
       expect(client.connected).toBe(false);
@@ -455,15 +521,26 @@ describe('LeanMqttClient over TCP', () => {
   it('finds a dead connection while it keeps sending: nothing received means a PINGREQ too', async () => {
     const broker = await silentBroker();
     try {
-      const client = new LeanMqttClient({ kind: 'tcp', host: '127.0.0.1', port: broker.port }, { clientId: 'talker', keepalive: 1, reconnectPeriod: 0 });
+      const clock = new ManualClock();
+      const client = new LeanMqttClient({ kind: 'tcp', host: '127.0.0.1', port: broker.port }, { clientId: 'talker', keepalive: 1, reconnectPeriod: 0, clock });
       const errors: string[] = [];
       client.on('error', (error) => errors.push(error.message));
       await new Promise<void>((resolve) => client.once('connect', () => resolve()));
-      const talking = setInterval(() => client.publish('t', 'x', { qos: 0 }), 100);
-      await new Promise<void>((resolve) => client.once('close', () => resolve()));
-      clearInterval(talking);
-      expect(broker.packets.map((packet) => packet.cmd)).toContain('pingreq');
+      const start = clock.now();
+      const droppedAt: number[] = [];
+      client.on('error', () => droppedAt.push(clock.now() - start));
+      let closed = false;
+      client.once('close', () => (closed = true));
+      // A publication every 100 ms of fake time, and nothing ever comes back.
+      for (let i = 0; i < 30 && !closed; i += 1) {
+        client.publish('t', 'x', { qos: 0 });
+        await advance(clock, 100);
+      }
+      expect(closed).toBe(true);
+      await vi.waitFor(() => expect(broker.packets.map((packet) => packet.cmd)).toContain('pingreq'));
       expect(errors).toEqual(['no PINGRESP within the keepalive period']);
+      // The check at 0.5 s still saw the CONNACK; the one at 1 s sends a PINGREQ, unanswered a whole period later.
+      expect(droppedAt).toEqual([2000]);
     } finally {
       await broker.close();
     }

@@ -219,31 +219,42 @@ describe('StationClient hosted twice', () => {
     broker = await startEmbeddedBroker({ port: 0 });
     const running = broker;
     const [online] = parseFixture({ defaults: { heartbeatMs: 0 }, stations: [{ token: 'TWIN-1', stationId: 9, locks: [{ lockId: '1' }] }] }).stations;
+    // The sessions' timers (reconnect delays, keepalive) and how long a session lasted, in fake time.
+    const linkClock = new ManualClock();
     const twins = [1, 2].map(
       (seed) =>
         new StationClient({
           config: online!,
           transport: { kind: 'memory', broker: { handle: (stream) => running.handle(stream) } },
           clock: new ManualClock(),
+          linkClock,
           random: seededRandom(seed),
           reconnectMs: 10,
           maxReconnectMs: 400,
         }),
     );
     const events: { at: number; event: StationLinkEvent }[] = [];
-    twins[0]!.onLinkEvent((event) => events.push({ at: Date.now(), event }));
+    twins[0]!.onLinkEvent((event) => events.push({ at: linkClock.now(), event }));
+    /** Moves the link clock on in steps of 10 ms, letting the broker answer between steps, until `done` (at most 10 s). */
+    const runUntil = async (done: () => boolean): Promise<void> => {
+      for (let step = 0; step < 1000 && !done(); step += 1) {
+        linkClock.advance(10);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      expect(done()).toBe(true);
+    };
     try {
       await twins[0]!.start();
       await twins[1]!.start();
       const downs = (): number[] => events.filter(({ event }) => event.kind === 'down').map(({ at }) => at);
-      await vi.waitFor(() => expect(downs().length).toBeGreaterThanOrEqual(8), { timeout: 15_000, interval: 20 });
+      await runUntil(() => downs().length >= 8);
       const takenOver = events.filter(({ event }) => event.kind === 'takenOver').map(({ event }) => event);
       expect(takenOver).toEqual([{ kind: 'takenOver', token: 'TWIN-1', clientId: 'station-sim-TWIN-1', closes: TAKEN_OVER_AFTER }]);
       // At the longest delay (400 ms, jittered down to no less than half): not the 10 ms a CONNACK used to reset it to.
       const lastDown = downs().at(-1)!;
-      await vi.waitFor(() => expect(events.some(({ at, event }) => event.kind === 'up' && at >= lastDown)).toBe(true), { timeout: 5000, interval: 20 });
-      const nextUp = events.find(({ at, event }) => event.kind === 'up' && at >= lastDown)!;
-      expect(nextUp.at - lastDown).toBeGreaterThanOrEqual(150);
+      const nextUp = (): { at: number } | undefined => events.find(({ at, event }) => event.kind === 'up' && at >= lastDown);
+      await runUntil(() => nextUp() !== undefined);
+      expect(nextUp()!.at - lastDown).toBeGreaterThanOrEqual(150);
       // A listener added later hears it at once.
       const late: StationLinkEvent[] = [];
       twins[0]!.onLinkEvent((event) => late.push(event));
