@@ -11,7 +11,7 @@
  *   it still writes.
  */
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket as NetSocket, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyHttpOptions } from 'fastify';
 import { SimError } from '../../errors.js';
@@ -74,10 +74,10 @@ export function installServerLimits(app: ApiInstance, limits: HttpLimits): void 
   // Closing at once resets a connection the client is still writing to, and it never reads the
   // answer: keep the connection while the rest of the body is drained, within bounds.
   app.addHook('onSend', async (request, reply) => {
-    if (!request.raw.complete && reply.getHeader('connection') === 'close') reply.removeHeader('connection');
+    if (hasUnreadBody(request.raw) && reply.getHeader('connection') === 'close') reply.removeHeader('connection');
   });
   app.addHook('onResponse', async (request) => {
-    if (!request.raw.complete) drainThenClose(request.raw);
+    if (hasUnreadBody(request.raw)) drainUnreadBody(request.raw);
   });
 }
 
@@ -104,11 +104,19 @@ function countConnectionsPerClient(server: Server, max: number): void {
 }
 
 /**
+ * A request that came over a real connection and whose body is not all read. Requests made with
+ * `inject()` have a stand-in socket, nothing to drain and no connection to cut.
+ */
+function hasUnreadBody(request: IncomingMessage): boolean {
+  return !request.complete && request.socket instanceof NetSocket;
+}
+
+/**
  * Reads and discards what is left of the request's body (Node's HTTP server does, on a
  * connection it keeps). A client that sends more than `DRAIN_MAX_BYTES`, or takes longer than
  * `DRAIN_MAX_MS`, is cut off.
  */
-function drainThenClose(request: IncomingMessage): void {
+function drainUnreadBody(request: IncomingMessage): void {
   const socket = request.socket;
   answered.add(socket);
   let drained = 0;

@@ -2,7 +2,7 @@
  * What one client can hold of the HTTP server, and the answers Node would otherwise give on its own
  * (issue 15, items 2 to 4; docs/api.md, section 8). Real sockets: these are about connections.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
@@ -80,6 +80,22 @@ describe('a body the server does not read', () => {
       console.log(JSON.stringify(outcomes));`;
     const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', client, url], { timeout: 60_000 });
     expect(JSON.parse(stdout)).toEqual(Array(20).fill('413 {"message":"Request body is too large"}'));
+  });
+});
+
+describe('inject()', () => {
+  it('leaves a request without a real connection alone: nothing to drain, no stand-in socket to cut', async () => {
+    const injected = await buildTestApi();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const refused = await injected.app.inject({ method: 'POST', url: '/v1/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'x'.repeat(100) });
+      expect(refused.statusCode).toBe(415);
+      // A drain timer would fire here and call destroy() on light-my-request's socket, which has none.
+      expect(() => vi.advanceTimersByTime(60_000)).not.toThrow();
+    } finally {
+      vi.useRealTimers();
+      await injected.app.close();
+    }
   });
 });
 
