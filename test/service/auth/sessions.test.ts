@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Redis } from 'ioredis';
-import { ManualClock } from '../support/manual-clock.js';
+import { ManualClock } from '../../../src/shared/clock.js';
 import { buildTestApi, type TestApi } from '../support/test-api.js';
 import { ALICE, BOB } from '../support/test-fixture.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -81,17 +81,17 @@ describe.each(STORES)('token families (%s store)', (_kind, store) => {
     const api = await start({ clock, api: { accessTokenTtlSeconds: 60, refreshTokenTtlSeconds: 100, sessionMaxLifetimeSeconds: 250 }, ...store() });
     let pair = await api.login();
     for (const step of [90, 90, 60]) {
-      clock.advanceSeconds(step); // t = 90, 180, 240 s: each refresh token is still within its 100 s
+      clock.advance(step * 1000); // t = 90, 180, 240 s: each refresh token is still within its 100 s
       const next = await refresh(api, pair);
       expect(next.status).toBe(200);
       pair = next.pair;
     }
     // Issued at 240 s, this token would live to 340 s; the session ends at 250 s.
-    clock.advanceSeconds(9);
+    clock.advance(9000);
     const keep = pair;
     const atNine = await refresh(api, keep);
     expect(atNine.status).toBe(200);
-    clock.advanceSeconds(1); // 250 s
+    clock.advance(1000); // 250 s
     expect((await refresh(api, atNine.pair)).status).toBe(401);
     // A new login is a new session with a new end.
     const fresh = await api.login();
