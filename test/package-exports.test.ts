@@ -1,17 +1,38 @@
 /**
  * What an installed package offers: the entry points in package.json's `exports`, imported by
  * name from the compiled `dist/` as a user's project would (Node resolves a package's own name
- * from inside it), and what `npm pack` puts in the package. The file builds `dist/` first, so it
- * checks the sources of this checkout.
+ * from inside it), and what `npm pack` puts in the package. The file builds this checkout's
+ * sources into a copy of the package in a temporary folder, so `npm test` never rewrites the
+ * working tree's `dist/` (which `bin/station-sim.js` and other processes may be running from).
  */
 import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 
-beforeAll(() => {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'pipe' });
+/** The copy of the package: its manifest, sources, fixtures and bin, and the build of them. */
+let packageDir = '';
+
+beforeAll(async () => {
+  packageDir = await mkdtemp(join(tmpdir(), 'station-sim-package-'));
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'LICENSE', 'README.md', 'src', 'bin', 'fixtures']) {
+    await cp(entry, join(packageDir, entry), { recursive: true });
+  }
+  // The dependencies, for the compiler and for the imports of the built package.
+  await symlink(join(process.cwd(), 'node_modules'), join(packageDir, 'node_modules'), 'dir');
+  execFileSync(process.execPath, [join(process.cwd(), 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: packageDir, stdio: 'pipe' });
 }, 120_000);
+
+afterAll(async () => {
+  if (packageDir) await rm(packageDir, { recursive: true, force: true });
+});
+
+/** Runs an ES module script with Node from inside the package copy, and parses what it prints. */
+function runInPackage(script: string): unknown {
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: packageDir, encoding: 'utf8' }));
+}
 
 it('exports the simulator, the reference client and the API from station-sim, and each part from its own path', () => {
   const script = `
@@ -23,16 +44,14 @@ it('exports the simulator, the reference client and the API from station-sim, an
       client: ['createClient', 'ApiError', 'ApiUnreachableError', 'isApiError'].filter((name) => typeof client[name] !== 'function'),
       testing: ['startTestSimulator', 'withSimulator'].filter((name) => typeof testing[name] !== 'function'),
     }));`;
-  const missing = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as Record<string, string[]>;
-  expect(missing).toEqual({ main: [], client: [], testing: [] });
+  expect(runInPackage(script)).toEqual({ main: [], client: [], testing: [] });
 });
 
 it('gives the shipped fixtures, their schema and package.json by name, as the files they are', () => {
   const names = ['station-sim/fixture.schema.json', 'station-sim/fixtures/fixture.schema.json', 'station-sim/fixtures/ci.json', 'station-sim/fixtures/demo.json', 'station-sim/package.json'];
   const script = `console.log(JSON.stringify(${JSON.stringify(names)}.map((name) => import.meta.resolve(name))))`;
-  const resolved = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
-  const file = (path: string): string => new URL(path, pathToFileURL(`${process.cwd()}/`)).href;
-  expect(resolved).toEqual([
+  const file = (path: string): string => new URL(path, pathToFileURL(`${packageDir}/`)).href;
+  expect(runInPackage(script)).toEqual([
     file('fixtures/fixture.schema.json'),
     file('fixtures/fixture.schema.json'),
     file('fixtures/ci.json'),
@@ -43,7 +62,7 @@ it('gives the shipped fixtures, their schema and package.json by name, as the fi
 
 it('packs the licence and no dev-only script, with source maps that carry their sources', async () => {
   // --ignore-scripts: the build before the tests stands for `prepare`.
-  const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as [
+  const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packageDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as [
     { files: { path: string }[] },
   ];
   const files = pack.files.map((entry) => entry.path);
@@ -53,7 +72,7 @@ it('packs the licence and no dev-only script, with source maps that carry their 
   const maps = files.filter((path) => path.endsWith('.js.map'));
   expect(maps.length).toBeGreaterThan(0);
   for (const path of maps) {
-    const map = JSON.parse(await readFile(path, 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+    const map = JSON.parse(await readFile(join(packageDir, path), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
     expect(map.sourcesContent?.length, path).toBe(map.sources.length);
     expect(map.sourcesContent?.every((content) => typeof content === 'string' && content.length > 0), path).toBe(true);
   }

@@ -13,6 +13,7 @@ import type { LinkPeer } from '../../src/mqtt/broker-link.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { BatchWriter, DATA, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
 import { LeanMqttClient } from '../../src/mqtt/lean-client.js';
+import { eventually } from '../helpers/eventually.js';
 
 describe('thread-protocol batches', () => {
   it('replays every record in order, with its bytes, after a transfer', () => {
@@ -109,7 +110,7 @@ describe('startBrokerThread', () => {
     await station.subscribeAsync({ 'stations/S-1/locks/+/unlock': { qos: 1 } });
     await tcp.publishAsync('stations/S-1/locks/1/unlock', '{"commandId":"c1"}', { qos: 1 });
     expect(await fromTcp).toBe('stations/S-1/locks/1/unlock {"commandId":"c1"}');
-    await vi.waitFor(() => expect(overTcp).toHaveLength(2));
+    await eventually(() => expect(overTcp).toHaveLength(2));
     expect(overTcp).toEqual(['stations/S-1/status {"status":"online"}', 'stations/S-1/locks/1/unlock {"commandId":"c1"}']);
     // A tap does not replay retained messages; it sees what is routed after it was set.
     expect(tapped).toEqual(['stations/S-1/locks/1/unlock {"commandId":"c1"}']);
@@ -127,7 +128,7 @@ describe('startBrokerThread', () => {
     expect(before).toBeGreaterThan(1024 * 1024);
     const station = await memoryClient(broker, 'station');
     for (let i = 0; i < 20_000; i += 1) station.publish(`stations/S-${i}/status`, `{"stationId":${i},"status":"online"}`, { qos: 0, retain: true });
-    await vi.waitFor(async () => expect(await broker.retainedCount()).toBe(20_000), { timeout: 10_000 });
+    await eventually(async () => expect(await broker.retainedCount()).toBe(20_000), { timeout: 10_000 });
     const after = await broker.threadHeapUsed!({ collect: true });
     // 20,000 retained packets with their topics live on the broker's thread. (Without --expose-gc,
     // as under vitest, `collect` cannot run a GC and garbage counts too; the bench runs with it.)
@@ -160,7 +161,7 @@ describe('startBrokerThread', () => {
       );
       try {
         for (let i = 0; i < 5; i += 1) station.publish(`t/${i}`, 'x', { qos: 0 });
-        await vi.waitFor(() => expect(watched).toHaveLength(5));
+        await eventually(() => expect(watched).toHaveLength(5));
         await broker.sync();
         expect(tapped).toEqual(['t/0', 't/1', 't/2', 't/3', 't/4']);
         expect(thrown).toEqual(tapped.map((topic) => `listener bug on ${topic}`));

@@ -11,18 +11,29 @@ import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
 /** CONNECT, MQTT 3.1.1, keepalive 60, client id "", with the given connect flags. */
 const connect = (flags: number): Buffer => Buffer.from([0x10, 12, 0, 4, 0x4d, 0x51, 0x54, 0x54, 4, flags, 0, 60, 0, 0]);
 
-/** What the broker answers, and whether it closed the connection. */
+/** PINGREQ: a connection that is still open answers it with PINGRESP (d000). */
+const PINGREQ = Buffer.from([0xc0, 0]);
+
+/**
+ * What the broker answers (its CONNACK), and whether it closed the connection: after the CONNACK
+ * the test sends a PINGREQ, so an open connection shows itself by its PINGRESP and a closed one by
+ * its 'close', with no waiting to see that nothing happens.
+ */
 async function exchange(port: number, packet: Buffer): Promise<{ answer: string; closed: boolean }> {
   const socket = net.connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
-  const got: Buffer[] = [];
-  socket.on('data', (bytes: Buffer) => got.push(bytes));
+  let got = Buffer.alloc(0);
   const closed = new Promise<boolean>((resolve) => {
     socket.once('close', () => resolve(true));
-    socket.once('data', () => setTimeout(() => resolve(false), 200)); // answered and still open
+    socket.on('data', (bytes: Buffer) => {
+      const before = got.length;
+      got = Buffer.concat([got, bytes]);
+      if (before < 4 && got.length >= 4) socket.write(PINGREQ);
+      if (got.subarray(4).toString('hex') === 'd000') resolve(false); // answered and still open
+    });
   });
   socket.write(packet);
-  const result = { closed: await closed, answer: Buffer.concat(got).toString('hex') };
+  const result = { closed: await closed, answer: got.subarray(0, 4).toString('hex') };
   socket.destroy();
   return result;
 }

@@ -4,11 +4,12 @@
  * lost connection (the last will fires), and the connection goes away, on the broker's thread and
  * on this one.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Duplex } from 'node:stream';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import { startEmbeddedBroker, type InThreadBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { LeanMqttClient, type LeanTarget } from '../../src/mqtt/lean-client.js';
+import { eventually } from '../helpers/eventually.js';
 
 const started: StartedBroker[] = [];
 afterEach(async () => {
@@ -60,11 +61,11 @@ describe.each<Kind>(['the broker thread', 'this thread'])('a client that publish
     const { broker, target, streams } = await start(kind);
     const listener = await listen(target);
     await publishThenDrop(target, { retain: true, will: false });
-    await vi.waitFor(() => expect(listener.got).toEqual(['drop/last-words=bye']));
+    await eventually(() => expect(listener.got).toEqual(['drop/last-words=bye']));
     expect(await broker.retainedCount()).toBe(1);
     if (kind === 'this thread') {
       // The dropped stream closes, and aedes keeps only the listener.
-      await vi.waitFor(() => expect(streams[1]!.destroyed).toBe(true));
+      await eventually(() => expect(streams[1]!.destroyed).toBe(true));
       expect((broker as InThreadBroker).aedes.connectedClients).toBe(1);
     }
     await listener.end();
@@ -74,7 +75,7 @@ describe.each<Kind>(['the broker thread', 'this thread'])('a client that publish
     const { target } = await start(kind);
     const listener = await listen(target);
     await publishThenDrop(target, { retain: false, will: true });
-    await vi.waitFor(() => expect(listener.got).toEqual(['drop/last-words=bye', 'drop/will=lost']));
+    await eventually(() => expect(listener.got).toEqual(['drop/last-words=bye', 'drop/will=lost']));
     await listener.end();
   });
 });
@@ -93,7 +94,7 @@ describe('a dropped connection on this thread', () => {
     client.end(true);
     await closed; // the client hears at once
     const start = Date.now();
-    await vi.waitFor(() => expect(link.destroyed).toBe(true), { timeout: 2000 });
+    await eventually(() => expect(link.destroyed).toBe(true));
     expect(Date.now() - start).toBeLessThan(1500);
   });
 });

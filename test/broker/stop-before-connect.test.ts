@@ -2,10 +2,11 @@
  * `stop()` closes in-memory connections that have not sent CONNECT yet, which `aedes.close()`
  * leaves open (it closes clients past CONNECT only), on the broker thread and on this thread.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
 import { duplexPair } from '../../src/mqtt/duplex-pair.js';
+import { eventually } from '../helpers/eventually.js';
 
 describe.each(['the broker thread', 'this thread'] as const)('stop() on %s', (kind) => {
   const start = () => (kind === 'this thread' ? startEmbeddedBroker({ port: 0 }) : startBrokerThread({ port: 0 }));
@@ -20,7 +21,7 @@ describe.each(['the broker thread', 'this thread'] as const)('stop() on %s', (ki
     const before = Date.now();
     await broker.stop();
     expect(Date.now() - before).toBeLessThan(2000); // the broker thread's stop timeout is 10 s
-    await vi.waitFor(() => expect(client.destroyed).toBe(true));
+    await eventually(() => expect(client.destroyed).toBe(true));
   });
 });
 

@@ -6,9 +6,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { CliProcess } from '../helpers/cli-process.js';
 import { mosquittoAvailable, startMosquitto } from '../helpers/mosquitto.js';
+import { eventually } from '../helpers/eventually.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -51,10 +52,10 @@ describe.runIf(mosquittoAvailable())('broker notices of the separate processes',
 
     await mosquitto.kill();
     const lost = /^station-sim: lost the MQTT broker at mqtt:\/\/\*\*\*@127\.0\.0\.1:\d+/;
-    await vi.waitFor(() => expect([lines(stations, lost).length, lines(api, lost).length]).toEqual([1, 1]), { timeout: 10_000, interval: 100 });
+    await eventually(() => expect([lines(stations, lost).length, lines(api, lost).length]).toEqual([1, 1]), { timeout: 10_000, interval: 100 });
     await mosquitto.restart();
     const back = /^station-sim: the MQTT broker at mqtt:\/\/\*\*\*@127\.0\.0\.1:\d+ is back after \d+\.\d s$/;
-    await vi.waitFor(() => expect([lines(stations, back).length, lines(api, back).length]).toEqual([1, 1]), { timeout: 15_000, interval: 100 });
+    await eventually(() => expect([lines(stations, back).length, lines(api, back).length]).toEqual([1, 1]), { timeout: 15_000, interval: 100 });
 
     expect(lines(stations, lost)[0]).toMatch(/\(connect ECONNREFUSED 127\.0\.0\.1:\d+\); the stations keep reconnecting$/);
     expect(lines(api, lost)[0]).toMatch(/; the API shows every station offline and the control plane answers 503 until it is back$/);
@@ -74,6 +75,6 @@ describe.runIf(mosquittoAvailable())('broker notices of the separate processes',
     const second = cli(['stations', '--broker', mosquitto.url, '--fixture', fixture, '--json']);
     await second.readyJson();
     const twice = /^station-sim: the broker closed station O-[12]'s session \(client id station-sim-O-[12]\) soon after accepting it, 3 times in a row: another process may run it too/;
-    await vi.waitFor(() => expect([lines(first, twice).length, lines(second, twice).length]).toEqual([1, 1]), { timeout: 30_000, interval: 100 });
+    await eventually(() => expect([lines(first, twice).length, lines(second, twice).length]).toEqual([1, 1]), { timeout: 30_000, interval: 100 });
   }, 60_000);
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliProcess, runCliToEnd } from '../helpers/cli-process.js';
+import { eventually } from '../helpers/eventually.js';
 
 const node = process.execPath;
 
@@ -38,9 +39,7 @@ describe('station-sim run', () => {
 
   it('forwards SIGHUP (a closed terminal) to the command, then stops', async () => {
     const cli = new CliProcess(['run', '--fixture', 'fixtures/ci.json', '--', node, '-e', 'console.log("child up"); setInterval(() => {}, 1000)']);
-    const deadline = Date.now() + 20_000;
-    while (!cli.stdout.includes('child up') && Date.now() < deadline && cli.child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
-    expect(cli.stdout).toContain('child up');
+    await eventually(() => expect(cli.stdout).toContain('child up'), { timeout: 20_000, what: 'the command to start' });
     // The command dies of the forwarded SIGHUP and `run` reports it as a shell would: 128 + 1.
     expect(await cli.signal('SIGHUP')).toBe(129);
   });

@@ -8,9 +8,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import { CliProcess } from '../helpers/cli-process.js';
+import { eventually } from '../helpers/eventually.js';
 
 const statusLine = (i: number): string =>
   JSON.stringify({ t: new Date(Date.parse('2026-01-01T00:00:00.000Z') + i).toISOString(), kind: 'mqtt', direction: 'up', station: `F-${i}`, topic: `stations/F-${i}/status`, payload: { stationId: i, status: 'online', batteryVoltage: 12.6 } });
@@ -68,7 +69,7 @@ describe('transcript show', () => {
     const writer = createWriteStream(fifo);
     // More than one chunk of output, so some of it must be written before the input ends.
     writer.write(`${Array.from({ length: 1_000 }, (_, i) => statusLine(i)).join('\n')}\n`);
-    await vi.waitFor(() => expect(stdout.seen.text).toContain('F-0  stations/F-0/status'), { timeout: 10_000 });
+    await eventually(() => expect(stdout.seen.text).toContain('F-0  stations/F-0/status'), { timeout: 10_000 });
     expect(writer.closed).toBe(false);
     writer.end(`${statusLine(1_000)}\n`);
     expect(await shown).toBe(0);

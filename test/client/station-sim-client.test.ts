@@ -9,7 +9,7 @@ import type { ApiInstance } from '../../src/service/http/api-instance.js';
 import { ApiError, ApiUnreachableError, createClient, type StationSimClient, type StationSimClientOptions } from '../../src/client/index.js';
 import { freePort } from '../helpers/free-port.js';
 import { FakeGateway } from '../service/support/fake-gateway.js';
-import { ManualClock } from '../service/support/manual-clock.js';
+import { ManualClock } from '../../src/shared/clock.js';
 import { ALICE, testFixture } from '../service/support/test-fixture.js';
 
 interface Exchange {
@@ -92,8 +92,8 @@ async function start(api: { accessTokenTtlSeconds?: number; refreshTokenTtlSecon
 
 /** Moves both clocks, as real time would. */
 function advance(h: Harness, seconds: number): void {
-  h.serverClock.advanceSeconds(seconds);
-  h.clientClock.advanceSeconds(seconds);
+  h.serverClock.advance(seconds * 1000);
+  h.clientClock.advance(seconds * 1000);
 }
 
 describe('quick start', () => {
@@ -192,7 +192,7 @@ describe('tokens (interface section 5)', () => {
     const client = h.client();
     await client.getStation('S-1');
     // Only the server's clock moves: the client believes its token is still good.
-    h.serverClock.advanceSeconds(61);
+    h.serverClock.advance(61_000);
     await Promise.all([client.getStation('S-1'), client.getStation('S-1'), client.getStation('S-1')]);
     const calls = h.calls();
     expect(calls.filter((call) => call === 'GET /v1/stations/S-1 401')).toHaveLength(3);
@@ -260,7 +260,7 @@ describe('tokens (interface section 5)', () => {
       },
     });
     await client.login();
-    h.serverClock.advanceSeconds(61);
+    h.serverClock.advance(61_000);
     const error = await client.getStation('S-1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 401, message: 'Token is invalid' });
@@ -413,7 +413,7 @@ test('the client never logs a token or the password', async () => {
   await client.getStation('S-1');
   advance(h, 55);
   await client.getStation('S-1');
-  h.serverClock.advanceSeconds(61);
+  h.serverClock.advance(61_000);
   await client.unlock('S-1', '1');
   await h.client().revokeAll();
   await client.getStation('S-1');

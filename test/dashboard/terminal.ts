@@ -6,7 +6,6 @@
 import { EventEmitter } from 'node:events';
 import type { ReactElement } from 'react';
 import { render, type Instance } from 'ink';
-import { vi } from 'vitest';
 
 export class FakeStdout extends EventEmitter {
   readonly isTTY = true;
@@ -122,10 +121,5 @@ export function settle(ms = 0): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/**
- * `vi.waitFor` with room for a loaded CI machine: it returns as soon as the check passes, so the
- * long timeout costs nothing when things are quick.
- */
-export function eventually<T>(check: () => T | Promise<T>): Promise<T> {
-  return vi.waitFor(check, { timeout: 5000, interval: 10 });
-}
+/** The suite's one bounded poll, for the dashboard tests that import it from here. */
+export { eventually } from '../helpers/eventually.js';

@@ -3,7 +3,7 @@ import { startEmbeddedBroker, type InThreadBroker } from '../../src/broker/embed
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { startFleet } from '../../src/fleet/start-fleet.js';
 import { systemClock, type Clock } from '../../src/shared/clock.js';
-import { waitFor } from '../service/support/wait-for.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** Handles a failed start could leave behind (timers are unref'd by design, so count them apart). */
 function openHandles(): string[] {
@@ -31,7 +31,7 @@ describe('startFleet', () => {
     await expect(startFleet({ stations, transport: { kind: 'tcp', url: broker.url }, seed: 1, clock })).rejects.toThrow('the clock failed');
     const { aedes } = broker;
     // The agent's polite end takes a few turns to reach the broker and close the socket.
-    await waitFor(() => aedes.connectedClients === 0 && openHandles().join() === before.join(), 2000, 'the agent to disconnect and close its socket');
+    await eventually(() => expect({ clients: aedes.connectedClients, handles: openHandles() }).toEqual({ clients: 0, handles: before }), { what: 'the agent to disconnect and close its socket' });
     expect(openHandles()).toEqual(before);
   });
 });

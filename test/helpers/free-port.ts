@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { eventually } from './eventually.js';
 
 /** A port that was free a moment ago (for servers that cannot be told to use port 0, like Mosquitto). */
 export async function freePort(): Promise<number> {
@@ -11,17 +12,13 @@ export async function freePort(): Promise<number> {
 
 /** Resolves once something accepts TCP connections on the port. */
 export async function waitForPort(port: number, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
+  const accepts = (): Promise<boolean> =>
+    new Promise<boolean>((resolve) => {
       const socket = net.connect({ port, host: '127.0.0.1' }, () => {
         socket.destroy();
         resolve(true);
       });
       socket.once('error', () => resolve(false));
     });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(accepts, { timeout: timeoutMs, interval: 50, what: `something to listen on port ${port}` });
 }

@@ -5,6 +5,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { expect } from 'vitest';
+import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
@@ -56,9 +58,8 @@ export async function startRedis(options: { password?: string } = {}): Promise<R
 
 /** Resolves once the server answers PING (with `+PONG`, or `-NOAUTH` when it wants a password). */
 async function waitForPong(port: number, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await new Promise<string>((resolve) => {
+  const ping = (): Promise<string> =>
+    new Promise<string>((resolve) => {
       const socket = net.connect({ port, host: '127.0.0.1' }, () => socket.write('PING\r\n'));
       socket.setEncoding('utf8');
       socket.once('data', (data: string) => {
@@ -67,8 +68,5 @@ async function waitForPong(port: number, timeoutMs = 5000): Promise<void> {
       });
       socket.once('error', () => resolve(''));
     });
-    if (answer.startsWith('+PONG') || answer.startsWith('-NOAUTH')) return;
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} does not answer PING after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await eventually(async () => expect(await ping()).toMatch(/^(\+PONG|-NOAUTH)/), { timeout: timeoutMs, interval: 20, what: `redis-server on port ${port} to answer PING` });
 }

@@ -8,6 +8,7 @@ import { startFleet, type StartedFleet } from '../../src/fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../../src/fixture/load-fixture.js';
 import type { MqttTransport } from '../../src/mqtt/transport.js';
 import { mosquittoAvailable, startMosquitto } from '../helpers/mosquitto.js';
+import { eventually } from '../helpers/eventually.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
 
 interface BrokerUnderTest {
@@ -122,14 +123,18 @@ describe.each(brokers)('virtual stations against %s', (_name, makeBroker, availa
     await observer.publish('stations/S-2/locks/A/unlock', { commandId: 'dup' });
     await observer.publish('stations/S-2/locks/A/unlock', { commandId: 'dup' });
     await observer.waitFor((m) => m.json?.status === 'locked', 'relock');
-    await new Promise((r) => setTimeout(r, 150)); // room for a wrong second execution to show
+    // A wrong second execution would show before a later command has run its course: the station
+    // takes commands in order, and its delays, all the same length, fall due in that order.
+    await observer.publish('stations/S-2/locks/A/unlock', { commandId: 'later' });
+    const states = (): string[] => observer!.messages.filter((m) => m.topic.endsWith('/state')).map((m) => m.json.status);
+    await eventually(() => expect(states().filter((status) => status === 'locked')).toHaveLength(2), { what: 'the relock after the later command' });
     const acks = observer.messages.filter((m) => m.topic.endsWith('/acks'));
-    const states = observer.messages.filter((m) => m.topic.endsWith('/state')).map((m) => m.json.status);
     expect(acks.map((m) => m.json)).toEqual([
       { commandId: 'dup', lockId: 'A', accepted: true },
       { commandId: 'dup', lockId: 'A', accepted: true },
+      { commandId: 'later', lockId: 'A', accepted: true },
     ]);
-    expect(states).toEqual(['unlocked', 'locked']);
+    expect(states()).toEqual(['unlocked', 'locked', 'unlocked', 'locked']);
   });
 
   it.runIf(available)('is marked offline by its last will when its connection dies, and says offline when stopped', async () => {

@@ -9,7 +9,7 @@ import type { Station, TokenPair } from '../../src/service/http/api-schemas.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { startFakeStation, type FakeStation } from './support/fake-station.js';
 import { ALICE, testFixture } from './support/test-fixture.js';
-import { waitFor } from './support/wait-for.js';
+import { eventually } from '../helpers/eventually.js';
 
 let broker: TestBroker;
 let api: StartedApi | undefined;
@@ -66,8 +66,8 @@ describe('quick start (interface section 1: log in, read the station, unlock)', 
     expect(unlock).toEqual({ status: 200, body: { success: true } });
 
     const lockStatus = async (): Promise<string | undefined> => (await call<Station>(url, 'GET', '/v1/stations/S-1', { token })).body.locks[0]?.status;
-    await waitFor(async () => (await lockStatus()) === 'unlocked', 2000, 'unlocked');
-    await waitFor(async () => (await lockStatus()) === 'locked', 2000, 'locked again');
+    await eventually(async () => expect(await lockStatus()).toBe('unlocked'), { what: 'unlocked' });
+    await eventually(async () => expect(await lockStatus()).toBe('locked'), { what: 'locked again' });
   });
 });
 
@@ -118,14 +118,14 @@ describe('lifecycle', () => {
     const started = await start(60_000);
     const token = (await call<TokenPair>(started.url, 'POST', '/v1/auth/login', { body: ALICE })).body.accessToken;
     const waiting = call(started.url, 'POST', '/v1/stations/S-SILENT/locks/1/unlock', { token });
-    await waitFor(() => started.gateway.pendingCommands === 1);
+    await eventually(() => expect(started.gateway.pendingCommands).toBe(1));
     const clientsBefore = broker.aedes.connectedClients;
     const begin = Date.now();
     await started.stop();
     api = undefined;
     expect(Date.now() - begin).toBeLessThan(2000);
     expect(await waiting).toEqual({ status: 200, body: { success: false, message: 'The service is shutting down' } });
-    await waitFor(() => broker.aedes.connectedClients === clientsBefore - 1);
+    await eventually(() => expect(broker.aedes.connectedClients).toBe(clientsBefore - 1));
     await expect(fetch(`${started.url}/v1/openapi.json`)).rejects.toThrow();
   });
 
@@ -136,7 +136,7 @@ describe('lifecycle', () => {
     const clientsBefore = broker.aedes.connectedClients;
     try {
       await expect(startApi({ fixture: testFixture(), mqttUrl: broker.url, port })).rejects.toMatchObject({ code: 'PORT_IN_USE' });
-      await waitFor(() => broker.aedes.connectedClients === clientsBefore);
+      await eventually(() => expect(broker.aedes.connectedClients).toBe(clientsBefore));
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
@@ -149,7 +149,7 @@ describe('lifecycle', () => {
       code: 'HOST_UNAVAILABLE',
       message: expect.stringMatching(/^Cannot listen on 192\.0\.2\.1 for HTTP: .*\(EADDRNOTAVAIL\)$/),
     });
-    await waitFor(() => broker.aedes.connectedClients === clientsBefore);
+    await eventually(() => expect(broker.aedes.connectedClients).toBe(clientsBefore));
   });
 
   test('a port no server can have is BAD_REQUEST before anything starts', async () => {

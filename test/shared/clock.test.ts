@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_TIMER_MS, ManualClock, scaledClock, systemClock } from '../../src/shared/clock.js';
+import { eventually } from '../helpers/eventually.js';
 
 const DAY_MS = 86_400_000;
 
@@ -86,7 +87,7 @@ describe('scaledClock', () => {
     // 0.5 ms, 0.1 ms and 0.3 ms of real time: Node would run all three after 1 ms, in this order.
     for (const ms of [5000, 1000, 3000]) clock.setTimeout(() => fired.push(ms), ms);
     vi.setSystemTime(Date.now() + 1);
-    await vi.waitFor(() => expect(fired).toHaveLength(3), { timeout: 2000, interval: 5 });
+    await eventually(() => expect(fired).toHaveLength(3));
     expect(fired).toEqual([1000, 3000, 5000]);
   });
 
@@ -96,7 +97,7 @@ describe('scaledClock', () => {
     const first = clock.setTimeout(() => fired.push('first'), 1000);
     clock.setTimeout(() => fired.push('second'), 5000);
     clock.clearTimeout(first);
-    await vi.waitFor(() => expect(fired).toEqual(['second']), { timeout: 2000, interval: 5 });
+    await eventually(() => expect(fired).toEqual(['second']));
   });
 
   it('waits a delay that the scale stretches past the longest Node timer', () => {

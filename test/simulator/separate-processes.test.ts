@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
 import { CliProcess } from '../helpers/cli-process.js';
 import { mosquittoAvailable, startMosquitto, type RunningMosquitto } from '../helpers/mosquitto.js';
+import { eventually } from '../helpers/eventually.js';
 
 const available = mosquittoAvailable();
 
@@ -37,8 +38,8 @@ describe.runIf(available)('station-sim stations + station-sim api through a real
     const station = await user.getStation('CI-1');
     expect(station).toMatchObject({ stationId: 1, status: 'online', locks: [{ lockId: '1', status: 'locked' }, { lockId: '2', status: 'locked' }] });
     expect(await user.unlock('CI-1', '1')).toEqual({ success: true });
-    await expect.poll(async () => (await user.getStation('CI-1')).locks[0]?.status, { timeout: 3000 }).toBe('unlocked');
-    await expect.poll(async () => (await user.getStation('CI-1')).locks[0]?.status, { timeout: 3000 }).toBe('locked');
+    await eventually(async () => expect((await user.getStation('CI-1')).locks[0]?.status).toBe('unlocked'));
+    await eventually(async () => expect((await user.getStation('CI-1')).locks[0]?.status).toBe('locked'));
   });
 
   it('drives the fleet in the other process from the control plane', async () => {
@@ -49,16 +50,16 @@ describe.runIf(available)('station-sim stations + station-sim api through a real
     });
     expect(response.status).toBe(200);
     const user = createClient({ baseUrl: apiUrl, email: 'ci@example.com', password: 'ci-password' });
-    await expect.poll(async () => (await user.getStation('CI-2')).status).toBe('offline');
+    await eventually(async () => expect((await user.getStation('CI-2')).status).toBe('offline'));
     // The control plane has its own MQTT session, so it may hear the last will a moment later.
     // Health stays ready: every station came up, and one taken offline on purpose does not undo that.
-    await expect.poll(async () => (await fetch(`${controlUrl}/health`)).json()).toMatchObject({ ready: true, stations: { online: 23, offline: 2 } });
+    await eventually(async () => expect(await (await fetch(`${controlUrl}/health`)).json()).toMatchObject({ ready: true, stations: { online: 23, offline: 2 } }));
   });
 
   it('marks every station of a killed fleet process offline through the last wills', async () => {
     await stations.signal('SIGKILL');
     const user = createClient({ baseUrl: apiUrl, email: 'ci@example.com', password: 'ci-password' });
-    await expect.poll(async () => (await user.getStation('CI-1')).status, { timeout: 5000 }).toBe('offline');
+    await eventually(async () => expect((await user.getStation('CI-1')).status).toBe('offline'));
     expect(await user.unlock('CI-1', '1')).toEqual({ success: false, message: 'Station is offline' });
   });
 });

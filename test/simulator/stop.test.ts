@@ -8,6 +8,7 @@ import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSimulator } from '../../src/simulator/start-simulator.js';
+import { eventually } from '../helpers/eventually.js';
 
 const ONE_STATION = { stations: [{ token: 'S', stationId: 1, locks: [{ lockId: '1' }] }] };
 
@@ -34,6 +35,7 @@ describe('stopping the simulator', () => {
     try {
       const url = new URL(`${sim.controlUrl}/clock/advance`);
       const body = JSON.stringify({ ms: 600_000 }); // ten simulated minutes: a request that takes a while
+      const start = sim.clock.now();
       const answered = new Promise<number>((resolve, reject) => {
         const request = http.request(
           { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
@@ -45,7 +47,8 @@ describe('stopping the simulator', () => {
         request.on('error', reject);
         request.end(body);
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The advance is under way once simulated time has moved (it goes a minute at a time).
+      await eventually(() => expect(sim.clock.now()).toBeGreaterThan(start), { what: 'the advance to start' });
       await sim.stop();
       expect(await answered).toBe(200);
     } finally {

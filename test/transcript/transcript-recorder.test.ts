@@ -3,13 +3,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventHub } from '../../src/control/event-hub.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { commandChain } from '../../src/transcript/transcript-format.js';
 import { readTranscript } from '../helpers/read-transcript.js';
 import { startTranscript } from '../../src/transcript/transcript-recorder.js';
+import { eventually } from '../helpers/eventually.js';
 
 const fixture = parseFixture({
   defaults: { heartbeatMs: 0, topics: { lockState: '{prefix}/{token}/lock/{lockId}' } },
@@ -63,13 +64,14 @@ describe('transcript recorder', () => {
     const notices: string[] = [];
     const transcript = await startTranscript({ path: '/dev/full', hub, clock, onNotice: (message) => notices.push(message) });
     hub.emit({ type: 'control', action: 'reset' });
-    await vi.waitFor(() => expect(notices).toHaveLength(1), { timeout: 5_000 });
+    await eventually(() => expect(notices).toHaveLength(1));
     expect(notices[0]).toMatch(/^transcript \/dev\/full could not be written \(ENOSPC\b.*recording stopped/);
     // Recording has stopped: the hub has no listener of the transcript left.
     expect(hub.listening).toBe(false);
     hub.handleMessage('stations/SC-1/status', json({ stationId: 1, status: 'online', batteryVoltage: 12, lastConnection: 'x' }));
     await transcript.stop();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // No wait to see that no second notice comes: stop() has resolved, the one 'error' listener of
+    // the destroyed file has fired, and nothing is left that writes or reports.
     expect(notices).toHaveLength(1);
     hub.stop();
   });

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { ALICE, BOB } from '../support/test-fixture.js';
-import { ManualClock } from '../support/manual-clock.js';
+import { ManualClock } from '../../../src/shared/clock.js';
 import { TEST_SECRET, buildTestApi, type TestApi } from '../support/test-api.js';
 
 let api: TestApi | undefined;
@@ -183,7 +183,7 @@ describe('refresh (interface section 5.5)', () => {
     const clock = new ManualClock();
     const { post, get, login } = await start({ clock });
     const first = await login();
-    clock.advanceSeconds(1);
+    clock.advance(1000);
     const response = await post('/v1/auth/refresh', { refreshToken: first.refreshToken });
     expect(response.statusCode).toBe(200);
     expect(response.headers['cache-control']).toBe('no-store');
@@ -202,7 +202,7 @@ describe('refresh (interface section 5.5)', () => {
     const clock = new ManualClock();
     const { post, get, login } = await start({ clock, api: { accessTokenTtlSeconds: 5 } });
     const first = await login();
-    clock.advanceSeconds(5);
+    clock.advance(5000);
     expect((await get(STATION, first.accessToken)).statusCode).toBe(401);
     const second = (await post('/v1/auth/refresh', { refreshToken: first.refreshToken })).json<{ accessToken: string }>();
     expect((await get(STATION, second.accessToken)).statusCode).toBe(200);

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'vitest';
 import type { LoginThrottleSettings } from '../../../src/fixture/fixture-schema.js';
 import { LoginThrottle, addressKey } from '../../../src/service/auth/login-throttle.js';
-import { ManualClock } from '../support/manual-clock.js';
+import { ManualClock } from '../../../src/shared/clock.js';
 
 const SETTINGS: LoginThrottleSettings = {
   enabled: true,
@@ -72,7 +72,7 @@ describe('per account', () => {
       const verdict = guard.check('alice@example.com', '203.0.113.9');
       expect(verdict.allowed).toBe(false);
       lockouts.push(verdict.allowed ? 0 : verdict.retryAfterSeconds);
-      clock.advanceSeconds(lockouts.at(-1)!);
+      clock.advance(lockouts.at(-1)! * 1000);
       expect(guard.check('alice@example.com', '203.0.113.9')).toEqual({ allowed: true });
     }
     expect(lockouts).toEqual([2, 4, 8, 16, 30, 30]);
@@ -86,7 +86,7 @@ describe('per account', () => {
     guard.recordFailure('alice@example.com', '192.0.2.1');
     expect(guard.check('alice@example.com', '192.0.2.1')).toEqual({ allowed: true });
     for (let n = 0; n < 2; n += 1) guard.recordFailure('bob@example.com', '192.0.2.1');
-    clock.advanceSeconds(600);
+    clock.advance(600_000);
     guard.recordFailure('bob@example.com', '192.0.2.1');
     expect(guard.check('bob@example.com', '192.0.2.1')).toEqual({ allowed: true });
   });
@@ -124,10 +124,10 @@ test('an address that failed within the window counts as failing recently, after
   const { clock, throttle: guard } = throttle();
   expect(guard.failedRecently('192.0.2.1')).toBe(false);
   guard.recordFailure('a@example.com', '192.0.2.1');
-  clock.advanceSeconds(59);
+  clock.advance(59_000);
   expect(guard.check('a@example.com', '192.0.2.1')).toEqual({ allowed: true });
   expect(guard.failedRecently('192.0.2.1')).toBe(true);
-  clock.advanceSeconds(1);
+  clock.advance(1000);
   expect(guard.failedRecently('192.0.2.1')).toBe(false);
   expect(guard.size.addresses).toBe(0);
 });

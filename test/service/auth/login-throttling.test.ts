@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { Fixture } from '../../../src/fixture/fixture-schema.js';
 import { AuthService } from '../../../src/service/auth/auth-service.js';
 import { ALICE, testFixture } from '../support/test-fixture.js';
-import { ManualClock } from '../support/manual-clock.js';
+import { ManualClock } from '../../../src/shared/clock.js';
 import { buildTestApi, type TestApi } from '../support/test-api.js';
 
 let api: TestApi | undefined;
@@ -45,7 +45,7 @@ describe('POST /v1/auth/login throttling', () => {
     expect(throttled.json()).toEqual({ message: 'Too many failed logins; try again later' });
     // Another address is not affected, and is not told anything about the first.
     expect((await loginFrom(api.app, '192.0.2.11', ALICE)).statusCode).toBe(200);
-    clock.advanceSeconds(5);
+    clock.advance(5000);
     expect((await loginFrom(api.app, '192.0.2.10', ALICE)).statusCode).toBe(200);
   });
 
@@ -64,7 +64,7 @@ describe('POST /v1/auth/login throttling', () => {
         body: { message: 'Too many failed logins; try again later' },
       });
     }
-    clock.advanceSeconds(3);
+    clock.advance(3000);
     expect((await loginFrom(api.app, '198.51.100.4', ALICE)).statusCode).toBe(200);
     // The success reset the email: two more failures bring no lockout.
     for (let n = 0; n < 2; n += 1) expect((await loginFrom(api.app, '198.51.100.5', wrong(ALICE.email))).statusCode).toBe(401);

@@ -10,7 +10,7 @@ import { freePort } from '../../helpers/free-port.js';
 import { redisAvailable, startRedis, type RunningRedis } from '../../helpers/redis-server.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../../src/broker/embedded-broker.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
-import { waitFor } from '../support/wait-for.js';
+import { eventually } from '../../helpers/eventually.js';
 import { stateUrl } from '../../../src/cli/options.js';
 
 const HAVE_REDIS = redisAvailable();
@@ -60,12 +60,12 @@ describe.skipIf(!HAVE_REDIS)('two API processes on one Redis', () => {
       const next = (await rotated.json()) as TokenPair;
       // The token B consumed is used up on A: a replay, which ends the family on both.
       expect((await call(urlA, '/v1/auth/refresh', { body: { refreshToken: pair.refreshToken } })).status).toBe(401);
-      await waitFor(async () => (await call(urlB, station, { token: next.accessToken })).status === 401, 3000, 'B to refuse the revoked family');
+      await eventually(async () => expect((await call(urlB, station, { token: next.accessToken })).status).toBe(401), { what: 'B to refuse the revoked family' });
 
       const other = (await (await call(urlB, '/v1/auth/login', { body: CI_ACCOUNT })).json()) as TokenPair;
       expect((await call(urlA, station, { token: other.accessToken })).status).toBe(200);
       expect((await call(urlB, '/v1/auth/revoke-all', { token: other.accessToken })).status).toBe(200);
-      await waitFor(async () => (await call(urlA, station, { token: other.accessToken })).status === 401, 3000, 'A to hear of the revoke-all');
+      await eventually(async () => expect((await call(urlA, station, { token: other.accessToken })).status).toBe(401), { what: 'A to hear of the revoke-all' });
 
       // A process started after the revocations refuses the same tokens.
       const c = api();

@@ -6,10 +6,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Redis } from 'ioredis';
-import { ManualClock } from '../support/manual-clock.js';
+import { ManualClock } from '../../../src/shared/clock.js';
 import { buildTestApi, type TestApi } from '../support/test-api.js';
 import { ALICE, BOB } from '../support/test-fixture.js';
-import { waitFor } from '../support/wait-for.js';
+import { eventually } from '../../helpers/eventually.js';
 import { redisAvailable, startRedis, type RunningRedis } from '../../helpers/redis-server.js';
 import { freePort } from '../../helpers/free-port.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
@@ -81,17 +81,17 @@ describe.each(STORES)('token families (%s store)', (_kind, store) => {
     const api = await start({ clock, api: { accessTokenTtlSeconds: 60, refreshTokenTtlSeconds: 100, sessionMaxLifetimeSeconds: 250 }, ...store() });
     let pair = await api.login();
     for (const step of [90, 90, 60]) {
-      clock.advanceSeconds(step); // t = 90, 180, 240 s: each refresh token is still within its 100 s
+      clock.advance(step * 1000); // t = 90, 180, 240 s: each refresh token is still within its 100 s
       const next = await refresh(api, pair);
       expect(next.status).toBe(200);
       pair = next.pair;
     }
     // Issued at 240 s, this token would live to 340 s; the session ends at 250 s.
-    clock.advanceSeconds(9);
+    clock.advance(9000);
     const keep = pair;
     const atNine = await refresh(api, keep);
     expect(atNine.status).toBe(200);
-    clock.advanceSeconds(1); // 250 s
+    clock.advance(1000); // 250 s
     expect((await refresh(api, atNine.pair)).status).toBe(401);
     // A new login is a new session with a new end.
     const fresh = await api.login();
@@ -174,19 +174,19 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
     expect((await b.get(STATION, rotated.pair.accessToken)).statusCode).toBe(200);
     expect((await refresh(b, pair)).status).toBe(401);
     expect((await refresh(a, rotated.pair)).status).toBe(401);
-    await waitFor(async () => (await a.get(STATION, rotated.pair.accessToken)).statusCode === 401, 2000, 'A to hear of the family revoked on B');
+    await eventually(async () => expect((await a.get(STATION, rotated.pair.accessToken)).statusCode).toBe(401), { what: 'A to hear of the family revoked on B' });
 
     // Logout on B ends the session on A.
     const session = await a.login();
     expect((await a.get(STATION, session.accessToken)).statusCode).toBe(200);
     await b.post('/v1/auth/revoke', { refreshToken: session.refreshToken });
-    await waitFor(async () => (await a.get(STATION, session.accessToken)).statusCode === 401, 2000, 'A to hear of the logout on B');
+    await eventually(async () => expect((await a.get(STATION, session.accessToken)).statusCode).toBe(401), { what: 'A to hear of the logout on B' });
 
     // Revoke-all on A: B refuses the old tokens, and accepts the ones issued after.
     const old = await b.login();
     expect((await b.get(STATION, old.accessToken)).statusCode).toBe(200);
     expect((await a.post('/v1/auth/revoke-all', undefined, old.accessToken)).statusCode).toBe(200);
-    await waitFor(async () => (await b.get(STATION, old.accessToken)).statusCode === 401, 2000, 'B to hear of the revoke-all on A');
+    await eventually(async () => expect((await b.get(STATION, old.accessToken)).statusCode).toBe(401), { what: 'B to hear of the revoke-all on A' });
     expect((await refresh(b, old)).status).toBe(401);
     const fresh = await a.login();
     expect((await b.get(STATION, fresh.accessToken)).statusCode).toBe(200);
@@ -203,12 +203,12 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
       await probe.client('KILL', 'TYPE', 'pubsub');
       expect((await a.post('/v1/auth/revoke-all', undefined, pair.accessToken)).statusCode).toBe(200);
       // B stopped trusting its cache when its subscriber went, so it reads Redis instead.
-      await waitFor(async () => (await b.get(STATION, pair.accessToken)).statusCode === 401, 3000, 'B to refuse the token');
+      await eventually(async () => expect((await b.get(STATION, pair.accessToken)).statusCode).toBe(401), { what: 'B to refuse the token' });
       // And once resubscribed (cache emptied again), it still refuses it, and takes new tokens.
       const subscribers = async (): Promise<number> => Number(((await probe.pubsub('NUMSUB', `${prefix}revocations`)) as [string, number])[1]);
-      await waitFor(async () => (await subscribers()) === 2, 3000, 'both instances to subscribe again');
+      await eventually(async () => expect(await subscribers()).toBe(2), { what: 'both instances to subscribe again' });
       const fresh = await a.login();
-      await waitFor(async () => (await b.get(STATION, fresh.accessToken)).statusCode === 200, 3000, 'B to take a new token');
+      await eventually(async () => expect((await b.get(STATION, fresh.accessToken)).statusCode).toBe(200), { what: 'B to take a new token' });
       expect((await b.get(STATION, pair.accessToken)).statusCode).toBe(401);
     } finally {
       probe.disconnect();
@@ -282,15 +282,19 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
       }
       await own.start();
       // Redis came back empty (the test server keeps nothing): old sessions are gone, logins work.
-      const again = await waitFor(async () => {
-        const response = await api.post('/v1/auth/login', ALICE);
-        return response.statusCode === 200 ? response.json<TokenPair>() : undefined;
-      }, 5000, 'login to work again');
+      const again = await eventually(
+        async () => {
+          const response = await api.post('/v1/auth/login', ALICE);
+          expect(response.statusCode).toBe(200);
+          return response.json<TokenPair>();
+        },
+        { what: 'login to work again' },
+      );
       expect((await api.get(STATION, again.accessToken)).statusCode).toBe(200);
       expect((await refresh(api, again)).status).toBe(200);
       expect((await api.get(STATION, pair.accessToken)).statusCode).toBe(401);
       // One line when it went, one when it came back; not one per reconnection attempt.
-      await waitFor(() => notices.length === 2, 2000, 'the notice that Redis is back');
+      await eventually(() => expect(notices.length).toBe(2), { what: 'the notice that Redis is back' });
       expect(notices).toEqual([
         'the session store (Redis) is unreachable: the auth and station routes answer 503 until it is back',
         'the session store (Redis) is back',
@@ -345,7 +349,7 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
       await Promise.all([one.stop(), two.stop()]);
     }
     try {
-      await waitFor(async () => (await clients()) === before, 2000, 'the connections to close');
+      await eventually(async () => expect(await clients()).toBe(before), { what: 'the connections to close' });
     } finally {
       probe.disconnect();
     }
@@ -369,7 +373,7 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
       }
       await api.app.close();
       apis.splice(apis.indexOf(api), 1);
-      await waitFor(async () => (await clients()) === before, 2000, 'the connections to close');
+      await eventually(async () => expect(await clients()).toBe(before), { what: 'the connections to close' });
     } finally {
       probe.disconnect();
     }

@@ -12,7 +12,7 @@ import { parseFixture } from '../../../src/fixture/load-fixture.js';
 import { startTestBroker, type TestBroker } from '../support/test-broker.js';
 import { startFakeStation, type FakeStation } from '../support/fake-station.js';
 import { testFixture } from '../support/test-fixture.js';
-import { waitFor } from '../support/wait-for.js';
+import { eventually } from '../../helpers/eventually.js';
 
 let broker: TestBroker;
 let gateway: StartedMqttGateway | undefined;
@@ -73,21 +73,21 @@ describe('station state from retained messages', () => {
   test('later messages update the cache; malformed ones are ignored', async () => {
     const gw = await start();
     const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked', '2': 'locked' } });
-    await waitFor(() => gw.getStation('S-1')?.status === 'online');
+    await eventually(() => expect(gw.getStation('S-1')?.status).toBe('online'));
     await fake.client.publishAsync('stations/S-1/status', 'not json', { qos: 1, retain: true });
     await fake.client.publishAsync('stations/S-1/locks/1/state', JSON.stringify({ lockId: '2', status: 'unlocked', lastUpdated: 'x' }), { qos: 1 });
     await fake.publishLock('2', 'jammed');
-    await waitFor(() => gw.getStation('S-1')?.locks[1]?.status === 'jammed');
+    await eventually(() => expect(gw.getStation('S-1')?.locks[1]?.status).toBe('jammed'));
     expect(gw.getStation('S-1')?.status).toBe('online');
     expect(gw.getStation('S-1')?.locks[0]?.status).toBe('locked');
     await fake.publishStatus('offline');
-    await waitFor(() => gw.getStation('S-1')?.status === 'offline');
+    await eventually(() => expect(gw.getStation('S-1')?.status).toBe('offline'));
   });
 
   test('a lock the station publishes beyond the fixture is shown after the fixture locks', async () => {
     const gw = await start();
     const fake = await station({ token: 'S-1', stationId: 1, locks: { '9': 'locked' } });
-    await waitFor(() => gw.getStation('S-1')?.locks.length === 3);
+    await eventually(() => expect(gw.getStation('S-1')?.locks.length).toBe(3));
     expect(gw.getStation('S-1')?.locks.map((lock) => lock.lockId)).toEqual(['1', '2', '9']);
     await fake.stop();
   });
@@ -95,9 +95,9 @@ describe('station state from retained messages', () => {
   test('a cleared retained status makes the station unknown (offline) again', async () => {
     const gw = await start();
     const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' } });
-    await waitFor(() => gw.getStation('S-1')?.status === 'online');
+    await eventually(() => expect(gw.getStation('S-1')?.status).toBe('online'));
     await fake.client.publishAsync('stations/S-1/status', '', { qos: 1, retain: true });
-    await waitFor(() => gw.getStation('S-1')?.status === 'offline');
+    await eventually(() => expect(gw.getStation('S-1')?.status).toBe('offline'));
     expect(gw.getStation('S-1')?.lastConnection).toBe(NEVER_REPORTED);
   });
 
@@ -128,8 +128,8 @@ describe('unlock', () => {
     expect(fake.commands[0]!.commandId).not.toBe(fake.commands[1]!.commandId);
     expect(fake.commands[0]!.commandId).toMatch(/^[0-9a-f-]{36}$/);
     expect(Number.isNaN(Date.parse(fake.commands[0]!.sentAt!))).toBe(false);
-    await waitFor(() => gw.getStation('S-1')?.locks[0]?.status === 'unlocked', 2000, 'unlocked');
-    await waitFor(() => gw.getStation('S-1')?.locks[0]?.status === 'locked', 2000, 'relocked');
+    await eventually(() => expect(gw.getStation('S-1')?.locks[0]?.status).toBe('unlocked'), { what: 'unlocked' });
+    await eventually(() => expect(gw.getStation('S-1')?.locks[0]?.status).toBe('locked'), { what: 'relocked' });
     expect(gw.pendingCommands).toBe(0);
   });
 
@@ -170,7 +170,7 @@ describe('unlock', () => {
     const other = await station({ token: 'S-1', stationId: 1, locks: { '1': 'locked' }, mode: 'silent' });
     const gw = await start(300);
     const result = gw.unlock('S-SILENT', '1');
-    await waitFor(() => silent.commands[0]);
+    await eventually(() => expect(silent.commands).toHaveLength(1));
     const { commandId } = silent.commands[0]!;
     await other.publishAck(JSON.stringify({ commandId, lockId: '1', accepted: true }));
     await silent.publishAck(JSON.stringify({ commandId, lockId: '2', accepted: true }));
@@ -205,7 +205,7 @@ describe('unlock', () => {
     await station({ token: 'S-SILENT', stationId: 4, locks: { '1': 'locked' }, mode: 'silent' });
     const gw = await start(60_000);
     const result = gw.unlock('S-SILENT', '1');
-    await waitFor(() => gw.pendingCommands === 1);
+    await eventually(() => expect(gw.pendingCommands).toBe(1));
     await gw.stop();
     expect(await result).toMatchObject({ success: false, failure: 'SERVICE_STOPPING' });
     expect(gw.pendingCommands).toBe(0);
@@ -234,14 +234,14 @@ describe('connection', () => {
       const gw = gateway;
       expect(sockets).toHaveLength(1);
       broker.dropClients();
-      await waitFor(() => !gw.connected);
+      await eventually(() => !gw.connected, { what: 'the gateway to lose its connection' });
       expect(gw.getStation('S-1')?.status).toBe('offline');
       expect(await gw.unlock('S-1', '1')).toMatchObject({ failure: 'STATION_OFFLINE' });
-      await waitFor(() => gw.connected, 3000, 'reconnect');
+      await eventually(() => gw.connected, { what: 'the gateway to reconnect' });
       expect(sockets.length).toBeGreaterThanOrEqual(2);
       for (const socket of sockets) expect(noDelayOf(socket)).toBe(true);
       // The fake station's session was dropped too; its retained state is still on the broker.
-      await waitFor(() => gw.getStation('S-1')?.status === 'online');
+      await eventually(() => expect(gw.getStation('S-1')?.status).toBe('online'));
     } finally {
       spy.mockRestore();
     }
@@ -256,7 +256,7 @@ describe('connection', () => {
       gateway = await startMqttGateway({ mqttUrl: broker.url, fixture: testFixture(), reconnectMs: 10, logger });
       const gw = gateway;
       await broker.stop();
-      await waitFor(() => attempts.length >= 6, 3000, 'several refused reconnects');
+      await eventually(() => expect(attempts.length).toBeGreaterThanOrEqual(6), { what: 'several refused reconnects' });
       const during = lines.filter((line) => line.startsWith('warn'));
       expect(during).toEqual([
         `warn MQTT ${broker.url}: connection lost; stations show offline until it is back`,
@@ -267,7 +267,7 @@ describe('connection', () => {
       const server = net.createServer((socket) => aedes.handle(socket));
       again = { server, aedes };
       await new Promise<void>((resolve) => server.listen(broker.port, '127.0.0.1', resolve));
-      await waitFor(() => gw.connected, 3000, 'reconnect');
+      await eventually(() => gw.connected, { what: 'the gateway to reconnect' });
       const back = lines.filter((line) => line.includes('reconnected'));
       expect(back).toHaveLength(1);
       const failed = Number(/after (\d+) failed attempts$/.exec(back[0]!)?.[1]);
@@ -291,12 +291,12 @@ describe('connection', () => {
     const gw = gateway;
     expect(gw.getStation('S-1')?.status).toBe('online');
     broker.dropClientsWithIdPrefix(gw.clientId);
-    await waitFor(() => !gw.connected);
+    await eventually(() => !gw.connected, { what: 'the gateway to lose its connection' });
     // While the gateway is away, the station's retained status goes (as on a broker restarted without it).
     const outsider = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
     await outsider.publishAsync('stations/S-1/status', '', { qos: 1, retain: true });
     await outsider.endAsync();
-    await waitFor(() => gw.connected, 3000, 'reconnect');
+    await eventually(() => gw.connected, { what: 'the gateway to reconnect' });
     const seen = gw.getStation('S-1')!;
     expect(seen).toMatchObject({ status: 'offline', lastConnection: NEVER_REPORTED });
     // The lock state the broker still retains came back with the new subscription.
@@ -321,11 +321,12 @@ describe('connection', () => {
     expect(await gw.unlock('S-1', '1')).toMatchObject({ failure: 'ACK_TIMEOUT' });
     // Only the gateway's connection drops; the station stays subscribed.
     broker.dropClientsWithIdPrefix('station-sim-api-');
-    await waitFor(() => !gw.connected);
-    await waitFor(() => gw.connected, 3000, 'reconnect');
-    // A replay would now pass the broker and reach the station; give it time to show up.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(fake.commands).toHaveLength(0);
+    await eventually(() => !gw.connected, { what: 'the gateway to lose its connection' });
+    await eventually(() => gw.connected, { what: 'the gateway to reconnect' });
+    // A replay would now pass the broker and reach the station, ahead of any command sent after
+    // the reconnect: so the station sees that later command, and it alone.
+    expect(await gw.unlock('S-1', '1')).toMatchObject({ success: true });
+    expect(fake.commands).toHaveLength(1);
   });
 
   test('an unreachable broker fails the start with BROKER_UNREACHABLE', async () => {

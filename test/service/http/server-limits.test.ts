@@ -8,6 +8,7 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { buildTestApi, type TestApi } from '../support/test-api.js';
 import { rawRequest, requestText } from '../../helpers/raw-http.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -58,7 +59,7 @@ describe('connections per client', () => {
     } finally {
       for (const socket of held) socket.destroy();
     }
-    await expect.poll(async () => (await rawRequest(url, requestText('GET', '/v1/stations/ST-1'))).status, { timeout: 5000 }).toBe(401);
+    await eventually(async () => expect((await rawRequest(url, requestText('GET', '/v1/stations/ST-1'))).status).toBe(401));
   });
 });
 
