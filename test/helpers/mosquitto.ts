@@ -2,11 +2,12 @@
  * Starts a real Mosquitto on a free port for a test, so the firmware is proven against a broker we
  * did not write. Where `mosquitto` is missing the suite says so loudly; under CI it is a failure.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitForPort } from './free-port.js';
+import { supervisedServer } from './supervised-server.js';
 
 export const MOSQUITTO = process.env.MOSQUITTO_BIN ?? 'mosquitto';
 
@@ -48,26 +49,7 @@ export async function startMosquitto(options: { users?: Record<string, string> }
   }
   else lines.push('allow_anonymous true');
   await writeFile(config, `${lines.join('\n')}\n`);
-  let child: ChildProcess | undefined;
-  const start = async (): Promise<void> => {
-    const started = spawn(MOSQUITTO, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child = started;
-    let errors = '';
-    started.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
-    const exited = new Promise<never>((_, reject) =>
-      started.once('exit', (code) => reject(new Error(`mosquitto exited with ${code}: ${errors.trim()}`))),
-    );
-    exited.catch(() => undefined);
-    await Promise.race([waitForPort(port), exited]);
-  };
-  const kill = async (): Promise<void> => {
-    const running = child;
-    child = undefined;
-    if (!running || running.exitCode !== null) return;
-    const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGKILL');
-    await exited;
-  };
+  const { start, kill } = supervisedServer(MOSQUITTO, ['-c', config], () => waitForPort(port));
   await start();
   return {
     url: `mqtt://127.0.0.1:${port}`,

@@ -3,11 +3,12 @@
  * Redis session store. Where `redis-server` is missing the suite says so loudly and skips; under
  * CI (CI set) that is a failure instead, as for Mosquitto (`.ci/run` installs both).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
+import { supervisedServer } from './supervised-server.js';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
 
@@ -32,26 +33,9 @@ export interface RunningRedis {
 
 export async function startRedis(options: { password?: string } = {}): Promise<RunningRedis> {
   const port = await freePort();
-  let child: ChildProcess | undefined;
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--unixsocket', '', '--loglevel', 'warning'];
   if (options.password !== undefined) args.push('--requirepass', options.password);
-  const start = async (): Promise<void> => {
-    const started = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    child = started;
-    let errors = '';
-    started.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
-    const exited = new Promise<never>((_, reject) => started.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${errors.trim()}`))));
-    exited.catch(() => undefined);
-    await Promise.race([waitForPong(port), exited]);
-  };
-  const kill = async (): Promise<void> => {
-    const running = child;
-    child = undefined;
-    if (!running || running.exitCode !== null) return;
-    const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGKILL');
-    await exited;
-  };
+  const { start, kill } = supervisedServer(REDIS_SERVER, args, () => waitForPong(port));
   await start();
   return { url: `redis://127.0.0.1:${port}`, port, kill, start, stop: kill };
 }
