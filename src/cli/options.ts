@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import { UsageError } from './output.js';
 import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
-import { isPort, MAX_PORT } from '../shared/listen.js';
+import { isLoopbackHost, isPort, MAX_PORT } from '../shared/listen.js';
 import { isTimeScale } from '../shared/clock.js';
 import {
   DEFAULT_LOG_MAX_FILES,
@@ -227,10 +227,11 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
     ...set('state', state),
     ...set('commandTimeoutMs', argv['command-timeout'] as number | undefined),
     ...set('loginThrottle', argv['login-throttle'] as boolean | undefined),
+    ...set('insecureControl', argv['insecure-control'] === true ? true : undefined),
     ...set('logger', loggerOf(argv)),
   } as Pick<
     HttpOptions,
-    'controlToken' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'sessionMaxLifetimeSeconds' | 'state' | 'commandTimeoutMs' | 'loginThrottle'
+    'controlToken' | 'insecureControl' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'sessionMaxLifetimeSeconds' | 'state' | 'commandTimeoutMs' | 'loginThrottle'
   > & { httpPort: number; fallbackToFreePort: boolean; logger?: ApiLoggerSettings };
 }
 
@@ -243,11 +244,6 @@ export function stateUrl(option: string | undefined, env: NodeJS.ProcessEnv): st
   // The URL may hold a password: it is shown redacted.
   if (!isStateUrl(url)) throw new UsageError(`${source} must be a Redis URL, redis://[:password@]host[:port][/db] or rediss://…, not "${redactUrl(url)}"`);
   return url;
-}
-
-/** True for a host that only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host) || /^::ffff:127\./i.test(host);
 }
 
 /**

@@ -95,3 +95,8 @@ function bind(server: Server, port: number, host: string): Promise<number> {
     server.listen(port, host);
   });
 }
+
+/** True for a host that only this machine can reach (DESIGN.md, trust model: loopback by default). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host) || /^::ffff:127\./i.test(host);
+}

@@ -8,7 +8,7 @@
  */
 import { SimError } from '../errors.js';
 import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
-import { isPort, MAX_PORT } from '../shared/listen.js';
+import { isLoopbackHost, isPort, MAX_PORT } from '../shared/listen.js';
 import { isTimeScale } from '../shared/clock.js';
 import { isStateUrl, STATE_URL_WANTS } from '../service/auth/state-url.js';
 import { loggerOptionProblem } from '../service/http/request-logging.js';
@@ -34,6 +34,11 @@ export interface HttpOptions {
   fallbackToFreePort?: boolean;
   /** Bearer token required by `/sim/v1`. @default none */
   controlToken?: string;
+  /**
+   * With a `host` other than loopback and no `controlToken`, serve `/sim/v1` open to everyone who
+   * can reach it; without this, such options are refused (DESIGN.md, trust model). @default false
+   */
+  insecureControl?: boolean;
   /** Overrides the fixture's access token lifetime. */
   accessTokenTtlSeconds?: number;
   /** Overrides the fixture's refresh token lifetime. */
@@ -149,6 +154,7 @@ const HTTP_RULES: Rules<HttpOptions> = {
   httpPort: port,
   host: nonEmptyString,
   fallbackToFreePort: boolean,
+  insecureControl: boolean,
   // RFC 6750, section 2.1: a Bearer credential is a b64token, so a token of other characters
   // (a space, say) could never be sent and would lock everyone out of the control plane.
   controlToken: {
@@ -202,11 +208,26 @@ const API_PROCESS_RULES: Rules<HttpOptions & Pick<SimulatorOptions, 'fixture' | 
 /** Refuses options `startSimulator` cannot run with, naming the option; an option set to `undefined` counts as left out. */
 export function checkSimulatorOptions(options: unknown): asserts options is SimulatorOptions {
   check('startSimulator', options, SIMULATOR_RULES);
+  if ((options as SimulatorOptions).http !== false) checkControlExposure(options as SimulatorOptions);
 }
 
 /** As checkSimulatorOptions, for `startApiProcess`. */
 export function checkApiProcessOptions(options: unknown): asserts options is HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker'> {
   check('startApiProcess', options, API_PROCESS_RULES);
+  checkControlExposure(options as HttpOptions);
+}
+
+/**
+ * DESIGN.md, trust model: loopback only by default, open there as a local emulator is; bound to
+ * any other address, the control plane (which opens any lock and resets the fleet) needs its token
+ * unless the caller says otherwise in as many words.
+ */
+function checkControlExposure(options: HttpOptions): void {
+  if (options.host === undefined || isLoopbackHost(options.host) || options.controlToken !== undefined || options.insecureControl === true) return;
+  throw new SimError(
+    'BAD_REQUEST',
+    `host "${options.host}" lets other machines reach the control plane, which opens any lock and resets the fleet: give controlToken, or insecureControl: true to leave it open to everyone who can reach it`,
+  );
 }
 
 function check(caller: string, options: unknown, rules: Readonly<Record<string, OptionRule>>): void {

@@ -30,6 +30,9 @@ const refused: [string, unknown, string][] = [
   ['a command timeout past the longest timer', { commandTimeoutMs: MAX_TIMER_MS + 1 }, `commandTimeoutMs must be a whole number from 1 to ${MAX_TIMER_MS}, not ${MAX_TIMER_MS + 1}`],
   ['a broker as a number (not echoed: a URL may carry credentials)', { broker: 1883 }, 'broker must be a broker URL (mqtt://host:port)'],
   ['a control token as a number (not echoed)', { controlToken: 123456 }, 'controlToken must be a non-empty string of the characters A-Z a-z 0-9 - . _ ~ + / (and = at the end), as a Bearer credential allows (leave it out for no token)'],
+  // DESIGN.md, trust model: beyond loopback the control plane needs its token, or an explicit opt-out.
+  ['a control plane open beyond loopback', { host: '0.0.0.0' }, 'host "0.0.0.0" lets other machines reach the control plane, which opens any lock and resets the fleet: give controlToken, or insecureControl: true'],
+  ['insecureControl not a boolean', { insecureControl: 'yes' }, 'insecureControl must be true or false'],
   ['a control token no Bearer header can carry (not echoed)', { controlToken: 'open sesame' }, 'controlToken must be a non-empty string of the characters A-Z a-z 0-9 - . _ ~ + / (and = at the end), as a Bearer credential allows (leave it out for no token)'],
   ['a time scale as a string', { timeScale: '2' }, 'timeScale must be a positive number, not "2"'],
   ['a time scale of infinity', { timeScale: Infinity }, 'timeScale must be a positive number, not Infinity'],
