@@ -1,5 +1,6 @@
 /** Runs the real `station-sim` CLI in a child process, as a user would. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import { eventually } from './eventually.js';
@@ -69,3 +70,23 @@ export async function runCliToEnd(args: string[]): Promise<{ code: number | null
   return { code, stdout: cli.stdout, stderr: cli.stderr };
 }
 
+
+/**
+ * The CLI in this process, its stdout and stderr caught in strings: no child process to start (a
+ * start-up takes seconds on a loaded machine). Imported when first used, so files that only spawn
+ * the CLI do not load it.
+ */
+export async function runCliInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { runCli } = await import('../../src/cli/run-cli.js');
+  let stdout = '';
+  let stderr = '';
+  const sink = (append: (text: string) => void) =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        append(chunk.toString());
+        done();
+      },
+    });
+  const code = await runCli(args, { stdout: sink((text) => (stdout += text)), stderr: sink((text) => (stderr += text)) });
+  return { code, stdout, stderr };
+}
