@@ -4,12 +4,10 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run-cli.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { loadFixture } from '../../src/fixture/load-fixture.js';
-import { CliProcess, runCliToEnd } from '../helpers/cli-process.js';
+import { CliProcess, runCliInProcess, runCliToEnd } from '../helpers/cli-process.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
 import { mosquittoAvailable, startMosquitto } from '../helpers/mosquitto.js';
 
@@ -168,16 +166,7 @@ describe('station-sim CLI', () => {
     // In this process (a process each took 11 CLI start-ups, over 30 s on a loaded machine); the
     // first case once more as a real process, for the exit code and stderr a script sees.
     for (const [args, message] of cases) {
-      let stdout = '';
-      let stderr = '';
-      const sink = (append: (text: string) => void) =>
-        new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            append(chunk.toString());
-            done();
-          },
-        });
-      const code = await runCli(args, { stdout: sink((text) => (stdout += text)), stderr: sink((text) => (stderr += text)) });
+      const { code, stdout, stderr } = await runCliInProcess(args);
       expect({ args, code, stdout, stderr }).toEqual({ args, code: 1, stdout: '', stderr: `station-sim: ${message}\nRun station-sim --help for usage.\n` });
     }
     const [firstArgs, firstMessage] = cases[0]!;

@@ -6,10 +6,8 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run-cli.js';
-import { runCliToEnd } from '../helpers/cli-process.js';
+import { runCliInProcess as cli, runCliToEnd } from '../helpers/cli-process.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -18,21 +16,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-/** The CLI in this process (a child process per case would take seconds each). */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const sink = (append: (text: string) => void) =>
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        append(chunk.toString());
-        done();
-      },
-    });
-  const code = await runCli(args, { stdout: sink((text) => (stdout += text)), stderr: sink((text) => (stderr += text)) });
-  return { code, stdout, stderr };
-}
 
 describe('--log options', () => {
   it('refuses bad values with one usage line each, before anything starts', async () => {

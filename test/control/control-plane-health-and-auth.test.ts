@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
 import { EventSocket } from '../helpers/event-socket.js';
+import { MqttObserver } from '../helpers/mqtt-observer.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -80,8 +81,11 @@ describe('/sim/v1/events', () => {
     expect(fault.status).toBe(201);
     const login = await fetch(`${sim.apiUrl}/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: 'ci@example.com', password: 'ci-password' }) });
     const { accessToken } = (await login.json()) as { accessToken: string };
+    const commands = await MqttObserver.connect(sim.mqttUrl, ['stations/CI-1/locks/1/unlock']);
+    cleanups.push(() => commands.close());
     const unlocking = fetch(`${sim.apiUrl}/v1/stations/CI-1/locks/1/unlock`, { method: 'POST', headers: { authorization: `Bearer ${accessToken}` } });
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the command is out, nobody listens
+    // The command is out (it has reached the broker) and nobody listens to the event stream yet.
+    await commands.waitFor(() => true, 'the unlock command on the broker');
     const events = await EventSocket.open(`${sim.controlUrl}/events`);
     cleanups.push(async () => events.close());
     expect(await (await unlocking).json()).toEqual({ success: true });

@@ -3,6 +3,7 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ControlConnection, ControlPlaneError, type StreamState } from '../../src/dashboard/control-connection.js';
 import { eventually } from './terminal.js';
+import { ManualClock, type Clock } from '../../src/shared/clock.js';
 import type { SimEvent } from '../../src/dashboard/sim-types.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
 
@@ -77,7 +78,8 @@ describe('ControlConnection event stream', () => {
     fake = await startFakeControlPlane({ stations: [makeStation(1)] });
     const events: SimEvent[] = [];
     const states: StreamState[] = [];
-    const subscription = new ControlConnection({ url: fake.url, reconnectBaseMs: 20, random: () => 0 }).subscribe({
+    const clock = new ManualClock();
+    const subscription = new ControlConnection({ url: fake.url, reconnectBaseMs: 20, random: () => 0, clock }).subscribe({
       onEvent: (event) => events.push(event),
       onState: (state) => states.push(state),
     });
@@ -86,6 +88,8 @@ describe('ControlConnection event stream', () => {
     await eventually(() => expect(events).toHaveLength(1));
 
     fake.dropClients();
+    await eventually(() => expect(states.at(-1)?.phase).toBe('waiting'));
+    clock.advance(10);
     await fake.waitForConnections(2);
     await eventually(() => expect(events.map((event) => event.type)).toEqual(['snapshot', 'snapshot']));
     const waiting = states.find((state) => state.phase === 'waiting');
@@ -95,9 +99,12 @@ describe('ControlConnection event stream', () => {
 
     subscription.close();
     fake.dropClients();
-    // Closed for good: no third connection.
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // Closed for good: once the stream has closed, no timer is left that could open a third
+    // connection, however long we wait.
+    await eventually(() => expect(clock.pending).toBe(0));
     expect(fake.clients).toBe(0);
+    clock.advance(60_000);
+    expect(states.map((state) => state.phase)).toEqual(['connecting', 'open', 'waiting', 'connecting', 'open', 'closed']);
   });
 
   it('backs off further with each failed attempt', async () => {
@@ -120,13 +127,16 @@ describe('ControlConnection event stream', () => {
   it('stops when the control token is refused', async () => {
     fake = await startFakeControlPlane({ stations: [], controlToken: 'right' });
     const states: StreamState[] = [];
-    const subscription = new ControlConnection({ url: fake.url, controlToken: 'wrong', reconnectBaseMs: 5 }).subscribe({
+    const clock = new ManualClock();
+    const subscription = new ControlConnection({ url: fake.url, controlToken: 'wrong', reconnectBaseMs: 5, clock }).subscribe({
       onEvent: () => undefined,
       onState: (state) => states.push(state),
     });
     cleanups.push(() => subscription.close());
     await eventually(() => expect(states.at(-1)).toEqual({ phase: 'refused', reason: 'Control token is invalid' }));
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // No timer is left to try again with, however long we wait.
+    expect(clock.pending).toBe(0);
+    clock.advance(60_000);
     expect(states.filter((state) => state.phase === 'connecting')).toHaveLength(1);
   });
 
@@ -150,17 +160,35 @@ describe('ControlConnection event stream', () => {
     cleanups.push(() => proxy.close());
     const events: SimEvent[] = [];
     const states: StreamState[] = [];
-    const subscription = new ControlConnection({ url: proxy.url, pingIntervalMs: 20, pongTimeoutMs: 50, reconnectBaseMs: 10, random: () => 0 }).subscribe({
+    // The connection's timers in fake time; `scheduled` is the length of each timer it sets.
+    const manual = new ManualClock();
+    const scheduled: number[] = [];
+    const clock: Clock = {
+      now: () => manual.now(),
+      setTimeout: (callback, ms) => (scheduled.push(ms), manual.setTimeout(callback, ms)),
+      clearTimeout: (handle) => manual.clearTimeout(handle),
+    };
+    const subscription = new ControlConnection({ url: proxy.url, pingIntervalMs: 20, pongTimeoutMs: 50, reconnectBaseMs: 10, random: () => 0, clock }).subscribe({
       onEvent: (event) => events.push(event),
       onState: (state) => states.push(state),
     });
     cleanups.push(() => subscription.close());
     await eventually(() => expect(events).toHaveLength(1));
-    // Pings come back while the network works: the connection stays.
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    // Pings come back while the network works: the connection stays. Each round, the ping goes
+    // out (its 50 ms pong timeout starts) and its pong schedules the next ping in 20 ms.
+    for (let round = 1; round <= 3; round += 1) {
+      const before = scheduled.length;
+      manual.advance(20);
+      expect(scheduled.slice(before)).toEqual([50]);
+      await eventually(() => expect(scheduled.slice(before)).toEqual([50, 20]), { what: `the pong of ping ${round}` });
+    }
     expect(states.map((state) => state.phase)).toEqual(['connecting', 'open']);
 
     proxy.partition();
+    manual.advance(20); // the ping that gets no answer
+    manual.advance(50); // its pong timeout
+    await eventually(() => expect(states.at(-1)?.phase).toBe('waiting'));
+    manual.advance(5); // the reconnect: half of 10 ms with random() = 0
     await eventually(() => expect(states.map((state) => state.phase)).toEqual(['connecting', 'open', 'waiting', 'connecting', 'open']));
     expect(states[2]).toMatchObject({ phase: 'waiting', reason: 'no answer to a ping in 50 ms' });
     await eventually(() => expect(events.map((event) => event.type)).toEqual(['snapshot', 'snapshot']));

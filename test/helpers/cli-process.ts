@@ -1,7 +1,9 @@
 /** Runs the real `station-sim` CLI in a child process, as a user would. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import { eventually } from './eventually.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -38,14 +40,20 @@ export class CliProcess {
     );
   }
 
-  /** The first stdout line, parsed as JSON (the `--json` ready line). */
+  /** The first stdout line, parsed as JSON (the `--json` ready line); fails at once if the CLI exits first. */
   async readyJson(timeoutMs = 20_000): Promise<Record<string, any>> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.stdout.includes('\n')) {
-      if (this.child.exitCode !== null) throw new Error(`the CLI exited with ${this.child.exitCode}: ${this.stderr}`);
-      if (Date.now() > deadline) throw new Error(`no ready line after ${timeoutMs} ms; stderr: ${this.stderr}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const hasLine = (): boolean => this.stdout.includes('\n');
+    await eventually(
+      () => {
+        if (!hasLine()) throw new Error(`no line on stdout yet; stderr: ${this.stderr}`);
+      },
+      {
+        what: 'the ready line',
+        timeout: timeoutMs,
+        interval: 25,
+        failIf: () => (this.child.exitCode === null || hasLine() ? undefined : `the CLI exited with ${this.child.exitCode}: ${this.stderr}`),
+      },
+    );
     return JSON.parse(this.stdout.split('\n')[0]!) as Record<string, any>;
   }
 
@@ -60,4 +68,25 @@ export async function runCliToEnd(args: string[]): Promise<{ code: number | null
   const cli = new CliProcess(args);
   const code = await cli.exited;
   return { code, stdout: cli.stdout, stderr: cli.stderr };
+}
+
+
+/**
+ * The CLI in this process, its stdout and stderr caught in strings: no child process to start (a
+ * start-up takes seconds on a loaded machine). Imported when first used, so files that only spawn
+ * the CLI do not load it.
+ */
+export async function runCliInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { runCli } = await import('../../src/cli/run-cli.js');
+  let stdout = '';
+  let stderr = '';
+  const sink = (append: (text: string) => void) =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        append(chunk.toString());
+        done();
+      },
+    });
+  const code = await runCli(args, { stdout: sink((text) => (stdout += text)), stderr: sink((text) => (stderr += text)) });
+  return { code, stdout, stderr };
 }

@@ -24,6 +24,11 @@ export interface EventuallyOptions {
   timeout?: number;
   /** Milliseconds between tries; 10 unless told. */
   interval?: number;
+  /**
+   * Asked before each try: a string means the check can never pass (the process it waits on has
+   * exited, say), and `eventually` fails at once with it instead of waiting out the timeout.
+   */
+  failIf?: () => string | undefined;
 }
 
 /**
@@ -31,10 +36,15 @@ export interface EventuallyOptions {
  * resolves with what it returned; fails after `timeout` ms with the last failure.
  */
 export async function eventually<T>(check: () => T | Promise<T>, options: EventuallyOptions = {}): Promise<Exclude<T, false>> {
-  const { what = 'the check to pass', timeout = 5000, interval = 10 } = options;
+  const { what = 'the check to pass', timeout = 5000, interval = 10, failIf } = options;
+  const gaveUp = Symbol('gave up');
+  let reason: string | undefined;
+  let result: Exclude<T, false> | typeof gaveUp;
   try {
-    return await vi.waitFor(
+    result = await vi.waitFor(
       async () => {
+        reason = failIf?.();
+        if (reason !== undefined) return gaveUp;
         const value = await check();
         if (value === false) throw new Error('the check was still false');
         return value as Exclude<T, false>;
@@ -45,4 +55,6 @@ export async function eventually<T>(check: () => T | Promise<T>, options: Eventu
     const last = error instanceof Error ? error.message : String(error);
     throw new Error(`timed out after ${timeout} ms waiting for ${what}: ${last}`, { cause: error });
   }
+  if (result === gaveUp) throw new Error(`gave up waiting for ${what}: ${reason}`);
+  return result;
 }

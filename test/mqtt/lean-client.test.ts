@@ -14,6 +14,7 @@ import { LeanMqttClient, type LeanClientOptions, type LeanTarget } from '../../s
 import { encodePublish } from '../../src/mqtt/packet-codec.js';
 import { connectError } from '../../src/mqtt/transport.js';
 import { ManualClock } from '../../src/shared/clock.js';
+import { eventually } from '../helpers/eventually.js';
 
 /**
  * Moves `clock` on by `ms` in steps of `stepMs`, letting the I/O that each step sets off (a packet
@@ -69,9 +70,14 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) =
     return new Promise((resolve, reject) => client.subscribe(filter, { qos }, (error) => (error ? reject(error) : resolve(seen))));
   }
 
-  async function until(check: () => boolean): Promise<void> {
-    for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(check()).toBe(true);
+  /**
+   * Publishes a marker that `watcher` also receives, and waits for it: anything the broker published
+   * to `watcher` before the marker (a will fired when a connection ended) has arrived by then, as
+   * aedes delivers to one subscription in the order it publishes.
+   */
+  async function marker(watcher: LeanMqttClient, seen: { topic: string }[], topic: string): Promise<void> {
+    await watcher.publishAsync(topic, 'marker', { qos: 1 });
+    await eventually(() => seen.some((message) => message.topic === topic), { what: `the marker on ${topic}` });
   }
 
   it('publishes at QoS 1 (the callback waits for the PUBACK) and receives what it subscribed to', async () => {
@@ -81,7 +87,7 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) =
     await a.publishAsync('room/1/light', 'on', { qos: 1 });
     await a.publishAsync('room/2/door', 'open', { qos: 1 });
     a.publish('room/3/light', 'off', { qos: 0 });
-    await until(() => seen.length === 2);
+    await eventually(() => seen.length === 2, { what: 'both light messages' });
     // Two topics: MQTT orders messages per topic only (section 4.6), and aedes delivers QoS 0 sooner.
     expect(seen.sort((x, y) => x.topic.localeCompare(y.topic))).toEqual([
       { topic: 'room/1/light', payload: 'on' },
@@ -95,7 +101,7 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) =
     await a.publishAsync('stations/S/status', '{"status":"online"}', { qos: 1, retain: true });
     const b = await connect({ clientId: 'b' });
     const seen = await subscribe(b, 'stations/#');
-    await until(() => seen.length === 1);
+    await eventually(() => seen.length === 1, { what: 'the retained status' });
     expect(seen[0]).toEqual({ topic: 'stations/S/status', payload: '{"status":"online"}' });
   });
 
@@ -107,9 +113,13 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) =
     const clean = await connect({ clientId: 'clean', will: will('will/clean') });
     await clean.endAsync();
     await dropped.endAsync(true);
-    await until(() => seen.length === 1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(seen).toEqual([{ topic: 'will/dropped', payload: 'gone' }]);
+    await eventually(() => seen.length === 1, { what: 'the dropped connection\'s will' });
+    // The clean connection ended first: had its will fired, it would come before a marker sent now.
+    await marker(watcher, seen, 'will/marker');
+    expect(seen).toEqual([
+      { topic: 'will/dropped', payload: 'gone' },
+      { topic: 'will/marker', payload: 'marker' },
+    ]);
     expect(dropped.connected).toBe(false);
   });
 
@@ -120,13 +130,13 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) =
     let closes = 0;
     client.on('connect', () => (connects += 1));
     client.on('close', () => (closes += 1));
-    await until(() => connects === 1);
+    await eventually(() => connects === 1, { what: 'the first CONNACK' });
     // A second session with the same client id takes over: the broker closes the first (MQTT 3.1.1, 3.1.4).
     const thief = new LeanMqttClient(targetOf(broker), { clientId: 'again', reconnectPeriod: 0 });
     clients.push(thief);
-    await until(() => closes === 1);
+    await eventually(() => closes === 1, { what: 'the takeover to close the first session' });
     await thief.endAsync();
-    await until(() => connects === 2);
+    await eventually(() => connects === 2, { what: 'the reconnect' });
     expect(client.connected).toBe(true);
     await expect(client.publishAsync('t', 'x', { qos: 1 })).resolves.toBeUndefined();
   });
@@ -140,19 +150,21 @@ describe.each(brokers)('LeanMqttClient against aedes %s', (_, start, targetOf) =
     clients.push(client);
     let connects = 0;
     client.on('connect', () => (connects += 1));
-    await until(() => connects === 1);
+    await eventually(() => connects === 1, { what: 'the first CONNACK' });
     // A second session with the same client id takes over: the broker closes the first (MQTT 3.1.1, 3.1.4).
     const thief = new LeanMqttClient(targetOf(broker), { clientId: 'renewed', reconnectPeriod: 0 });
     clients.push(thief);
-    await until(() => !client.connected);
+    await eventually(() => !client.connected, { what: 'the takeover to close the first session' });
     await thief.endAsync();
-    await until(() => connects === 2);
+    await eventually(() => connects === 2, { what: 'the reconnect' });
     await client.endAsync(true);
-    await until(() => seen.some(({ payload }) => payload === 'session 2'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => seen.some(({ payload }) => payload === 'session 2'), { what: 'the second session\'s will' });
+    // Nothing later: no third CONNECT asked the will again, no will came after the second session's.
+    await marker(watcher, seen, 'will/marker');
     expect(sessions).toBe(2);
     // Whether the broker fires the first session's will on the takeover is its own choice; the drop fires the second's.
-    expect(seen.at(-1)).toEqual({ topic: 'will/renewed', payload: 'session 2' });
+    expect(seen.filter(({ topic }) => topic === 'will/renewed').at(-1)).toEqual({ topic: 'will/renewed', payload: 'session 2' });
+    expect(seen.at(-1)).toEqual({ topic: 'will/marker', payload: 'marker' });
   });
 });
 

@@ -13,6 +13,8 @@ import { StationClient, TAKEN_OVER_AFTER, type StationLinkEvent } from '../../sr
 import type { MqttTransport } from '../../src/mqtt/transport.js';
 import { ManualClock, systemClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
+import type { Duplex } from 'node:stream';
+import { eventually } from '../helpers/eventually.js';
 
 const [config] = parseFixture({
   defaults: { heartbeatMs: 0 },
@@ -26,13 +28,40 @@ function station(transport: MqttTransport): StationClient {
   return new StationClient({ config: config!, transport, clock: new ManualClock(), random: seededRandom(1) });
 }
 
-/** How a promise stands after the current turns of the event loop. */
+/**
+ * How a promise stands once the microtasks queued so far have run (a `setImmediate` comes after all
+ * of them). Every promise asked about here is settled, if at all, by a call the test has already
+ * awaited (`goOffline`, `stop`, `kill`), or never (the silent broker answers nothing).
+ */
 async function state(promise: Promise<unknown>): Promise<string> {
   const seen = promise.then(
     () => 'resolved',
     (error: Error) => `rejected: ${error.message}`,
   );
-  return Promise.race([seen, new Promise<string>((resolve) => setTimeout(() => resolve('pending'), 50))]);
+  return Promise.race([seen, new Promise<string>((resolve) => setImmediate(() => resolve('pending')))]);
+}
+
+/**
+ * A transport to `broker` in memory that keeps the broker's end of every link the client opens;
+ * `opened(n)` resolves as the n-th link is handed over, before the broker has read a byte of it.
+ */
+function recordedLinks(broker: StartedBroker): { transport: MqttTransport; links: Duplex[]; opened: (n: number) => Promise<void> } {
+  const links: Duplex[] = [];
+  const waiting = new Map<number, () => void>();
+  return {
+    links,
+    opened: (n) => (links.length >= n ? Promise.resolve() : new Promise((resolve) => waiting.set(n, resolve))),
+    transport: {
+      kind: 'memory',
+      broker: {
+        handle: (stream) => {
+          links.push(stream);
+          broker.handle(stream);
+          waiting.get(links.length)?.();
+        },
+      },
+    },
+  };
 }
 
 describe('StationClient.goOnline', () => {
@@ -61,13 +90,15 @@ describe('StationClient.goOnline', () => {
 
   it('against a real broker: offline right after online leaves the station offline, and online works again', async () => {
     broker = await startEmbeddedBroker({ port: 0 });
-    const running = broker;
-    const client = station({ kind: 'memory', broker: { handle: (stream) => running.handle(stream) } });
+    const { transport, links } = recordedLinks(broker);
+    const client = station(transport);
     const online = client.goOnline();
     await client.goOffline();
     expect(await state(online)).toBe('rejected: the station went offline before it was connected');
-    // The abandoned connection must not bring the station up when its CONNACK or SUBACK arrives late.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The abandoned connection must not bring the station up when its CONNACK or SUBACK arrives late:
+    // once its link is closed, nothing more can arrive on it.
+    expect(links).toHaveLength(1);
+    await eventually(() => links[0]!.destroyed, { what: 'the abandoned link to close' });
     expect(client.connected).toBe(false);
     expect(client.model.status).toBe('offline');
     await client.goOnline();
@@ -112,8 +143,7 @@ describe('StationClient last will', () => {
       clock.advance(60_000);
       client.model.setBattery(11.9);
       await running.restart();
-      for (let i = 0; i < 200 && !client.connected; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
-      expect(client.connected).toBe(true);
+      await eventually(() => client.connected, { what: 'the station to reconnect by itself' });
       const secondSession = new Date(clock.now()).toISOString();
       expect(secondSession).not.toBe(firstSession);
 
@@ -182,11 +212,11 @@ describe('StationClient.reset', () => {
     // stop() abandoned the reset in flight; the queued one then called goOnline on the stopped
     // station, whose session stayed up and kept the process alive.
     broker = await startEmbeddedBroker({ port: 0 });
-    const running = broker;
+    const { transport, links, opened } = recordedLinks(broker);
     const onlineConfig = parseFixture({ defaults: { heartbeatMs: 0 }, stations: [{ token: 'SC-2', stationId: 2, locks: [{ lockId: '1' }] }] }).stations[0]!;
     const client = new StationClient({
       config: onlineConfig,
-      transport: { kind: 'memory', broker: { handle: (stream) => running.handle(stream) } },
+      transport,
       clock: new ManualClock(),
       random: seededRandom(1),
     });
@@ -194,11 +224,15 @@ describe('StationClient.reset', () => {
     await client.goOffline();
     const first = client.reset();
     const second = client.reset();
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    // The first reset is in flight once it has opened its connection (the second the test opened).
+    await opened(2);
     await client.stop();
     expect(await state(first)).toBe('rejected: the station stopped before it was connected');
     expect(await state(second)).toBe('rejected: the station stopped before it was connected');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Both resets are over, and goOnline opens its link at once: every link there will be is here.
+    // Once they are all closed, no session is left to come up.
+    expect(links).toHaveLength(2);
+    await eventually(() => links.every((link) => link.destroyed), { what: 'every link to close' });
     expect(client.connected).toBe(false);
     expect(client.sessionUp).toBe(false);
     await expect(client.goOnline()).rejects.toThrow('the station stopped before it was connected');
