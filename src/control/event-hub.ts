@@ -105,7 +105,8 @@ export class EventHub {
     }
     if (topic.startsWith('station-sim/events/')) {
       const event = parseSimMessage('event', payload);
-      if (event) this.emit({ type: 'fault.applied', token: topic.slice('station-sim/events/'.length), ...event });
+      // A lock phase is no stream event of its own.
+      if (event && !('type' in event)) this.emit({ type: 'fault.applied', token: topic.slice('station-sim/events/'.length), ...event });
       return;
     }
     // With nobody listening, only the statuses (for health) are worth the parsing.
