@@ -188,6 +188,8 @@ export class StationModel {
     const earlier = this.#seenCommands.get(commandKey(lockId, commandId));
     if (earlier) {
       this.#send(lockId, 'ack', earlier);
+      const lock = this.#locks.get(lockId);
+      if (earlier.accepted && lock) this.#reportPhase(lock, commandId);
       return;
     }
     const random = this.#random;

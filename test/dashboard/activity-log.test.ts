@@ -22,9 +22,9 @@ function logOf() {
     }
   };
   const sent = (commandId: string, ms: number) => feed({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId }, ms);
-  const acked = (commandId: string, ms: number, after: number) => feed({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId, ms: after }, ms + after);
+  const acked = (commandId: string, ms: number, after: number) => feed({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId, pending: 'opening', ms: after }, ms + after);
   const state = (status: 'locked' | 'unlocked', lastUpdated: number, arrives = lastUpdated) =>
-    feed({ type: 'lock.state', token: 'ST-1001', lockId: '1', status, lastUpdated: iso(lastUpdated) }, arrives);
+    feed({ type: 'lock.state', token: 'ST-1001', lockId: '1', status, pending: status === 'unlocked' ? 'open' : null, lastUpdated: iso(lastUpdated) }, arrives);
   const texts = (): string[] => log.entries.map((entry) => describeEntry(entry).text);
   const chains = (): UnlockChain[] => log.entries.filter((entry): entry is UnlockChain => entry.kind === 'unlock');
   return { log, feed, sent, acked, state, texts, chains };
