@@ -40,6 +40,18 @@ describe('applyFleetEvent (the reducer)', () => {
     expect([...fleet.keys()]).toEqual(['ST-1002']);
   });
 
+  it('takes each lock\'s phase from the events, not from its state', () => {
+    const fleet = new Map<string, SimStation>();
+    applyFleetEvent(fleet, snapshot([makeStation(1)]));
+    // A state republished while the unlock delay runs (a reconnect): still opening.
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', pending: 'opening', lastUpdated: at(0) }));
+    expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: 'opening' });
+    // An ack the ackNoOpen fault kept from opening the lock leaves it idle.
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', pending: null, lastUpdated: at(0) }));
+    expect(applyFleetEvent(fleet, event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c2', pending: null }))).toBe('none');
+    expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: null });
+  });
+
   it('ignores events for stations it does not know and events that change no station', () => {
     const fleet = new Map<string, SimStation>();
     applyFleetEvent(fleet, snapshot([makeStation(1)]));
