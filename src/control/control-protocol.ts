@@ -11,6 +11,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
+import { LockStatusSchema } from '../fixture/statuses.js';
 import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../fixture/station-actions.js';
 import type { StationSnapshot } from '../station/station-model.js';
 
@@ -54,18 +55,31 @@ export const FleetRequestSchema = Type.Object({
   requestId: RequestIdSchema,
   action: Type.Union([Type.Literal('query'), Type.Literal('reset')]),
 });
-export const SimEventSchema = Type.Object({
+/** A fault fired. It has no `type`: it came first, and fleets of an older build still send it so. */
+export const SimFaultEventSchema = Type.Object({
   fault: FaultSpecSchema.properties.kind,
   lockId: Type.Optional(Type.String()),
   commandId: Type.Optional(Type.String()),
 });
+/** A lock's phase (`pending`, as in a snapshot) and the state it goes with; see `LockPhase` in station-model.ts. */
+export const SimLockPhaseEventSchema = Type.Object({
+  type: Type.Literal('lock.phase'),
+  lockId: Type.String(),
+  pending: Type.Union([Type.Literal('opening'), Type.Literal('open'), Type.Null()]),
+  status: LockStatusSchema,
+  lastUpdated: Type.String(),
+  commandId: Type.Optional(Type.String()),
+});
+export const SimEventSchema = Type.Union([SimFaultEventSchema, SimLockPhaseEventSchema]);
 
 /** One control action for one station, on `station-sim/control/{token}`. */
 export type ControlRequest = Static<typeof ControlRequestSchema>;
 /** A fleet-wide request, on `station-sim/fleet`. */
 export type FleetRequest = Static<typeof FleetRequestSchema>;
-/** A fault fired, on `station-sim/events/{token}`. */
+/** A simulator event, on `station-sim/events/{token}`. */
 export type SimEvent = Static<typeof SimEventSchema>;
+export type SimFaultEvent = Static<typeof SimFaultEventSchema>;
+export type SimLockPhaseEvent = Static<typeof SimLockPhaseEventSchema>;
 /** The answer to a control request. */
 export type ControlReply =
   | { requestId: string; ok: true; station: StationSnapshot; fault?: Fault }

@@ -6,7 +6,7 @@
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { groupTopics, parsePayload, type StationTopics } from '../mqtt/topics.js';
-import { parseSimMessage } from './control-protocol.js';
+import { parseSimMessage, type SimLockPhaseEvent } from './control-protocol.js';
 import type { Clock } from '../shared/clock.js';
 import type { SimStreamEvent } from './wire-schemas.js';
 import { FleetReadiness } from './fleet-readiness.js';
@@ -41,6 +41,22 @@ export interface EventHubOptions {
   maxTrackedCommands?: number;
   /** Real time, for fleet readiness (see `FleetReadinessOptions.wallClock`). @default Date.now */
   wallClock?: () => number;
+  /**
+   * How long an accepted ack waits for the lock phase its station reports with it, before it is
+   * reported with the phase the hub expects (see "Lock phases" in EventHub).
+   * @default 1000
+   */
+  phaseWaitMs?: number;
+}
+
+type Pending = SimLockPhaseEvent['pending'];
+
+interface HeldAck {
+  token: string;
+  lockId: string;
+  commandId: string;
+  timing: { ms?: number };
+  timer: ReturnType<Clock['setTimeout']>;
 }
 
 interface TrackedCommand {
@@ -61,11 +77,33 @@ export class EventHub {
   readonly #maxTracked: number;
   /** What `/sim/v1/health` reads: the statuses this hub hears, and whether the fleet came up. */
   readonly readiness: FleetReadiness;
+  /*
+   * Lock phases. The phase of a lock (`pending`) lives in the station model; the fleet reports it on
+   * `station-sim/events/{token}` (control-protocol.ts `SimLockPhaseEventSchema`), while the state
+   * and the ack it goes with travel on the contract topics, through another client: either may
+   * reach the hub first. So:
+   * - a `lock.state` takes the phase whose `status` and `lastUpdated` name that very state, when it
+   *   came first; otherwise the phase the model always has after that change (unlocked: `open`;
+   *   locked, jammed: none), which is what the phase event will say when it comes. (A state
+   *   republished while the lock opens, before the `opening` phase arrived, is the one this gets
+   *   wrong; the phase's own lock state is kept per lock for the next one.)
+   * - an accepted ack is paired with the phase reported for its commandId (every accepted unlock
+   *   reports one): whichever of the two comes second emits `command.acked`. An ack waits at most
+   *   `phaseWaitMs`, and is emitted before any later `lock.state` of its lock, so the stream
+   *   keeps the station's order (ack before the `unlocked` it leads to). Stations whose fleet
+   *   never reported a phase (no fleet agent) do not wait.
+   */
+  readonly #phases = new Map<string, SimLockPhaseEvent>();
+  readonly #commandPhases = new Map<string, Pending>();
+  readonly #heldAcks = new Map<string, HeldAck>();
+  readonly #phaseTokens = new Set<string>();
+  readonly #phaseWaitMs: number;
 
   constructor(options: EventHubOptions) {
     this.#clock = options.clock;
     this.#timeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     this.#maxTracked = options.maxTrackedCommands ?? 10_000;
+    this.#phaseWaitMs = options.phaseWaitMs ?? 1000;
     this.#routes = groupTopics(options.fixture.stations).distinct;
     this.readiness = new FleetReadiness({ fixture: options.fixture, ...(options.wallClock ? { wallClock: options.wallClock } : {}) });
   }
@@ -105,7 +143,10 @@ export class EventHub {
     }
     if (topic.startsWith('station-sim/events/')) {
       const event = parseSimMessage('event', payload);
-      if (event) this.emit({ type: 'fault.applied', token: topic.slice('station-sim/events/'.length), ...event });
+      const token = topic.slice('station-sim/events/'.length);
+      if (!event) return;
+      if ('type' in event) this.#phase(token, event);
+      else this.emit({ type: 'fault.applied', token, ...event });
       return;
     }
     // With nobody listening, only the statuses (for health) are worth the parsing.
@@ -124,7 +165,7 @@ export class EventHub {
       const lock = topics.match('lockState', topic);
       if (lock?.lockId !== undefined) {
         const body = parsePayload('lockState', payload);
-        if (body) this.emit({ type: 'lock.state', token: lock.token, lockId: lock.lockId, status: body.status, lastUpdated: body.lastUpdated });
+        if (body) this.#lockState(lock.token, lock.lockId, body);
         return;
       }
       const unlock = topics.match('unlock', topic);
@@ -158,6 +199,8 @@ export class EventHub {
   stop(): void {
     for (const command of this.#commands.values()) this.#clock.clearTimeout(command.timer);
     this.#commands.clear();
+    for (const held of this.#heldAcks.values()) this.#clock.clearTimeout(held.timer);
+    this.#heldAcks.clear();
     this.#listeners.clear();
   }
 
@@ -188,7 +231,67 @@ export class EventHub {
       this.#clock.clearTimeout(command.timer);
       this.#commands.delete(ack.commandId);
     }
-    if (ack.accepted) this.emit({ type: 'command.acked', token, lockId: ack.lockId, commandId: ack.commandId, ...timing });
+    if (ack.accepted) this.#ackAccepted(token, ack.lockId, ack.commandId, timing);
     else this.emit({ type: 'command.rejected', token, lockId: ack.lockId, commandId: ack.commandId, reason: ack.reason ?? 'rejected', ...timing });
   }
+
+  #phase(token: string, phase: SimLockPhaseEvent): void {
+    this.#phaseTokens.add(token);
+    this.#phases.set(lockKey(token, phase.lockId), phase);
+    if (phase.commandId === undefined) return;
+    const key = commandKey(token, phase.lockId, phase.commandId);
+    const held = this.#heldAcks.get(key);
+    if (held) {
+      this.#release(key, held, phase.pending);
+      return;
+    }
+    if (!this.listening) return;
+    this.#commandPhases.set(key, phase.pending);
+    if (this.#commandPhases.size > this.#maxTracked) this.#commandPhases.delete(this.#commandPhases.keys().next().value as string);
+  }
+
+  #lockState(token: string, lockId: string, body: { status: SimLockPhaseEvent['status']; lastUpdated: string }): void {
+    for (const [key, held] of this.#heldAcks) if (held.token === token && held.lockId === lockId) this.#release(key, held, this.#expectedAfterAck(token, lockId));
+    const phase = this.#phases.get(lockKey(token, lockId));
+    const pending = phase && phase.status === body.status && phase.lastUpdated === body.lastUpdated ? phase.pending : body.status === 'unlocked' ? 'open' : null;
+    this.emit({ type: 'lock.state', token, lockId, status: body.status, lastUpdated: body.lastUpdated, pending });
+  }
+
+  #ackAccepted(token: string, lockId: string, commandId: string, timing: { ms?: number }): void {
+    const key = commandKey(token, lockId, commandId);
+    const reported = this.#commandPhases.get(key);
+    if (reported !== undefined) {
+      this.#commandPhases.delete(key);
+      this.emit({ type: 'command.acked', token, lockId, commandId, ...timing, pending: reported });
+      return;
+    }
+    if (!this.#phaseTokens.has(token) || !this.listening) {
+      this.emit({ type: 'command.acked', token, lockId, commandId, ...timing, pending: this.#expectedAfterAck(token, lockId) });
+      return;
+    }
+    // A redelivery's ack while the first still waits: the first goes out as expected, so neither is lost.
+    const earlier = this.#heldAcks.get(key);
+    if (earlier) this.#release(key, earlier, this.#expectedAfterAck(token, lockId));
+    const held: HeldAck = { token, lockId, commandId, timing, timer: this.#clock.setTimeout(() => this.#release(key, held, this.#expectedAfterAck(token, lockId)), this.#phaseWaitMs) };
+    this.#heldAcks.set(key, held);
+  }
+
+  #release(key: string, held: HeldAck, pending: Pending): void {
+    this.#clock.clearTimeout(held.timer);
+    this.#heldAcks.delete(key);
+    this.emit({ type: 'command.acked', token: held.token, lockId: held.lockId, commandId: held.commandId, ...held.timing, pending });
+  }
+
+  /** Without its phase report: an accepted unlock opens an idle lock and leaves one opening or open as it is. */
+  #expectedAfterAck(token: string, lockId: string): Pending {
+    return this.#phases.get(lockKey(token, lockId))?.pending ?? 'opening';
+  }
+}
+
+function lockKey(token: string, lockId: string): string {
+  return `${token}\0${lockId}`;
+}
+
+function commandKey(token: string, lockId: string, commandId: string): string {
+  return `${token}\0${lockId}\0${commandId}`;
 }

@@ -128,9 +128,17 @@ export const StationStatusEventSchema = event('station.status', {
   batteryVoltage: Type.Number(),
   lastConnection: Type.String(),
 });
-export const LockStateEventSchema = event('lock.state', { token: Type.String(), lockId: Type.String(), status: LockStatusSchema, lastUpdated: Type.String() });
+/** The lock's phase with this state, as the station model has it (the snapshot's `pending`). */
+export const LockStateEventSchema = event('lock.state', {
+  token: Type.String(),
+  lockId: Type.String(),
+  status: LockStatusSchema,
+  lastUpdated: Type.String(),
+  pending: LockPendingSchema,
+});
 export const CommandSentEventSchema = event('command.sent', CommandFields);
-export const CommandAckedEventSchema = event('command.acked', { ...CommandFields, ms: CommandMs });
+/** `pending`: the lock's phase once the station has acted on the command (`opening` when it starts opening). */
+export const CommandAckedEventSchema = event('command.acked', { ...CommandFields, ms: CommandMs, pending: LockPendingSchema });
 export const CommandRejectedEventSchema = event('command.rejected', { ...CommandFields, reason: Type.String(), ms: CommandMs });
 export const CommandTimeoutEventSchema = event('command.timeout', { ...CommandFields, ms: Type.Integer({ minimum: 0 }) });
 export const FaultAppliedEventSchema = event('fault.applied', {

@@ -16,6 +16,13 @@
  */
 import type { SimEvent, SimStation } from './sim-types.js';
 
+type Pending = SimStation['locks'][number]['pending'];
+/** A lock's phase before an accepted command and after it. */
+interface PhaseChange {
+  from: Pending;
+  to: Pending;
+}
+
 export type LogTone = 'info' | 'ok' | 'warn' | 'error';
 
 export interface LogLine {
@@ -151,9 +158,11 @@ export class ActivityLog {
       case 'command.sent':
         this.#sent(event.token, event.lockId, event.commandId, at);
         return;
-      case 'command.acked':
-        this.#commandStep(event, at, 'acked', 'acked', event.ms);
+      case 'command.acked': {
+        const from = before?.locks.find((lock) => lock.lockId === event.lockId)?.pending ?? null;
+        this.#commandStep(event, at, 'acked', 'acked', event.ms, { from, to: event.pending });
         return;
+      }
       case 'command.rejected':
         this.#commandStep(event, at, 'rejected', `rejected: ${event.reason}`, event.ms);
         return;
@@ -231,6 +240,7 @@ export class ActivityLog {
     stage: 'acked' | 'rejected' | 'timeout',
     label: string,
     ms: number | undefined,
+    phase?: PhaseChange,
   ): void {
     const { token, lockId, commandId } = event;
     const id = this.#byCommand.get(commandId);
@@ -245,7 +255,7 @@ export class ActivityLog {
     const at = ms !== undefined && sentAt !== undefined ? sentAt + ms : eventAt;
     const step: UnlockStep = { label, at, ...(ms === undefined ? {} : { deltaMs: ms }) };
     if (stage === 'acked') {
-      this.#acked(chain, step);
+      this.#acked(chain, step, phase ?? { from: null, to: 'opening' });
       return;
     }
     this.#update(chain.id, (current) => {
@@ -255,31 +265,36 @@ export class ActivityLog {
     });
   }
 
-  /** An accepted command: what it does depends on where the lock's earlier unlock is (see the top). */
-  #acked(chain: UnlockChain, ack: UnlockStep): void {
+  /**
+   * An accepted command: what it does depends on the lock's phase before it and after it (the
+   * ack's `pending`, from the station model), as the top says.
+   */
+  #acked(chain: UnlockChain, ack: UnlockStep, phase: PhaseChange): void {
     const key = lockKey(chain.token, chain.lockId);
     const wontOpen = chain.commandId !== undefined && this.#wontOpen.delete(chain.commandId);
     const ownerId = this.#openByLock.get(key);
     const owner = ownerId === undefined || ownerId === chain.id ? undefined : this.#find(ownerId);
     let stage: UnlockStage = 'acked';
     const steps: UnlockStep[] = [...chain.steps, ack];
-    if (wontOpen) {
+    if (wontOpen || phase.to === null) {
       stage = 'unopened';
       steps.push({ label: 'stays shut (ackNoOpen)', at: ack.at });
-    } else if (owner?.stage === 'acked') {
+    } else if (phase.from === 'opening') {
       stage = 'joined';
       steps.push({ label: 'joins the opening under way', at: ack.at });
-    } else if (owner?.stage === 'unlocked') {
-      this.#update(owner.id, (current) => {
-        const next: UnlockChain = { ...current, stage: 'superseded', steps: [...current.steps, { label: 'held open by the next unlock', at: ack.at }] };
-        this.#close(next);
-        return next;
-      });
+    } else if (phase.from === 'open') {
+      if (owner && OPEN_STAGES.has(owner.stage)) {
+        this.#update(owner.id, (current) => {
+          const next: UnlockChain = { ...current, stage: 'superseded', steps: [...current.steps, { label: 'held open by the next unlock', at: ack.at }] };
+          this.#close(next);
+          return next;
+        });
+      }
       stage = 'unlocked';
       steps.push({ label: 'already open', at: ack.at });
       this.#openByLock.set(key, chain.id);
     } else {
-      // An idle lock, or one whose earlier command was never acked (dropped, or its ack delayed).
+      // An idle lock: this unlock opens it.
       this.#openByLock.set(key, chain.id);
     }
     this.#update(chain.id, (current) => {

@@ -30,24 +30,15 @@ export function applyFleetEvent(fleet: Map<string, SimStation>, event: SimEvent)
     }
     case 'lock.state':
       return updateLock(fleet, event.token, event.lockId, (_lock, station) => ({
-        lock: {
-          lockId: event.lockId,
-          status: event.status,
-          lastUpdated: event.lastUpdated,
-          // The state says which timer runs now: unlocked means the relock time, otherwise none.
-          pending: event.status === 'unlocked' ? 'open' : null,
-        },
-        timers: station.timers.filter((timer) => timer.lockId !== event.lockId || (event.status === 'unlocked' && timer.kind === 'relock')),
+        lock: { lockId: event.lockId, status: event.status, lastUpdated: event.lastUpdated, pending: event.pending },
+        // Only the timer of the phase the event reports still runs: the relock time while open.
+        timers: station.timers.filter((timer) => timer.lockId !== event.lockId || (event.pending === 'open' && timer.kind === 'relock')),
       }));
     case 'command.acked':
-      // An accepted command starts the unlock delay of a closed lock (the station acks first).
+      // The phase the station left the lock in: `opening` when the ack starts the unlock delay.
       return updateLock(fleet, event.token, event.lockId, (lock) =>
-        lock && lock.status === 'locked' && lock.pending === null ? { lock: { ...lock, pending: 'opening' } } : undefined,
+        lock && lock.pending !== event.pending ? { lock: { ...lock, pending: event.pending } } : undefined,
       );
-    case 'fault.applied':
-      // `ackNoOpen`: the ack was accepted but the lock will not open after all.
-      if (event.fault !== 'ackNoOpen' || event.lockId === undefined) return 'none';
-      return updateLock(fleet, event.token, event.lockId, (lock) => (lock?.pending === 'opening' ? { lock: { ...lock, pending: null } } : undefined));
     default:
       return 'none';
   }

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
-import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply } from '../control/control-protocol.js';
+import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply, type SimEvent } from '../control/control-protocol.js';
 import type { StationClient } from '../mqtt/station-client.js';
 import type { Fault } from '../fixture/fault-schema.js';
 import type { StationSnapshot } from '../station/station-model.js';
@@ -18,8 +18,8 @@ export interface FleetAgentOptions {
 }
 
 export interface StartedFleetAgent {
-  /** Publishes a simulator event (a fault fired) for the event stream. */
-  publishEvent(token: string, event: { fault: string; lockId?: string; commandId?: string }): void;
+  /** Publishes a simulator event (a fault fired, a lock's phase) for the event stream. */
+  publishEvent(token: string, event: SimEvent): void;
   stop(): Promise<void>;
 }
 

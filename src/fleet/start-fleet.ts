@@ -5,6 +5,7 @@
  */
 import { StationClient } from '../mqtt/station-client.js';
 import { startFleetAgent } from './fleet-agent.js';
+import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { seededRandom } from '../station/random.js';
@@ -67,7 +68,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           transport: options.transport,
           clock,
           random: seededRandom(options.seed, config.stationId),
-          onFaultApplied: (event) => agent?.publishEvent(config.token, event),
+          onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
+          onLockPhase: (event) => agent?.publishEvent(config.token, { type: 'lock.phase', ...event }),
           ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
         }),
       );

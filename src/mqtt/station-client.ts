@@ -3,7 +3,7 @@
  * retained state (DESIGN.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
  * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
  */
-import { StationModel } from '../station/station-model.js';
+import { StationModel, type LockPhase } from '../station/station-model.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
@@ -32,6 +32,8 @@ export interface StationClientOptions {
   maxReconnectMs?: number;
   /** Called when a fault fires, for the event stream. */
   onFaultApplied?: (event: { fault: string; lockId?: string; commandId?: string }) => void;
+  /** Called when a lock's phase changes (and on every accepted unlock), for the event stream. */
+  onLockPhase?: (event: LockPhase) => void;
   /**
    * Real time in milliseconds, for how long a connection lasted (see `StationLinkEvent`). Not the
    * simulated clock: the broker closes connections on real time, whatever a manual clock says.
@@ -121,6 +123,7 @@ export class StationClient {
           publish(this.topics.topic('lockState', { token, lockId: payload.lockId }), encodePayload('lockState', payload), true),
         ack: (payload) => publish(this.topics.topic('acks', { token }), encodePayload('acks', payload), false),
         faultApplied: (event) => options.onFaultApplied?.(event),
+        lockPhase: (event) => options.onLockPhase?.(event),
       },
     });
   }

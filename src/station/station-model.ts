@@ -20,6 +20,22 @@ export interface StationOutput {
   ack(payload: AckPayload): void;
   /** A fault fired; for the event stream. @default ignored */
   faultApplied?(event: { fault: FaultKind; lockId?: string; commandId?: string }): void;
+  /** A lock's phase changed, or an accepted unlock left it as it was; for the event stream. @default ignored */
+  lockPhase?(event: LockPhase): void;
+}
+
+/**
+ * Which of a lock's timers runs (`pending`, as in a snapshot), with the lock state it goes with:
+ * the event stream pairs it with the contract's state message by `status` and `lastUpdated`, and
+ * with the ack of the unlock that caused it by `commandId`.
+ */
+export interface LockPhase {
+  lockId: string;
+  pending: 'opening' | 'open' | null;
+  status: LockStatus;
+  lastUpdated: string;
+  /** The accepted unlock this phase follows from (every accepted unlock reports one, changed or not). */
+  commandId?: string;
 }
 
 interface OutputPayloads {
@@ -172,6 +188,8 @@ export class StationModel {
     const earlier = this.#seenCommands.get(commandKey(lockId, commandId));
     if (earlier) {
       this.#send(lockId, 'ack', earlier);
+      const lock = this.#locks.get(lockId);
+      if (earlier.accepted && lock) this.#reportPhase(lock, commandId);
       return;
     }
     const random = this.#random;
@@ -193,7 +211,10 @@ export class StationModel {
     const delay = this.#faults.take('delayAcks', lockId, random);
     const respond = (): void => {
       this.#send(lockId, 'ack', ack);
-      if (ack.accepted && !neverOpen) this.#execute(this.#locks.get(lockId)!);
+      if (!ack.accepted) return;
+      const lock = this.#locks.get(lockId)!;
+      if (!neverOpen) this.#execute(lock);
+      this.#reportPhase(lock, commandId);
     };
     if (!delay) {
       respond();
@@ -223,6 +244,7 @@ export class StationModel {
         this.#scheduleRelock(lock);
         break;
     }
+    this.#reportPhase(lock);
     return true;
   }
 
@@ -255,6 +277,7 @@ export class StationModel {
     this.#batteryVoltage = this.config.batteryVoltage;
     this.#batteryAt = now;
     this.#initLocks(now);
+    for (const lock of this.#locks.values()) this.#reportPhase(lock);
     if (online) this.connected();
   }
 
@@ -324,11 +347,13 @@ export class StationModel {
       lock.timer = undefined;
       if (lock.status === 'jammed') {
         lock.phase = 'idle';
+        this.#reportPhase(lock);
         return;
       }
       this.#setLock(lock, 'unlocked');
       lock.phase = 'open';
       this.#scheduleRelock(lock);
+      this.#reportPhase(lock);
     }, delay);
   }
 
@@ -340,6 +365,7 @@ export class StationModel {
       lock.timer = undefined;
       lock.phase = 'idle';
       if (lock.status === 'unlocked') this.#setLock(lock, 'locked');
+      this.#reportPhase(lock);
     }, delay);
   }
 
@@ -447,6 +473,15 @@ export class StationModel {
     const payload = this.statusPayload();
     this.#reportedVoltage = payload.batteryVoltage;
     this.#send(undefined, 'status', payload);
+  }
+
+  /** Not gated by the connection or the output faults: it is the simulator's report, not the station's. */
+  #reportPhase(lock: LockState, commandId?: string): void {
+    this.#output.lockPhase?.({
+      ...toLockPayload(lock),
+      pending: lock.phase === 'idle' ? null : lock.phase,
+      ...(commandId === undefined ? {} : { commandId }),
+    });
   }
 
   #publishLock(lock: LockState): void {

@@ -82,6 +82,26 @@ describe('the /sim/v1 wire schemas', () => {
     }
   });
 
+  it('carry the lock phase of a real unlock on its lock states: opening, open, then none, in order', async () => {
+    const stream = await EventSocket.open(`${control}/events`);
+    try {
+      await stream.waitFor((event) => event.type === 'snapshot', 'the snapshot');
+      const user = createClient({ baseUrl: sim.apiUrl!, email: 'ci@example.com', password: 'ci-password' });
+      expect(await user.unlock('CI-2', '1')).toEqual({ success: true });
+      await stream.waitFor((event) => event.type === 'lock.state' && event.token === 'CI-2' && event.status === 'locked', 'the relock');
+      const phases = stream.events.flatMap((event) =>
+        (event.type === 'command.acked' || event.type === 'lock.state') && event.token === 'CI-2' ? [[event.type, event.pending]] : [],
+      );
+      expect(phases).toEqual([
+        ['command.acked', 'opening'],
+        ['lock.state', 'open'],
+        ['lock.state', null],
+      ]);
+    } finally {
+      stream.close();
+    }
+  });
+
   it('describe every reply of the control plane', async () => {
     const health = await call('GET', '/health');
     expect(problems(HealthReplySchema, health.json)).toEqual([]);

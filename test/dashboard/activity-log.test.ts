@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ActivityLog, describeEntry, type UnlockChain } from '../../src/dashboard/activity-log.js';
 import type { SimEvent } from '../../src/dashboard/sim-types.js';
+import { applyFleetEvent } from '../../src/dashboard/fleet-store.js';
 import { makeStation } from './fake-control-plane.js';
 
 const T0 = Date.parse('2026-11-22T08:00:00.000Z');
@@ -17,14 +18,20 @@ function logOf() {
   const feed = (body: DistributiveOmit<SimEvent, 'seq' | 'time'>, ms: number): void => {
     const event = { seq: ++seq, time: iso(ms), ...body } as SimEvent;
     log.observe(event, station);
-    if (event.type === 'lock.state') {
-      station = { ...station, locks: station.locks.map((lock) => (lock.lockId === event.lockId ? { ...lock, status: event.status } : lock)) };
-    }
+    if (event.type === 'fault.applied' && event.fault === 'ackNoOpen' && event.commandId !== undefined) keptShut.add(event.commandId);
+    const fleet = new Map([[station.token, station]]);
+    applyFleetEvent(fleet, event);
+    station = fleet.get(station.token)!;
   };
+  // The phase the event hub reports with an ack: an idle lock starts opening, one opening or open
+  // stays so, and the ackNoOpen fault changes nothing.
+  const keptShut = new Set<string>();
+  const pendingNow = () => station.locks.find((lock) => lock.lockId === '1')!.pending;
+  const ackPending = (commandId: string) => (keptShut.has(commandId) ? pendingNow() : (pendingNow() ?? 'opening'));
   const sent = (commandId: string, ms: number) => feed({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId }, ms);
-  const acked = (commandId: string, ms: number, after: number) => feed({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId, ms: after }, ms + after);
+  const acked = (commandId: string, ms: number, after: number) => feed({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId, pending: ackPending(commandId), ms: after }, ms + after);
   const state = (status: 'locked' | 'unlocked', lastUpdated: number, arrives = lastUpdated) =>
-    feed({ type: 'lock.state', token: 'ST-1001', lockId: '1', status, lastUpdated: iso(lastUpdated) }, arrives);
+    feed({ type: 'lock.state', token: 'ST-1001', lockId: '1', status, pending: status === 'unlocked' ? 'open' : null, lastUpdated: iso(lastUpdated) }, arrives);
   const texts = (): string[] => log.entries.map((entry) => describeEntry(entry).text);
   const chains = (): UnlockChain[] => log.entries.filter((entry): entry is UnlockChain => entry.kind === 'unlock');
   return { log, feed, sent, acked, state, texts, chains };

@@ -69,7 +69,7 @@ describe('ControlConnection event stream', () => {
     await fake.waitForConnections(1);
     fake.push({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' });
     fake.push({ type: 'not.a.known.type' } as never);
-    fake.push({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 4 });
+    fake.push({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', pending: 'opening', ms: 4 });
     await eventually(() => expect(events.map((event) => event.type)).toEqual(['snapshot', 'command.sent', 'command.acked']));
     expect(events.map((event) => event.seq)).toEqual([1, 2, 4]);
   });

@@ -108,10 +108,10 @@ describe('the dashboard', () => {
     const t0 = Date.parse('2026-11-22T08:20:00.000Z');
     const time = (ms: number): string => new Date(t0 + ms).toISOString();
     fake.push({ type: 'command.sent', token: 'ST-1000', lockId: '1', commandId: 'c-1', time: time(0) });
-    fake.push({ type: 'command.acked', token: 'ST-1000', lockId: '1', commandId: 'c-1', ms: 12, time: time(12) });
+    fake.push({ type: 'command.acked', token: 'ST-1000', lockId: '1', commandId: 'c-1', pending: 'opening', ms: 12, time: time(12) });
     await eventually(() => expect(frame()).toContain('ST-1000/1 unlock → acked +12ms · ok'));
-    fake.push({ type: 'lock.state', token: 'ST-1000', lockId: '1', status: 'unlocked', lastUpdated: time(515), time: time(515) });
-    fake.push({ type: 'lock.state', token: 'ST-1000', lockId: '1', status: 'locked', lastUpdated: time(5519), time: time(5519) });
+    fake.push({ type: 'lock.state', token: 'ST-1000', lockId: '1', status: 'unlocked', pending: 'open', lastUpdated: time(515), time: time(515) });
+    fake.push({ type: 'lock.state', token: 'ST-1000', lockId: '1', status: 'locked', pending: null, lastUpdated: time(5519), time: time(5519) });
     await eventually(() =>
       expect(frame()).toContain('ST-1000/1 unlock → acked +12ms → unlocked +503ms → locked +5004ms · ok'),
     );

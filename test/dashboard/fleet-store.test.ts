@@ -28,16 +28,28 @@ describe('applyFleetEvent (the reducer)', () => {
     // The station object the screen last drew is untouched.
     expect(before.status).toBe('online');
 
-    applyFleetEvent(fleet, event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 3 }));
+    applyFleetEvent(fleet, event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', pending: 'opening', ms: 3 }));
     expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: 'opening' });
-    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(500) }));
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', pending: 'open', lastUpdated: at(500) }));
     expect(fleet.get('ST-1001')!.locks[0]).toEqual({ lockId: '1', status: 'unlocked', lastUpdated: at(500), pending: 'open' });
-    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', lastUpdated: at(5500) }));
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', pending: null, lastUpdated: at(5500) }));
     expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: null });
 
     // A second snapshot (after a reconnect) is the whole truth: stations it lacks are gone.
     applyFleetEvent(fleet, snapshot([makeStation(2)]));
     expect([...fleet.keys()]).toEqual(['ST-1002']);
+  });
+
+  it('takes each lock\'s phase from the events, not from its state', () => {
+    const fleet = new Map<string, SimStation>();
+    applyFleetEvent(fleet, snapshot([makeStation(1)]));
+    // A state republished while the unlock delay runs (a reconnect): still opening.
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', pending: 'opening', lastUpdated: at(0) }));
+    expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: 'opening' });
+    // An ack the ackNoOpen fault kept from opening the lock leaves it idle.
+    applyFleetEvent(fleet, event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', pending: null, lastUpdated: at(0) }));
+    expect(applyFleetEvent(fleet, event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c2', pending: null }))).toBe('none');
+    expect(fleet.get('ST-1001')!.locks[0]).toMatchObject({ status: 'locked', pending: null });
   });
 
   it('ignores events for stations it does not know and events that change no station', () => {
@@ -112,12 +124,12 @@ describe('the unlock chain in the log', () => {
     expect(chainText(store)).toEqual(['ST-1001/1 unlock requested']);
 
     store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' }, 10));
-    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 12 }, 22));
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', pending: 'opening', ms: 12 }, 22));
     store.finishUnlock(id, { success: true });
-    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(525) }, 525));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', pending: 'open', lastUpdated: at(525) }, 525));
     // The duplicateState fault reports the same state twice: still one step.
-    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(525) }, 526));
-    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', lastUpdated: at(5529) }, 5529));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', pending: 'open', lastUpdated: at(525) }, 526));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', pending: null, lastUpdated: at(5529) }, 5529));
 
     expect(chainText(store)).toEqual(['ST-1001/1 unlock → acked +12ms → unlocked +503ms → locked +5004ms · ok']);
     // The chain is one entry; the lock states it took in are not logged again on their own.
@@ -131,9 +143,9 @@ describe('the unlock chain in the log', () => {
     store.apply(snapshot([makeStation(1)]));
     const first = store.beginUnlock('ST-1001', '1');
     store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' }, 10));
-    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 2 }, 12));
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', pending: 'opening', ms: 2 }, 12));
     store.finishUnlock(first, { success: true });
-    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(500) }, 500));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', pending: 'open', lastUpdated: at(500) }, 500));
     store.setStream({ phase: 'waiting', attempt: 1, retryInMs: 250, retryAt: T0 + 250, reason: 'closed' });
     expect(chainText(store)).toEqual(['ST-1001/1 unlock → acked +2ms → unlocked +488ms · events lost · ok']);
     // A restarted simulator on the same ports: its first commandId may be the old one.
@@ -141,10 +153,10 @@ describe('the unlock chain in the log', () => {
     store.apply(snapshot([makeStation(1)]));
     const second = store.beginUnlock('ST-1001', '1');
     store.apply(event({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' }, 60_000));
-    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', ms: 2 }, 60_002));
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c1', pending: 'opening', ms: 2 }, 60_002));
     store.finishUnlock(second, { success: true });
-    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', lastUpdated: at(60_500) }, 60_500));
-    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', lastUpdated: at(65_500) }, 65_500));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'unlocked', pending: 'open', lastUpdated: at(60_500) }, 60_500));
+    store.apply(event({ type: 'lock.state', token: 'ST-1001', lockId: '1', status: 'locked', pending: null, lastUpdated: at(65_500) }, 65_500));
     expect(chainText(store)).toEqual([
       'ST-1001/1 unlock → acked +2ms → unlocked +488ms · events lost · ok',
       'ST-1001/1 unlock → acked +2ms → unlocked +498ms → locked +5000ms · ok',
@@ -155,7 +167,7 @@ describe('the unlock chain in the log', () => {
     const store = new FleetStore({ clock: new ManualClock(T0) });
     store.apply(snapshot([makeStation(1)]));
     // The server leaves `ms` out when it did not see the command being sent.
-    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'early' }, 5));
+    store.apply(event({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'early', pending: 'opening' }, 5));
     store.apply(event({ type: 'command.rejected', token: 'ST-1001', lockId: '2', commandId: 'early-2', reason: 'jammed' }, 6));
     const lines = store.log.entries.map((entry) => describeEntry(entry).text);
     expect(lines).toContain('ST-1001/1 acked');

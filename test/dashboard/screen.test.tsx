@@ -153,10 +153,10 @@ describe('the dashboard screen', () => {
     const time = (ms: number): string => new Date(Date.parse('2026-11-22T08:20:00.000Z') + ms).toISOString();
     const ok = store.beginUnlock('ST-1003', '3');
     store.apply({ seq: 2, time: time(0), type: 'command.sent', token: 'ST-1003', lockId: '3', commandId: 'c1' });
-    store.apply({ seq: 3, time: time(2), type: 'command.acked', token: 'ST-1003', lockId: '3', commandId: 'c1', ms: 2 });
+    store.apply({ seq: 3, time: time(2), type: 'command.acked', token: 'ST-1003', lockId: '3', commandId: 'c1', pending: 'opening', ms: 2 });
     store.finishUnlock(ok, { success: true });
-    store.apply({ seq: 4, time: time(2263), type: 'lock.state', token: 'ST-1003', lockId: '3', status: 'unlocked', lastUpdated: time(2263) });
-    store.apply({ seq: 5, time: time(7263), type: 'lock.state', token: 'ST-1003', lockId: '3', status: 'locked', lastUpdated: time(7263) });
+    store.apply({ seq: 4, time: time(2263), type: 'lock.state', token: 'ST-1003', lockId: '3', status: 'unlocked', pending: 'open', lastUpdated: time(2263) });
+    store.apply({ seq: 5, time: time(7263), type: 'lock.state', token: 'ST-1003', lockId: '3', status: 'locked', pending: null, lastUpdated: time(7263) });
     const late = store.beginUnlock('ST-1003', '2');
     store.apply({ seq: 6, time: time(8000), type: 'command.sent', token: 'ST-1003', lockId: '2', commandId: 'c2' });
     store.finishUnlock(late, { success: false, message: 'Station did not acknowledge the command in time' });
