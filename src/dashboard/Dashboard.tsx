@@ -4,21 +4,21 @@
  * flush interval, and acts through the control plane and the injected unlock.
  */
 import { useMemo, useRef, useState } from 'react';
-import { Box, Text, useApp, useInput, useStdin, type Key } from 'ink';
+import { Box, Text, useApp, useStdin } from 'ink';
 import type { Clock } from '../shared/clock.js';
 import type { DashboardControl } from './control-connection.js';
 import { createDashboardActions, type UnlockFunction } from './dashboard-actions.js';
 import { EventLog } from './EventLog.js';
 import { FleetTable, tableColumns } from './FleetTable.js';
 import type { FleetStore } from './fleet-store.js';
-import type { SimStation } from './sim-types.js';
 import type { IconSet } from './format.js';
-import { HelpOverlay, helpScrollMax } from './HelpOverlay.js';
-import { splitKeys } from './key-chunks.js';
-import { DETAIL_LINES, MIN_COLUMNS, MIN_ROWS, layoutFor, scrollTop, type ScreenLayout } from './layout.js';
+import { bodyHeightOf, INITIAL_VIEW, resolveSelection, useFilteredTokens, type ViewState } from './dashboard-view.js';
+import { HelpOverlay } from './HelpOverlay.js';
+import { MIN_COLUMNS, MIN_ROWS, layoutFor, scrollTop } from './layout.js';
 import { StationDetail } from './StationDetail.js';
 import { Footer, Header, StatusLine } from './StatusLines.js';
 import { useClockTick } from './use-clock-tick.js';
+import { useDashboardKeys } from './use-dashboard-keys.js';
 import { useEventStream } from './use-event-stream.js';
 import { useHealthProgress } from './use-health-progress.js';
 import { useStationRefresh } from './use-station-refresh.js';
@@ -50,20 +50,6 @@ export interface DashboardProps {
   /** How often the selected station is fetched in full. @default 1000 */
   detailRefreshMs?: number;
 }
-
-interface ViewState {
-  /** Selection by token, so it stays on its station when others come, go or are filtered. */
-  selected: string | undefined;
-  lockIndex: number;
-  filter: string;
-  /** The filter being typed; `undefined` when not typing one. */
-  draft: string | undefined;
-  help: boolean;
-  /** First line of the help shown, where the terminal is too short for all of it. */
-  helpTop: number;
-}
-
-const INITIAL_VIEW: ViewState = { selected: undefined, lockIndex: 0, filter: '', draft: undefined, help: false, helpTop: 0 };
 
 export function Dashboard(props: DashboardProps) {
   const { control, store, clock, icons } = props;
@@ -108,75 +94,8 @@ export function Dashboard(props: DashboardProps) {
   const maxTokenLength = store.maxTokenLength;
   const columnsOfTable = useMemo(() => tableColumns(layout.width, maxTokenLength), [layout.width, maxTokenLength]);
 
-  /** Handles one key; false once the dashboard is quitting, so keys after it in a chunk do nothing. */
-  const onKey = (input: string, key: Key): boolean => {
-    const current = viewRef.current;
-    if ((input === 'c' && key.ctrl) || (input === 'q' && current.draft === undefined)) {
-      exit();
-      return false;
-    }
-    if (current.draft !== undefined) editFilter(current.draft, input, key);
-    else if (input === '?') changeView((state) => ({ ...state, help: !state.help, helpTop: 0 }));
-    else if (key.escape) changeView((state) => (state.help ? { ...state, help: false } : { ...state, filter: '' }));
-    // Behind the help overlay only the keys above and its own scrolling work: nothing should
-    // change out of sight.
-    else if (current.help) scrollHelp(input, key);
-    else if (input === '/') changeView((state) => ({ ...state, draft: '' }));
-    else onSelectionKey(input, key, resolveSelection(current, tokensFor(current.filter), store));
-    return true;
-  };
-
-  const onSelectionKey = (input: string, key: Key, { tokens, index, station: selectedStation, lockIndex: lock }: Selection): void => {
-    const page = layoutRef.current.tableRows;
-    const select = (at: number): void => {
-      if (tokens.length === 0) return;
-      const token = tokens[Math.max(0, Math.min(tokens.length - 1, at))];
-      changeView((state) => ({ ...state, selected: token, lockIndex: 0 }));
-    };
-    const selectLock = (delta: number): void => {
-      const count = selectedStation?.locks.length ?? 0;
-      if (count > 0) changeView((state) => ({ ...state, lockIndex: (((lock + delta) % count) + count) % count }));
-    };
-    if (key.upArrow || input === 'k') select(index - 1);
-    else if (key.downArrow || input === 'j') select(index + 1);
-    else if (key.pageUp) select(index - page);
-    else if (key.pageDown) select(index + page);
-    else if (key.home || input === 'g') select(0);
-    else if (key.end || input === 'G') select(tokens.length - 1);
-    else if (key.leftArrow || (key.tab && key.shift)) selectLock(-1);
-    else if (key.rightArrow || key.tab) selectLock(1);
-    else if (selectedStation) {
-      const lockId = selectedStation.locks[lock]?.lockId;
-      if (input === 'u' && lockId !== undefined) void actions.unlock(selectedStation.token, lockId);
-      else if (input === 'o') void actions.toggleConnection(selectedStation);
-      else if (input === 'b') void actions.toggleBattery(selectedStation);
-      else if (input === 'x' && lockId !== undefined) void actions.toggleJam(selectedStation, lockId);
-      else if (input === 'r') void actions.reboot(selectedStation);
-    }
-  };
-
-  const scrollHelp = (input: string, key: Key): void => {
-    const step = key.upArrow || input === 'k' ? -1 : key.downArrow || input === 'j' ? 1 : 0;
-    const max = helpScrollMax(bodyHeightOf(layoutRef.current));
-    if (step !== 0) changeView((state) => ({ ...state, helpTop: Math.max(0, Math.min(max, state.helpTop + step)) }));
-  };
-
-  const editFilter = (draft: string, input: string, key: Key): void => {
-    if (key.return) changeView((state) => ({ ...state, filter: draft.trim(), draft: undefined }));
-    else if (key.escape) changeView((state) => ({ ...state, filter: '', draft: undefined }));
-    // Terminals send DEL (0x7f) for Backspace, which Ink reports as `delete`.
-    else if (key.backspace || key.delete) changeView((state) => ({ ...state, draft: draft.slice(0, -1) }));
-    else if (!key.ctrl && !key.meta && input.length > 0 && !/[\u0000-\u001f]/.test(input)) changeView((state) => ({ ...state, draft: draft + input }));
-  };
-
-  // Ink hands a run of characters read in one chunk over as one input ("jjj", "/102\r"): each
-  // character is a key of its own, seeing the view the one before it left (hence viewRef).
-  const onInput = (input: string, key: Key): void => {
-    for (const press of splitKeys(input, key)) if (!onKey(press.input, press.key)) return;
-  };
-
-  // Without a TTY on stdin there is no raw mode, and Ink throws if asked for it: view only then.
-  useInput(onInput, { isActive: isRawModeSupported });
+  // Without a TTY on stdin there is no raw mode: view only then.
+  useDashboardKeys({ viewRef, changeView, layoutRef, tokensFor, store, actions, exit, isActive: isRawModeSupported });
 
   if (!layout.fits) {
     // Keys still work (q quits), and the full screen comes back as soon as the terminal grows.
@@ -230,44 +149,4 @@ export function Dashboard(props: DashboardProps) {
       <Footer draft={view.draft} />
     </Box>
   );
-}
-
-/** Table header and rows, detail, log title and lines: what the help overlay covers. */
-function bodyHeightOf(layout: ScreenLayout): number {
-  return layout.tableRows + 1 + DETAIL_LINES + 1 + layout.logRows;
-}
-
-interface Selection {
-  /** The stations listed, filter applied. */
-  tokens: readonly string[];
-  index: number;
-  token: string | undefined;
-  station: SimStation | undefined;
-  lockIndex: number;
-}
-
-/** What the view's selection points at in the list; the first station when its own is not listed. */
-function resolveSelection(view: ViewState, tokens: readonly string[], store: FleetStore): Selection {
-  const found = view.selected === undefined ? -1 : tokens.indexOf(view.selected);
-  const index = found >= 0 ? found : 0;
-  const token = tokens[index];
-  const station = token === undefined ? undefined : store.get(token);
-  const lockIndex = station ? Math.min(view.lockIndex, Math.max(0, station.locks.length - 1)) : 0;
-  return { tokens, index, token, station, lockIndex };
-}
-
-/**
- * The tokens matching a filter, recomputed only when the filter or the set of stations changes:
- * cheap for 10,000 tokens, but not free on every redraw and every key.
- */
-function useFilteredTokens(store: FleetStore): (filter: string) => readonly string[] {
-  const cache = useRef<{ membership: number; filter: string; tokens: readonly string[] }>(undefined);
-  return (filter) => {
-    const hit = cache.current;
-    if (hit && hit.membership === store.membershipVersion && hit.filter === filter) return hit.tokens;
-    const needle = filter.toLowerCase();
-    const tokens = needle === '' ? store.tokens : store.tokens.filter((token) => token.toLowerCase().includes(needle));
-    cache.current = { membership: store.membershipVersion, filter, tokens };
-    return tokens;
-  };
 }
