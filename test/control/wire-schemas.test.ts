@@ -47,15 +47,21 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
   return { status: response.status, json: await response.json() };
 }
 
+/** After the stream's snapshot, unlocks CI-2's lock 1 as the ci account and waits for its relock. */
+async function unlockAndWaitForRelock(stream: EventSocket): Promise<ReturnType<typeof createClient>> {
+  await stream.waitFor((event) => event.type === 'snapshot', 'the snapshot');
+  const user = createClient({ baseUrl: sim.apiUrl!, email: 'ci@example.com', password: 'ci-password' });
+  expect(await user.unlock('CI-2', '1')).toEqual({ success: true });
+  await stream.waitFor((event) => event.type === 'lock.state' && event.token === 'CI-2' && event.status === 'locked', 'the relock');
+  return user;
+}
+
 describe('the /sim/v1 wire schemas', () => {
   it('describe every event a running simulator sends, and the dashboard parses each', async () => {
     const stream = await EventSocket.open(`${control}/events`);
     try {
-      await stream.waitFor((event) => event.type === 'snapshot', 'the snapshot');
-      const user = createClient({ baseUrl: sim.apiUrl!, email: 'ci@example.com', password: 'ci-password' });
       // An unlock that opens and relocks: command.sent, command.acked, lock.state, api.request.
-      expect(await user.unlock('CI-2', '1')).toEqual({ success: true });
-      await stream.waitFor((event) => event.type === 'lock.state' && event.token === 'CI-2' && event.status === 'locked', 'the relock');
+      const user = await unlockAndWaitForRelock(stream);
       // Rejected: the lock is jammed.
       await user.unlock('CI-JAMMED', '1');
       await stream.waitFor((event) => event.type === 'command.rejected', 'a rejection');
@@ -85,10 +91,7 @@ describe('the /sim/v1 wire schemas', () => {
   it('carry the lock phase of a real unlock on its lock states: opening, open, then none, in order', async () => {
     const stream = await EventSocket.open(`${control}/events`);
     try {
-      await stream.waitFor((event) => event.type === 'snapshot', 'the snapshot');
-      const user = createClient({ baseUrl: sim.apiUrl!, email: 'ci@example.com', password: 'ci-password' });
-      expect(await user.unlock('CI-2', '1')).toEqual({ success: true });
-      await stream.waitFor((event) => event.type === 'lock.state' && event.token === 'CI-2' && event.status === 'locked', 'the relock');
+      await unlockAndWaitForRelock(stream);
       const phases = stream.events.flatMap((event) =>
         (event.type === 'command.acked' || event.type === 'lock.state') && event.token === 'CI-2' ? [[event.type, event.pending]] : [],
       );
