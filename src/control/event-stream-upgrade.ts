@@ -4,7 +4,7 @@
  * rather than by `ws`'s own text/html 400, and how a browser, which cannot set an Authorization
  * header on a WebSocket, presents the control token: as a subprotocol, never in the URL's query.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SimError } from '../errors.js';
 
 /** The subprotocol of the event stream; a client that offers it gets it back. */
@@ -70,10 +70,10 @@ export async function checkUpgradeRequest(request: FastifyRequest): Promise<void
  * A root hook: an upgrade request to a route that is not a WebSocket would be upgraded and then
  * closed without a word by @fastify/websocket (or refused by `ws` in text/html); it is refused here.
  */
-export async function refuseUpgradesElsewhere(request: FastifyRequest): Promise<void> {
-  if (request.ws && request.routeOptions.config.websocketRoute !== true) {
-    throw new SimError('BAD_REQUEST', 'This route does not take a WebSocket upgrade');
-  }
+export function refuseUpgradesElsewhere(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  // A callback hook: it runs on every request of the API, and nearly always only checks a flag.
+  if (request.ws && request.routeOptions.config.websocketRoute !== true) done(new SimError('BAD_REQUEST', 'This route does not take a WebSocket upgrade'));
+  else done();
 }
 
 declare module 'fastify' {

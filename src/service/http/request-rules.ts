@@ -9,7 +9,7 @@
  *   empty body or not at all.
  * The charset of a JSON body is checked where bodies are read (json-body-parser.ts).
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERRORS, SimError } from '../../errors.js';
 import type { ApiInstance } from './api-instance.js';
@@ -31,15 +31,22 @@ export function installRequestRules(app: ApiInstance): void {
     writeRawError(socket, ERRORS.METHOD_NOT_ALLOWED.status, ERRORS.METHOD_NOT_ALLOWED.message);
   });
 
-  app.addHook('onRequest', async (request) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) throw new SimError('BAD_REQUEST', 'The Host header is required');
-    const repeated = repeatedSingleton(request.raw.rawHeaders);
-    if (repeated) throw new SimError('BAD_REQUEST', `The ${repeated} header must not be given more than once`);
-    const encoding = request.headers['content-encoding'];
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-      throw new SimError('UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding is not supported: send the body uncompressed');
-    }
+  // A callback hook, not an async one: it runs on every request (see server-limits.ts).
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(ambiguity(request.raw, request.headers));
   });
+}
+
+/** Why the request is refused before routing, or undefined when it is not. */
+function ambiguity(raw: IncomingMessage, headers: IncomingHttpHeaders): SimError | undefined {
+  if (raw.httpVersion === '1.1' && headers.host === undefined) return new SimError('BAD_REQUEST', 'The Host header is required');
+  const repeated = repeatedSingleton(raw.rawHeaders);
+  if (repeated) return new SimError('BAD_REQUEST', `The ${repeated} header must not be given more than once`);
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    return new SimError('UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding is not supported: send the body uncompressed');
+  }
+  return undefined;
 }
 
 /**
