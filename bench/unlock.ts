@@ -89,12 +89,20 @@ export interface UnlockResult {
   locks: number;
 }
 
-/** The issue's targets, checked against the medians. */
+/**
+ * The issues' targets, checked against the medians. Both at 100 connections are ratios to the
+ * hello-world measured in the same run, since the machine's speed moves 2× from hour to hour:
+ * unlocks/s at least 0.25× the hello-world's, and p99 at most 4× the hello-world's p99 (issue 17
+ * restated the earlier absolute 30 ms this way). The p50 at one connection is still absolute.
+ */
 export interface UnlockTargets {
   ratioAt100: boolean | undefined;
   p99At100: boolean | undefined;
   p50At1: boolean | undefined;
 }
+
+/** The p99 at 100 connections may be at most this many times the hello-world's p99 of the same run. */
+export const P99_RATIO_TARGET = 4;
 
 export function checkTargets(rows: UnlockRow[]): UnlockTargets {
   const at = (connections: number) => rows.find((row) => row.connections === connections)?.median;
@@ -102,7 +110,7 @@ export function checkTargets(rows: UnlockRow[]): UnlockTargets {
   const one = at(1);
   return {
     ratioAt100: hundred?.ratio === undefined ? undefined : hundred.ratio >= 0.25,
-    p99At100: hundred?.unlockP99 === undefined ? undefined : hundred.unlockP99 <= 30,
+    p99At100: hundred?.unlockP99 === undefined || hundred.helloP99 === undefined ? undefined : hundred.unlockP99 <= P99_RATIO_TARGET * hundred.helloP99,
     p50At1: one?.unlockP50 === undefined ? undefined : one.unlockP50 <= 2,
   };
 }
