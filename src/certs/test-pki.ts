@@ -245,7 +245,7 @@ async function readGoodPair(
 async function ensureCrl(dir: string, ca: SigningCa, index: PkiIndex, now: Date, days: number, caCreated: boolean): Promise<boolean> {
   const path = pkiPaths(dir).crl;
   const current = caCreated ? undefined : await readOptional(path);
-  if (current !== undefined && crlIsCurrent(current, ca, index, now)) return false;
+  if (current !== undefined && (await crlIsCurrent(current, ca, index, now))) return false;
   const number = index.crl.number + 1;
   const thisUpdate = new Date(now.getTime() - BACKDATE_MS);
   const nextUpdate = new Date(Math.min(now.getTime() + days * DAY_MS, ca.certificate.notAfter.getTime()));
@@ -256,10 +256,10 @@ async function ensureCrl(dir: string, ca: SigningCa, index: PkiIndex, now: Date,
   return true;
 }
 
-function crlIsCurrent(pem: string, ca: SigningCa, index: PkiIndex, now: Date): boolean {
+async function crlIsCurrent(pem: string, ca: SigningCa, index: PkiIndex, now: Date): Promise<boolean> {
   try {
-    const crl = readCrl(pem);
-    if (crl.issuer !== ca.certificate.subject || !crl.nextUpdate || crl.nextUpdate.getTime() - now.getTime() < DAY_MS) return false;
+    const crl = await readCrl(pem, ca);
+    if (!crl.signedByCa || !crl.nextUpdate || crl.nextUpdate.getTime() - now.getTime() < DAY_MS) return false;
     const listed = new Set(crl.serials);
     const wanted = new Set(index.revoked.map((entry) => entry.serial.toLowerCase()));
     return listed.size === wanted.size && [...wanted].every((serial) => listed.has(serial));

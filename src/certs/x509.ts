@@ -159,8 +159,12 @@ function subjectAltNames(hosts: readonly string[]): x509.SubjectAlternativeNameE
   return new x509.SubjectAlternativeNameExtension(hosts.map((host): x509.JsonGeneralName => ({ type: isIP(host) ? 'ip' : 'dns', value: host })));
 }
 
-/** What a CRL says: its issuer, when it must be replaced, and the serials it revokes (hex, lower case). */
-export function readCrl(pem: string): { issuer: string; nextUpdate: Date | undefined; serials: string[] } {
+/**
+ * What a CRL says: whether `ca` signed it, when it must be replaced, and the serials it revokes
+ * (hex, lower case).
+ */
+export async function readCrl(pem: string, ca: SigningCa): Promise<{ signedByCa: boolean; nextUpdate: Date | undefined; serials: string[] }> {
   const crl = new x509.X509Crl(pem);
-  return { issuer: crl.issuer, nextUpdate: crl.nextUpdate, serials: crl.entries.map((entry) => entry.serialNumber.toLowerCase()) };
+  const signedByCa = crl.issuer === ca.certificate.subject && (await crl.verify({ publicKey: ca.certificate.publicKey }));
+  return { signedByCa, nextUpdate: crl.nextUpdate, serials: crl.entries.map((entry) => entry.serialNumber.toLowerCase()) };
 }
