@@ -10,6 +10,7 @@ import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { generateTestPki } from '../../src/certs/test-pki.js';
 import { runCliInProcess } from '../helpers/cli-process.js';
 
 const TOKENS = ['ST-1', 'ST-2', 'ST-3'];
@@ -127,6 +128,19 @@ describe('station-sim certs', () => {
     const before = await snapshot(out);
     await runCliInProcess(['certs', '--fixture', fixture, '--out', out]);
     expect(await snapshot(out)).toEqual(before);
+  });
+
+  it('re-issues what has expired and keeps the CA; --json says what it did in one line', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'certs-'));
+    const out = join(work, 'certs');
+    const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000);
+    await generateTestPki({ dir: out, tokens: ['ST-1'], days: 2, now: tenDaysAgo });
+    const before = await snapshot(out);
+    const result = await runCliInProcess(['certs', '--fixture', await fixtureWith(work, ['ST-1']), '--out', out, '--json']);
+    expect(JSON.parse(result.stdout)).toEqual({ event: 'certs', dir: out, caCreated: false, issued: 5, kept: 0, revoked: [] });
+    const after = await snapshot(out);
+    expect(Object.keys(after).filter((name) => after[name] === before[name]).sort()).toEqual(['ca.crt', 'ca.key']);
+    expect(new Date(new X509Certificate(readFileSync(join(out, 'stations/ST-1.crt'), 'utf8')).validTo).getTime()).toBeGreaterThan(Date.now());
   });
 
   it('says in one line what cannot work: an unknown station, a folder it cannot write, a CA key not of the CA', async () => {
