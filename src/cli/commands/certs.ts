@@ -3,7 +3,6 @@ import type { CommandModule } from 'yargs';
 import { generateTestPki, revokeStation, type RevokeResult, type TestPkiResult } from '../../certs/test-pki.js';
 import { loadFixture } from '../../fixture/load-fixture.js';
 import { UsageError, type CliIo } from '../output.js';
-import { withJson } from '../options.js';
 
 /** `station-sim certs`: the test PKI of a fixture (docs/mqtt-security.md, "station-sim certs"). */
 export function certsCommand(io: CliIo): CommandModule {
@@ -11,7 +10,8 @@ export function certsCommand(io: CliIo): CommandModule {
     command: 'certs',
     describe: 'Make a test CA and certificates for the broker, the identities and every station of a fixture; revoke a station',
     builder: (yargs) =>
-      withJson(yargs)
+      yargs
+        .option('json', { type: 'boolean', default: false, describe: 'Print what was done as one JSON line' })
         .option('fixture', { alias: 'f', type: 'string', describe: 'Fixture whose stations get certificates (CN = token)' })
         .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'Folder to write to (made if missing; re-running completes it)' })
         .option('host', { type: 'string', array: true, default: [], describe: 'Host name or address the broker certificate names besides localhost, 127.0.0.1 and ::1 (repeatable)' })
