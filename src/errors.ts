@@ -12,6 +12,9 @@ export const ERRORS = {
   HOST_UNAVAILABLE: { status: 500, message: 'The host to listen on does not resolve or is not an address of this machine' },
   LISTEN_FAILED: { status: 500, message: 'Cannot listen on the host and port given' },
   JWT_SECRET_TOO_SHORT: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) must be at least 32 bytes' },
+  CERTS_DIR_UNWRITABLE: { status: 500, message: 'Cannot write the certificates folder' },
+  CERTS_CA_MISMATCH: { status: 500, message: 'The CA key does not match the CA certificate' },
+  CERTS_UNKNOWN_STATION: { status: 404, message: 'The certificates folder has no certificate for that station' },
   JWT_SECRET_WEAK: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) is too predictable: use 32 random bytes, e.g. `openssl rand -base64 32`' },
   // `/v1` API (interface section 7, and DESIGN.md for the gaps)
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },

@@ -13,6 +13,7 @@ import { apiCommand } from './commands/api.js';
 import { runCommand, type CommandResult } from './commands/run.js';
 import { transcriptCommand } from './commands/transcript.js';
 import { dashboardCommand } from './commands/dashboard.js';
+import { certsCommand } from './commands/certs.js';
 import { UsageError, describeFailure, type CliIo } from './output.js';
 
 export async function runCli(args: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
@@ -29,6 +30,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .command(transcriptCommand(io))
     .command(dashboardCommand(io))
     .command(fixtureCommand(io))
+    .command(certsCommand(io))
     .demandCommand(1, 'name a command (see --help)')
     .strict()
     .help()

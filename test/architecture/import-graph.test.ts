@@ -22,7 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['transcript'], // recording and reading what a simulator did
   ['service', 'control', 'fleet', 'dashboard', 'client'], // the parts: /v1, /sim/v1, stations on MQTT, the terminal UI, the /v1 client
   ['broker', 'mqtt'], // the embedded broker; the topic contract and the MQTT clients
-  ['station'], // the pure firmware model
+  ['station', 'certs'], // the pure firmware model; the test PKI of `station-sim certs`
   ['fixture'], // the schemas of what a simulation can be told, and the loader
   ['shared'], // mechanisms with no domain: clock, listening, streams, URLs
   ['errors.ts'], // the one error catalogue

@@ -9,6 +9,8 @@ export interface SupervisedServer {
   start(): Promise<void>;
   /** Kills it (SIGKILL: nothing is saved, no clean shutdown) and waits until it has exited. */
   kill(): Promise<void>;
+  /** Sends a signal (SIGHUP: reload) to the running program; false if it is not running. */
+  signal(name: NodeJS.Signals): boolean;
 }
 
 export function supervisedServer(command: string, args: readonly string[], ready: () => Promise<void>): SupervisedServer {
@@ -31,5 +33,6 @@ export function supervisedServer(command: string, args: readonly string[], ready
       running.kill('SIGKILL');
       await exited;
     },
+    signal: (name) => child !== undefined && child.exitCode === null && child.kill(name),
   };
 }
