@@ -171,8 +171,7 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
   }
   const { clientCert, ...rest } = base;
   const address = parseBrokerUrl(transport.url);
-  if (address.username !== undefined) rest.username = address.username;
-  if (address.password !== undefined) rest.password = address.password;
+  Object.assign(rest, urlCredentials(address, rest));
   const secure = isSecureScheme(address.scheme) ? tlsOptions(address, transport.tls, clientCert) : undefined;
   switch (address.scheme) {
     case 'mqtt':
@@ -201,11 +200,17 @@ export function createSession(transport: MqttTransport, options: LeanClientOptio
   const { clientCert, ...rest } = options;
   if (transport.kind === 'memory') return new LeanMqttClient(transport.broker, rest);
   const address = parseBrokerUrl(transport.url);
-  return new LeanMqttClient(leanTarget(address, transport.tls, clientCert), {
-    ...rest,
-    ...(address.username === undefined ? {} : { username: address.username }),
-    ...(address.password === undefined ? {} : { password: address.password }),
-  });
+  return new LeanMqttClient(leanTarget(address, transport.tls, clientCert), { ...rest, ...urlCredentials(address, rest) });
+}
+
+/**
+ * The credentials of the broker URL (or STATION_SIM_BROKER_USERNAME and _PASSWORD, put into it by
+ * the CLI), which replace the identity's user name, unless the identity has a password of its own
+ * (a fixture's per-station passwords are not overridden by one URL for every party).
+ */
+function urlCredentials(address: BrokerAddress, identity: { password?: string | Buffer | undefined }): { username?: string; password?: string } {
+  if (identity.password !== undefined || address.username === undefined) return {};
+  return address.password === undefined ? { username: address.username } : { username: address.username, password: address.password };
 }
 
 function leanTarget(address: BrokerAddress, settings: BrokerTls | undefined, clientCert: ClientCertSource | undefined): LeanTarget {
