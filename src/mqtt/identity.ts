@@ -112,7 +112,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
 
   const tlsSettings: BrokerTls = {};
   const caPath = overrides.ca ?? (settings.tls?.ca === undefined ? undefined : fromFixture(settings.tls.ca)) ?? (certs && resolve(certs, 'ca.crt'));
-  if (secure && caPath !== undefined) tlsSettings.ca = await readPem(caPath, 'the broker CA (--broker-ca)');
+  if (secure && caPath !== undefined) tlsSettings.ca = await readPem(caPath, 'the broker CA');
   const servername = overrides.servername ?? settings.tls?.serverName;
   if (servername !== undefined) tlsSettings.servername = servername;
   if (overrides.insecure) tlsSettings.insecure = true;
