@@ -162,7 +162,8 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
   };
   if (transport.kind === 'memory') {
     const { broker } = transport;
-    const { clientCert: _unused, ...inMemory } = base;
+    // In memory there is no TLS: the certificate is left out rather than handed to mqtt.js.
+    const { clientCert: _inMemoryHasNoTls, ...inMemory } = base;
     return new MqttClient(() => {
       const [client, server] = duplexPair();
       broker.handle(server);
