@@ -1,7 +1,7 @@
 /**
  * Memory of 10,000 per-station identities (identity.ts), and of 10,000 TLS secure contexts (what
  * 10,000 connected stations with distinct client certificates hold, one per TLS connection).
- * Run: node --expose-gc --import tsx bench/identity-memory.ts DIR   (DIR has ca.crt and certs/stations/*.crt, .key)
+ * Run: node --expose-gc --import tsx bench/identity-memory.ts DIR   (DIR has certs/ca.crt and certs/stations/T0 to T99 .crt and .key)
  */
 import tls from 'node:tls';
 import { readFile } from 'node:fs/promises';

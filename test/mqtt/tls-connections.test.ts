@@ -103,6 +103,25 @@ describe.skipIf(!mosquittoAvailable())('MQTT over TLS and WebSocket, against Mos
     expect(JSON.parse(statuses[0]!)).toMatchObject({ status: 'online' });
   });
 
+  it('leaves the retained offline record of a station that starts offline, with its own certificate', async () => {
+    const ids = await identities();
+    const [config] = parseFixture({ defaults: { heartbeatMs: 0 }, stations: [{ token: 'S1', stationId: 1, initialStatus: 'offline', locks: [{ lockId: '1' }] }] }).stations;
+    const transport: MqttTransport = { kind: 'tcp', url: broker.mqttsUrl, tls: ids.tls };
+    const station = new StationClient({ config: config!, transport, identity: await ids.station('S1'), clock: new ManualClock(), random: seededRandom(1) });
+    await station.start();
+    expect(station.connected).toBe(false);
+  });
+
+  it('fails the connection of a station whose certificate file is missing, naming the file', async () => {
+    const ids = await identities();
+    const transport: MqttTransport = { kind: 'tcp', url: broker.mqttsUrl, tls: ids.tls };
+    const client = createSession(transport, { ...(await ids.station('S7')), reconnectPeriod: 0 });
+    await expect(firstConnect(client, transport)).rejects.toMatchObject({
+      code: 'MQTT_CREDENTIALS',
+      message: `Cannot read the certificate of station S7: ${join(pki.dir, 'certs', 'stations', 'S7.crt')} (ENOENT)`,
+    });
+  });
+
   it('connects over ws:// with each station its password, from the environment and from a file', async () => {
     const ids = await loadIdentities({
       settings: { identities: { station: { password: { env: 'PW_{token}' } } } },
