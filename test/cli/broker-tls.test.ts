@@ -4,7 +4,7 @@
  * line and `--insecure` said once on stderr.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brokerTlsOf } from '../../src/cli/options.js';
 import { CliProcess, runCliInProcess } from '../helpers/cli-process.js';
@@ -43,7 +43,10 @@ describe.skipIf(!mosquittoAvailable())('station-sim stations against a TLS Mosqu
     broker = await startTlsMosquitto(pki);
   }, 60_000);
 
-  afterAll(async () => broker?.stop());
+  afterAll(async () => {
+    await broker?.stop();
+    if (pki) await rm(pki.dir, { recursive: true, force: true });
+  });
 
   it('runs the fleet over mqtts:// with the certificates of the fixture', async () => {
     const cli = new CliProcess(['stations', '--json', '--fixture', fixture, '--broker', broker.mqttsUrl]);

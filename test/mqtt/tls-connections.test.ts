@@ -5,7 +5,7 @@
  * holds a password.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MqttClient } from 'mqtt';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
@@ -48,6 +48,7 @@ describe.skipIf(!mosquittoAvailable())('MQTT over TLS and WebSocket, against Mos
     for (const station of stations) await station.stop().catch(() => undefined);
     for (const client of open) await client.endAsync(true).catch(() => undefined);
     await broker?.stop();
+    if (pki) await rm(pki.dir, { recursive: true, force: true });
   });
 
   const identities = (options: Partial<IdentitiesOptions> = {}): Promise<MqttIdentities> =>
