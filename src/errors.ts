@@ -8,6 +8,8 @@ export const ERRORS = {
   FIXTURE_INVALID: { status: 400, message: 'The fixture is invalid' },
   BROKER_UNREACHABLE: { status: 503, message: 'The MQTT broker cannot be reached' },
   BROKER_REFUSED: { status: 503, message: 'The MQTT broker refused the connection' },
+  BROKER_CERTIFICATE: { status: 503, message: 'The MQTT broker has a certificate this machine does not accept' },
+  MQTT_CREDENTIALS: { status: 500, message: 'An MQTT password or certificate cannot be read' },
   PORT_IN_USE: { status: 500, message: 'The port is already in use' },
   HOST_UNAVAILABLE: { status: 500, message: 'The host to listen on does not resolve or is not an address of this machine' },
   LISTEN_FAILED: { status: 500, message: 'Cannot listen on the host and port given' },

@@ -14,6 +14,7 @@ import {
 import { isStateUrl } from '../service/auth/state-url.js';
 import type { HttpOptions } from '../simulator/simulator-options.js';
 import { redactUrl } from '../shared/redact-url.js';
+import type { TlsOverrides } from '../mqtt/identity.js';
 
 /**
  * The Redis URL of the session store, when `--state` is not given: a password in `--state` shows
@@ -71,16 +72,49 @@ export function withBrokerThread<T>(yargs: Argv<T>) {
 }
 
 export function withBroker<T>(yargs: Argv<T>, required: boolean) {
-  return yargs.option('broker', {
+  return withBrokerTls(yargs).option('broker', {
     type: 'string',
     demandOption: required ? 'give the broker URL, e.g. --broker mqtt://127.0.0.1:1883' : false,
     describe:
-      'URL of an external MQTT broker (mqtt://[user:pass@]host:port); STATION_SIM_BROKER_USERNAME and STATION_SIM_BROKER_PASSWORD give the credentials instead, out of the process list',
+      'URL of an external MQTT broker (mqtt://, mqtts://, ws:// or wss://[user:pass@]host:port); STATION_SIM_BROKER_USERNAME and STATION_SIM_BROKER_PASSWORD give the credentials instead, out of the process list',
     coerce: (value: string) => {
       if (value.trim() === '') throw new UsageError('--broker needs a URL, e.g. mqtt://127.0.0.1:1883');
       return brokerUrlWithCredentials(value, process.env);
     },
   });
+}
+
+/** TLS to an external broker (docs/mqtt-security.md, "Connections"); each wins over the fixture's `mqtt` section. */
+function withBrokerTls<T>(yargs: Argv<T>) {
+  return yargs
+    .option('broker-ca', { type: 'string', describe: "CA bundle (PEM file) an mqtts:// or wss:// broker's certificate must chain to (default: the fixture's, else the system CAs)" })
+    .option('broker-cert', { type: 'string', describe: 'Client certificate (PEM file) of the API and control plane; stations take theirs from the fixture' })
+    .option('broker-key', { type: 'string', describe: 'Private key (PEM file) of --broker-cert' })
+    .option('broker-servername', { type: 'string', describe: "Host name the broker's certificate must carry (default: the URL's host)" })
+    .option('insecure', { type: 'boolean', describe: "Do not verify the broker's certificate (says so on stderr at start); for test brokers only" });
+}
+
+/** The TLS options given, checked; undefined when none was. */
+export function brokerTlsOf(argv: Record<string, unknown>): TlsOverrides | undefined {
+  const tls: TlsOverrides = {};
+  for (const [flag, field] of [['broker-ca', 'ca'], ['broker-cert', 'cert'], ['broker-key', 'key'], ['broker-servername', 'servername']] as const) {
+    const value = argv[flag];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${flag} needs a value`);
+    tls[field] = value;
+  }
+  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new UsageError('--broker-cert and --broker-key go together');
+  if (argv.insecure === true) tls.insecure = true;
+  if (Object.keys(tls).length > 0 && argv.broker === undefined) {
+    throw new UsageError('--broker-ca, --broker-cert, --broker-key, --broker-servername and --insecure are about an external broker: give --broker');
+  }
+  return Object.keys(tls).length === 0 ? undefined : tls;
+}
+
+/** `{ brokerTls }` for the simulator's options, or nothing when no TLS option was given. */
+export function brokerTlsOption(argv: Record<string, unknown>): { brokerTls?: TlsOverrides } {
+  const tls = brokerTlsOf(argv);
+  return tls ? { brokerTls: tls } : {};
 }
 
 /**

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
+import type { SharedIdentity } from '../mqtt/identity.js';
 import type { BrokerTap } from '../mqtt/broker-link.js';
 import { groupTopics } from '../mqtt/topics.js';
 import { SIM_TOPICS, type ControlReply, type ControlRequest, type FleetReply } from './control-protocol.js';
@@ -18,6 +19,11 @@ export type ControlAction = ControlRequest extends infer R ? (R extends unknown 
 
 export interface ControlChannelOptions {
   transport: MqttTransport;
+  /**
+   * Who the control plane is on the broker (docs/mqtt-security.md).
+   * @default client id `station-sim-control-<8 random hex digits>`, no credentials of its own
+   */
+  identity?: SharedIdentity;
   fixture: Fixture;
   /**
    * How long a control request waits for the station's process to answer; for a fleet request,
@@ -86,7 +92,7 @@ export class ControlChannel {
 
   static async start(options: ControlChannelOptions): Promise<ControlChannel> {
     const client = createMqttClient(options.transport, {
-      clientId: `station-sim-control-${randomUUID().slice(0, 8)}`,
+      ...(options.identity ?? { clientId: `station-sim-control-${randomUUID().slice(0, 8)}` }),
       clean: true,
       reconnectPeriod: options.reconnectMs ?? 1000,
       // Requests go out at QoS 0 and are never queued (see `#send`): a publication while the

@@ -5,6 +5,7 @@
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { MqttTransport } from '../mqtt/transport.js';
+import type { SharedIdentity } from '../mqtt/identity.js';
 import type { BrokerTap } from '../mqtt/broker-link.js';
 import type { Clock } from '../shared/clock.js';
 import type { ApiInstance } from '../service/build-api.js';
@@ -15,6 +16,8 @@ import { startScenario, type StartedScenario } from './scenario-runner.js';
 
 export interface ControlOptions {
   transport: MqttTransport;
+  /** Who the control plane is on the broker. @default a client id of its own, no credentials */
+  identity?: SharedIdentity;
   fixture: Fixture;
   clock: Clock & Partial<AdvanceableClock>;
   /** Required bearer token of `/sim/v1`. @default none: open (bind to loopback) */
@@ -42,6 +45,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   const hub = new EventHub({ fixture: options.fixture, clock: options.clock });
   const channel = await ControlChannel.start({
     transport: options.transport,
+    ...(options.identity ? { identity: options.identity } : {}),
     fixture: options.fixture,
     onMessage: (topic, payload) => hub.handleMessage(topic, payload),
     ...(options.tap ? { tap: options.tap } : {}),

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
+import type { SharedIdentity } from '../mqtt/identity.js';
 import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply, type SimEvent } from '../control/control-protocol.js';
 import type { StationClient } from '../mqtt/station-client.js';
 import type { Fault } from '../fixture/fault-schema.js';
@@ -14,6 +15,11 @@ import type { StationSnapshot } from '../station/station-model.js';
 
 export interface FleetAgentOptions {
   transport: MqttTransport;
+  /**
+   * Who the agent is on the broker: the control identity (docs/mqtt-security.md).
+   * @default client id `station-sim-control-agent-<uuid>`, no credentials of its own
+   */
+  identity?: SharedIdentity;
   stations: ReadonlyMap<string, StationClient>;
 }
 
@@ -25,7 +31,7 @@ export interface StartedFleetAgent {
 
 export async function startFleetAgent(options: FleetAgentOptions): Promise<StartedFleetAgent> {
   const client: MqttClient = createMqttClient(options.transport, {
-    clientId: `station-sim-agent-${randomUUID()}`,
+    ...(options.identity ?? { clientId: `station-sim-control-agent-${randomUUID()}` }),
     clean: true,
     reconnectPeriod: 1000,
   });

@@ -7,6 +7,7 @@ import { StationClient } from '../mqtt/station-client.js';
 import { startFleetAgent } from './fleet-agent.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
+import type { ConnectIdentity, MqttIdentities } from '../mqtt/identity.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { seededRandom } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
@@ -14,6 +15,12 @@ import type { StationConfig } from '../fixture/fixture-schema.js';
 export interface FleetOptions {
   stations: StationConfig[];
   transport: MqttTransport;
+  /**
+   * Who each station and the fleet agent are on the broker (identity.ts). Station passwords are
+   * read before any station starts, `concurrency` at a time; certificates as each one connects.
+   * @default client ids of their own, no credentials but the broker URL's
+   */
+  identities?: MqttIdentities;
   /** Seed of the random source; each station draws from its own stream of it. */
   seed: number;
   /** @default systemClock */
@@ -48,7 +55,19 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   const clock = options.clock ?? systemClock;
   const concurrency = options.concurrency ?? 200;
   const stations = new Map<string, StationClient>();
-  const agent = options.control === false ? undefined : await startFleetAgent({ transport: options.transport, stations });
+  const { identities } = options;
+  // Read first: a station whose password cannot be read stops the start before anything connects.
+  const identityOf = new Map<string, ConnectIdentity>();
+  if (identities) {
+    await runBounded(options.stations, concurrency, async (config) => {
+      identityOf.set(config.token, await identities.station(config.token));
+    });
+  }
+  const agentIdentity = options.control === false ? undefined : await identities?.control('agent');
+  const agent =
+    options.control === false
+      ? undefined
+      : await startFleetAgent({ transport: options.transport, stations, ...(agentIdentity ? { identity: agentIdentity } : {}) });
   const stop = async (): Promise<void> => {
     try {
       await runBounded([...stations.values()], concurrency, (station) => station.stop());
@@ -66,6 +85,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
         new StationClient({
           config,
           transport: options.transport,
+          ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           clock,
           random: seededRandom(options.seed, config.stationId),
           onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),

@@ -17,6 +17,8 @@
  */
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
+import tls from 'node:tls';
+import WebSocket from 'ws';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from './packet-codec.js';
@@ -25,8 +27,22 @@ import { callSafely, throwLater } from '../shared/throw-later.js';
 import { endForReader, readerBehind } from '../shared/end-for-reader.js';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 
-/** Where a lean client connects: into a broker in this process, or to a broker's TCP port. */
-export type LeanTarget = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; host: string; port: number };
+/**
+ * The options of a TLS connection (CA, client certificate, server name), or a function that makes
+ * them as each connection opens: a station reads its certificate and key then, instead of holding
+ * them between connections.
+ */
+export type TlsSource = tls.ConnectionOptions | (() => Promise<tls.ConnectionOptions>);
+
+/**
+ * Where a lean client connects: into a broker in this process, or to a broker over TCP, TLS, or a
+ * WebSocket (`url` is `ws://` or `wss://`, with `tls` for the latter).
+ */
+export type LeanTarget =
+  | { kind: 'memory'; broker: StreamAcceptor }
+  | { kind: 'tcp'; host: string; port: number }
+  | { kind: 'tls'; host: string; port: number; tls: TlsSource }
+  | { kind: 'ws'; url: string; tls?: TlsSource };
 
 /** What the station binding and the gateway use of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
 export interface MqttSession {
@@ -293,7 +309,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
 
   #connectLink(): Link {
     const target = this.#target;
-    if (target.kind === 'tcp') return new SocketLink(this, target);
+    if (target.kind !== 'memory') return networkLink(this, target);
     const { broker } = target;
     if (broker.attach) return new DirectLink(this, broker.attach.bind(broker));
     const link = new BrokerLink(this);
@@ -449,7 +465,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
       const received = this.#receivedSinceTick;
       this.#sentSinceTick = false;
       this.#receivedSinceTick = false;
-      if (this.#unansweredChecks > 0 && this.#target.kind === 'tcp') {
+      if (this.#unansweredChecks > 0 && this.#target.kind !== 'memory') {
         this.#unansweredChecks += 1;
         if (this.#unansweredChecks > 2) {
           this.#emitError(new Error('no PINGRESP within the keepalive period'));
@@ -469,6 +485,12 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
 interface Link {
   push(packet: Buffer | null): unknown;
   destroy(error?: Error): unknown;
+  /**
+   * Bytes pushed that have not gone out yet (the socket's or WebSocket's send buffer, and what
+   * waits for the connection to open), for backpressure; 0 for links in memory, whose pushes are
+   * taken at once.
+   */
+  backlog(): number;
 }
 
 /**
@@ -559,6 +581,10 @@ class BrokerLink extends Duplex implements Link {
 
   override _read(): void {}
 
+  backlog(): number {
+    return 0;
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.#receive(chunk);
     callback();
@@ -626,6 +652,10 @@ class DirectLink implements Link, LinkPeer {
     this.#end = attach(this);
   }
 
+  backlog(): number {
+    return 0;
+  }
+
   push(packet: Buffer | null): void {
     if (this.#closed) return;
     if (packet) {
@@ -665,21 +695,71 @@ class DirectLink implements Link, LinkPeer {
   }
 }
 
+/** The link of a network target: a socket for TCP and TLS, a WebSocket for `ws://` and `wss://`. */
+function networkLink(client: LeanMqttClient, target: Exclude<LeanTarget, { kind: 'memory' }>): Link {
+  return target.kind === 'ws' ? new WebSocketLink(client, target) : new SocketLink(client, target);
+}
+
 /**
- * A connection over TCP, with TCP_NODELAY set on every socket (a reconnect opens a new one):
- * Nagle's algorithm adds about 44 ms per round trip on loopback.
+ * What a network link was pushed before its connection exists (TLS options still being made, a
+ * WebSocket still opening), sent once it does, in order, with the end after them.
+ */
+class PendingPushes {
+  packets: Buffer[] = [];
+  bytes = 0;
+  ended = false;
+
+  add(packet: Buffer | null): void {
+    if (packet === null) this.ended = true;
+    else if (!this.ended) {
+      this.packets.push(packet);
+      this.bytes += packet.length;
+    }
+  }
+
+  drain(send: (packet: Buffer) => void, end: () => void): void {
+    const { packets, ended } = this;
+    this.packets = [];
+    this.bytes = 0;
+    for (const packet of packets) send(packet);
+    if (ended) end();
+  }
+}
+
+/**
+ * A connection over TCP or TLS, with TCP_NODELAY set on every socket (a reconnect opens a new one):
+ * Nagle's algorithm adds about 44 ms per round trip on loopback. TLS options made by a function (a
+ * station reading its certificate and key) are made first, and the socket opens after; what is
+ * pushed meanwhile waits here. The TLS options, and so the client's certificate and its secure
+ * context, live only as long as the socket: a reconnect makes them again.
  */
 class SocketLink implements Link {
   readonly #client: LeanMqttClient;
   readonly #reader: PacketReader;
-  readonly #socket: net.Socket;
+  #socket: net.Socket | undefined;
+  readonly #waiting = new PendingPushes();
   #closed = false;
 
-  constructor(client: LeanMqttClient, address: { host: string; port: number }) {
+  constructor(client: LeanMqttClient, target: Extract<LeanTarget, { kind: 'tcp' | 'tls' }>) {
     this.#client = client;
     this.#reader = new PacketReader(client, () => !this.#closed);
-    const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
+    const { host, port } = target;
+    if (target.kind === 'tcp') this.#attach(net.connect({ host, port, noDelay: true }));
+    else if (typeof target.tls !== 'function') this.#attach(tls.connect({ ...target.tls, host, port }));
+    else {
+      target.tls().then(
+        (options) => {
+          if (!this.#closed) this.#attach(tls.connect({ ...options, host, port }));
+        },
+        (error: Error) => this.#close(error),
+      );
+    }
+  }
+
+  #attach(socket: net.Socket): void {
     this.#socket = socket;
+    // tls.connect takes no `noDelay` option: set on the socket before it connects, it applies once it does.
+    socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => {
       const error = this.#reader.feed(chunk);
       if (error) socket.destroy(error);
@@ -687,25 +767,122 @@ class SocketLink implements Link {
     socket.on('error', (error) => {
       if (!this.#closed) this.#client.onLinkError(error);
     });
-    socket.on('close', () => {
-      if (this.#closed) return;
-      this.#closed = true;
-      this.#reader.clear();
-      this.#client.onLinkClosed(this);
-    });
+    socket.on('close', () => this.#close());
+    this.#waiting.drain(
+      (packet) => socket.write(packet),
+      () => socket.end(),
+    );
   }
 
-  /** Written before the socket connects, a packet waits in the socket's buffer. */
+  #close(error?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#reader.clear();
+    if (error) this.#client.onLinkError(error);
+    this.#client.onLinkClosed(this);
+  }
+
+  /** Written before the socket connects, a packet waits in the socket's buffer (or here, before there is a socket). */
   push(packet: Buffer | null): void {
-    if (this.#closed || this.#socket.destroyed) return;
-    if (packet) this.#socket.write(packet);
-    else this.#socket.end();
+    const socket = this.#socket;
+    if (this.#closed || socket?.destroyed) return;
+    if (!socket) this.#waiting.add(packet);
+    else if (packet) socket.write(packet);
+    else socket.end();
   }
 
   destroy(error?: Error): void {
-    this.#socket.destroy(error);
+    if (this.#socket) this.#socket.destroy(error);
+    // No socket yet: closed on a later microtask, as a socket would report it.
+    else if (!this.#closed) queueMicrotask(() => this.#close(error));
+  }
+
+  backlog(): number {
+    return this.#waiting.bytes + (this.#socket?.writableLength ?? 0);
   }
 }
+
+/**
+ * MQTT over a WebSocket (MQTT 3.1.1, section 6): subprotocol `mqtt`, binary frames, each packet
+ * pushed as one frame; what arrives is read as a byte stream (a frame may hold part of a packet, or
+ * several). Pushed while the WebSocket opens, packets wait here. ws sets TCP_NODELAY on its socket.
+ */
+class WebSocketLink implements Link {
+  readonly #client: LeanMqttClient;
+  readonly #reader: PacketReader;
+  #socket: WebSocket | undefined;
+  readonly #waiting = new PendingPushes();
+  #closed = false;
+  /** destroy() was called: what the WebSocket reports from here on is the drop we asked for. */
+  #dropping = false;
+
+  constructor(client: LeanMqttClient, target: Extract<LeanTarget, { kind: 'ws' }>) {
+    this.#client = client;
+    this.#reader = new PacketReader(client, () => !this.#closed);
+    const { url } = target;
+    if (typeof target.tls !== 'function') this.#attach(url, target.tls);
+    else {
+      target.tls().then(
+        (options) => {
+          if (!this.#closed) this.#attach(url, options);
+        },
+        (error: Error) => this.#close(error),
+      );
+    }
+  }
+
+  #attach(url: string, options: tls.ConnectionOptions | undefined): void {
+    const socket = new WebSocket(url, MQTT_SUBPROTOCOL, { ...options, perMessageDeflate: false });
+    this.#socket = socket;
+    socket.binaryType = 'nodebuffer';
+    socket.on('open', () => {
+      this.#waiting.drain(
+        (packet) => socket.send(packet, { binary: true }),
+        () => socket.close(1000),
+      );
+    });
+    socket.on('message', (data: Buffer) => {
+      const error = this.#reader.feed(data);
+      if (error) this.destroy(error);
+    });
+    socket.on('error', (error) => {
+      if (!this.#closed && !this.#dropping) this.#client.onLinkError(error);
+    });
+    socket.on('close', () => this.#close());
+  }
+
+  #close(error?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#reader.clear();
+    if (error) this.#client.onLinkError(error);
+    this.#client.onLinkClosed(this);
+  }
+
+  push(packet: Buffer | null): void {
+    const socket = this.#socket;
+    if (this.#closed || this.#dropping) return;
+    if (!socket || socket.readyState === WebSocket.CONNECTING) this.#waiting.add(packet);
+    else if (socket.readyState !== WebSocket.OPEN) return;
+    else if (packet) socket.send(packet, { binary: true });
+    else socket.close(1000);
+  }
+
+  destroy(error?: Error): void {
+    if (this.#closed || this.#dropping) return;
+    this.#dropping = true;
+    if (error) this.#client.onLinkError(error);
+    if (this.#socket) this.#socket.terminate();
+    else queueMicrotask(() => this.#close());
+  }
+
+  backlog(): number {
+    return this.#waiting.bytes + (this.#socket?.bufferedAmount ?? 0);
+  }
+}
+
+/** The MQTT-over-WebSocket subprotocol (MQTT 3.1.1, section 6). */
+const MQTT_SUBPROTOCOL = 'mqtt';
 
 /** The CONNECT packet of these settings (mqtt-packet throws for one MQTT forbids, such as a password without a user name). */
 function encodeConnect(

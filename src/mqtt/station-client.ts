@@ -8,7 +8,8 @@ import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
-import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
+import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
+import type { ConnectIdentity } from './identity.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';
 import { ReconnectBackoff } from './reconnect-policy.js';
 import { SessionWatch, type StationLinkEvent } from './session-watch.js';
@@ -16,6 +17,12 @@ import { SessionWatch, type StationLinkEvent } from './session-watch.js';
 export interface StationClientOptions {
   config: StationConfig;
   transport: MqttTransport;
+  /**
+   * Who the station is on the broker: client id, user name, password and client certificate
+   * (identity.ts). Credentials in the broker URL apply when it has no password of its own.
+   * @default client id `station-sim-{token}`, nothing else
+   */
+  identity?: ConnectIdentity;
   clock: Clock;
   random: Random;
   /**
@@ -92,7 +99,7 @@ export class StationClient {
     this.#maxReconnectMs = options.maxReconnectMs ?? 15_000;
     this.#sessions = new SessionWatch({
       token: config.token,
-      clientId: `station-sim-${config.token}`,
+      clientId: this.#identity().clientId,
       maxReconnectMs: this.#maxReconnectMs,
       wallClock: options.wallClock ?? (options.linkClock ? () => options.linkClock!.now() : Date.now),
     });
@@ -196,10 +203,10 @@ export class StationClient {
   }
 
   /** The lean client's options for a connection; `onConnect` hears when each CONNECT goes out. */
-  #sessionOptions(backoff: ReconnectBackoff, onConnect: (at: number) => void): LeanClientOptions {
+  #sessionOptions(backoff: ReconnectBackoff, onConnect: (at: number) => void): LeanClientOptions & { clientCert?: ClientCertSource } {
     const token = this.token;
     return {
-      clientId: `station-sim-${token}`,
+      ...this.#identity(),
       clean: true,
       keepalive: this.#options.keepaliveSeconds ?? 30,
       // 0 (no reconnects) stays 0; otherwise each reconnect waits what the backoff says after the close.
@@ -398,11 +405,16 @@ export class StationClient {
     this.#rebootTimer = undefined;
   }
 
+  /** The station's identity on the broker: the one given, or its own client id alone. */
+  #identity(): ConnectIdentity {
+    return this.#options.identity ?? { clientId: `station-sim-${this.#options.config.token}` };
+  }
+
   /** A station that starts offline has been online once: its retained record says `offline`. */
   async #publishOfflineRecord(): Promise<void> {
     const { config } = this.#options;
     const client = createSession(this.#options.transport, {
-      clientId: `station-sim-${config.token}`,
+      ...this.#identity(),
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: CONNECT_TIMEOUT_MS,

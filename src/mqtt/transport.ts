@@ -1,27 +1,73 @@
 /**
  * How an MQTT client reaches its broker. In-process clients get a real MQTT session over an
- * in-memory stream into aedes; everything else uses TCP with TCP_NODELAY set on every socket,
+ * in-memory stream into aedes; everything else dials the broker's URL: TCP, TLS, WebSocket or
+ * WebSocket over TLS (docs/mqtt-security.md, "Connections"), with TCP_NODELAY set on every socket,
  * including after each reconnect (Nagle's algorithm adds about 44 ms per round trip on loopback).
  */
 import { redactUrl } from '../shared/redact-url.js';
 import net from 'node:net';
+import tls from 'node:tls';
 import { MqttClient, type IClientOptions } from 'mqtt';
+import WebSocket, { createWebSocketStream } from 'ws';
 import { duplexPair } from './duplex-pair.js';
-import { LeanMqttClient, type LeanClientOptions, type MqttSession } from './lean-client.js';
+import { LeanMqttClient, type LeanClientOptions, type LeanTarget, type MqttSession, type TlsSource } from './lean-client.js';
 import { SimError } from '../errors.js';
 import type { StreamAcceptor } from './broker-link.js';
 
-export type MqttTransport = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; url: string };
+/**
+ * How the broker's certificate is checked on `mqtts://` and `wss://` (the same for every party of a
+ * process; each party's client certificate is its identity's, see identity.ts).
+ */
+export interface BrokerTls {
+  /** CA bundle (PEM) the broker certificate must chain to. @default the system CAs */
+  ca?: string | Buffer;
+  /** Host name the broker certificate must carry. @default the URL host */
+  servername?: string;
+  /** Do not verify the broker certificate at all (`--insecure`). @default false */
+  insecure?: boolean;
+}
+
+/** A client certificate and its private key, PEM. */
+export interface ClientCertificate {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
+/**
+ * A network transport is any URL of docs/mqtt-security.md's four schemes; `tls` applies to
+ * `mqtts://` and `wss://` only.
+ */
+export type MqttTransport = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; url: string; tls?: BrokerTls };
+
+export type BrokerScheme = 'mqtt' | 'mqtts' | 'ws' | 'wss';
 
 /** A broker address split into what a socket needs and what the CONNECT packet needs. */
 export interface BrokerAddress {
+  scheme: BrokerScheme;
   host: string;
   port: number;
+  /** The HTTP path of a WebSocket broker (`/` when the URL has none). */
+  path: string;
   username?: string;
   password?: string;
 }
 
-/** Parses `mqtt://[user:pass@]host[:port]` (also `tcp://`). */
+const SCHEMES: Record<string, { scheme: BrokerScheme; port: number }> = {
+  'mqtt:': { scheme: 'mqtt', port: 1883 },
+  'tcp:': { scheme: 'mqtt', port: 1883 },
+  'mqtts:': { scheme: 'mqtts', port: 8883 },
+  'ssl:': { scheme: 'mqtts', port: 8883 },
+  'tls:': { scheme: 'mqtts', port: 8883 },
+  'ws:': { scheme: 'ws', port: 80 },
+  'wss:': { scheme: 'wss', port: 443 },
+};
+
+/** True for a URL scheme whose connection is TLS. */
+export function isSecureScheme(scheme: BrokerScheme): boolean {
+  return scheme === 'mqtts' || scheme === 'wss';
+}
+
+/** Parses `mqtt://[user:pass@]host[:port]` and the other schemes of docs/mqtt-security.md. */
 export function parseBrokerUrl(url: string): BrokerAddress {
   let parsed: URL;
   try {
@@ -31,12 +77,15 @@ export function parseBrokerUrl(url: string): BrokerAddress {
     const hint = url.includes('@') ? ' (percent-encode any #, ?, / or @ in the user name or password)' : '';
     throw new SimError('BROKER_UNREACHABLE', `Invalid broker URL "${redactUrl(url)}": expected mqtt://host:port${hint}`);
   }
-  if (parsed.protocol !== 'mqtt:' && parsed.protocol !== 'tcp:') {
-    throw new SimError('BROKER_UNREACHABLE', `Unsupported broker URL scheme "${parsed.protocol}" (use mqtt://host:port)`);
+  const known = SCHEMES[parsed.protocol];
+  if (!known) {
+    throw new SimError('BROKER_UNREACHABLE', `Unsupported broker URL scheme "${parsed.protocol}" (use mqtt://, mqtts://, ws:// or wss://host:port)`);
   }
   const address: BrokerAddress = {
+    scheme: known.scheme,
     host: parsed.hostname.replace(/^\[|\]$/g, '') || 'localhost',
-    port: parsed.port === '' ? 1883 : Number(parsed.port),
+    port: parsed.port === '' ? known.port : Number(parsed.port),
+    path: `${parsed.pathname || '/'}${parsed.search}`,
   };
   const invalid = (why: string): SimError => new SimError('BROKER_UNREACHABLE', `Invalid broker URL "${redactUrl(url)}": ${why}`);
   try {
@@ -50,6 +99,38 @@ export function parseBrokerUrl(url: string): BrokerAddress {
   return address;
 }
 
+/**
+ * The options of `tls.connect` (and of `ws` for `wss://`) for this broker and client certificate.
+ * The host name checked is `servername`, else the URL host; an IP address is not sent as SNI
+ * (RFC 6066, section 3), but the certificate is still checked against it.
+ */
+export function tlsOptions(address: BrokerAddress, settings: BrokerTls = {}, clientCert?: ClientCertificate): tls.ConnectionOptions {
+  const options: tls.ConnectionOptions = { rejectUnauthorized: settings.insecure !== true };
+  const name = settings.servername ?? address.host;
+  if (net.isIP(name) === 0) options.servername = name;
+  else if (settings.servername !== undefined) options.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
+  if (settings.ca !== undefined) options.ca = settings.ca;
+  if (clientCert) {
+    options.cert = clientCert.cert;
+    options.key = clientCert.key;
+  }
+  return options;
+}
+
+/** The URL a WebSocket connection opens: without credentials, which go in CONNECT, not HTTP. */
+function webSocketUrl(address: BrokerAddress): string {
+  const host = net.isIPv6(address.host) ? `[${address.host}]` : address.host;
+  return `${address.scheme}://${host}:${address.port}${address.path}`;
+}
+
+/** The MQTT-over-WebSocket subprotocol (MQTT 3.1.1, section 6). */
+export const MQTT_WS_PROTOCOL = 'mqtt';
+
+/**
+ * Where the client certificate comes from: given, or read when each connection opens (a station's,
+ * so that 10,000 stations do not hold 10,000 certificates and keys between connections).
+ */
+export type ClientCertSource = ClientCertificate | (() => Promise<ClientCertificate>);
 
 function silentLog(): void {}
 
@@ -69,10 +150,10 @@ export const CONNECT_TIMEOUT_MS = 10_000;
  * and the fleet agent cut off until restarted while the lean clients came back. A refusal of the
  * first connection still fails the start: `firstConnect` ends the client on its first error.
  */
-export function createMqttClient(transport: MqttTransport, options: IClientOptions): MqttClient {
+export function createMqttClient(transport: MqttTransport, options: IClientOptions & { clientCert?: ClientCertificate }): MqttClient {
   // A shared no-op logger: by default mqtt.js makes a `debug` instance per client, about 1 KiB
   // each, which a 100,000-station fleet pays 100,000 times (heap snapshot, bench/README.md).
-  const base: IClientOptions = {
+  const base: IClientOptions & { clientCert?: ClientCertificate } = {
     protocolVersion: 4,
     log: silentLog,
     connectTimeout: CONNECT_TIMEOUT_MS,
@@ -81,35 +162,73 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
   };
   if (transport.kind === 'memory') {
     const { broker } = transport;
+    // In memory there is no TLS: the certificate is left out rather than handed to mqtt.js.
+    const { clientCert: _inMemoryHasNoTls, ...inMemory } = base;
     return new MqttClient(() => {
       const [client, server] = duplexPair();
       broker.handle(server);
       return client;
-    }, base);
+    }, inMemory);
   }
+  const { clientCert, ...rest } = base;
   const address = parseBrokerUrl(transport.url);
-  if (address.username !== undefined) base.username = address.username;
-  if (address.password !== undefined) base.password = address.password;
-  return new MqttClient(() => net.connect({ host: address.host, port: address.port, noDelay: true }), base);
+  Object.assign(rest, urlCredentials(address, rest));
+  const secure = isSecureScheme(address.scheme) ? tlsOptions(address, transport.tls, clientCert) : undefined;
+  switch (address.scheme) {
+    case 'mqtt':
+      return new MqttClient(() => net.connect({ host: address.host, port: address.port, noDelay: true }), rest);
+    case 'mqtts':
+      // tls.connect takes no `noDelay` option: set before it connects, it applies once it does.
+      return new MqttClient(() => tls.connect({ ...secure, host: address.host, port: address.port }).setNoDelay(true), rest);
+    case 'ws':
+    case 'wss':
+      // ws sets TCP_NODELAY on its socket itself; binary frames, no compression (MQTT packets are small).
+      return new MqttClient(
+        () => createWebSocketStream(new WebSocket(webSocketUrl(address), MQTT_WS_PROTOCOL, { ...secure, perMessageDeflate: false })),
+        rest,
+      );
+  }
 }
 
 /**
  * A session of the product's own hot path (stations, the API's gateway): the lean client
- * (lean-client.ts), in memory or over TCP. A fleet holds many of these in one thread, and mqtt.js
- * cost more per packet than the broker itself. Subscriptions are not renewed by the client after a
- * reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
+ * (lean-client.ts), in memory or over the network. A fleet holds many of these in one thread, and
+ * mqtt.js cost more per packet than the broker itself. Subscriptions are not renewed by the client
+ * after a reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
+ * A `clientCert` given as a function is called as each connection opens, before it dials.
  */
-export function createSession(transport: MqttTransport, options: LeanClientOptions): MqttSession {
-  if (transport.kind === 'memory') return new LeanMqttClient(transport.broker, options);
+export function createSession(transport: MqttTransport, options: LeanClientOptions & { clientCert?: ClientCertSource }): MqttSession {
+  const { clientCert, ...rest } = options;
+  if (transport.kind === 'memory') return new LeanMqttClient(transport.broker, rest);
   const address = parseBrokerUrl(transport.url);
-  return new LeanMqttClient(
-    { kind: 'tcp', host: address.host, port: address.port },
-    {
-      ...options,
-      ...(address.username === undefined ? {} : { username: address.username }),
-      ...(address.password === undefined ? {} : { password: address.password }),
-    },
-  );
+  return new LeanMqttClient(leanTarget(address, transport.tls, clientCert), { ...rest, ...urlCredentials(address, rest) });
+}
+
+/**
+ * The credentials of the broker URL (or STATION_SIM_BROKER_USERNAME and _PASSWORD, put into it by
+ * the CLI), which replace the identity's user name, unless the identity has a password of its own
+ * (a fixture's per-station passwords are not overridden by one URL for every party).
+ */
+function urlCredentials(address: BrokerAddress, identity: { password?: string | Buffer | undefined }): { username?: string; password?: string } {
+  if (identity.password !== undefined || address.username === undefined) return {};
+  return address.password === undefined ? { username: address.username } : { username: address.username, password: address.password };
+}
+
+function leanTarget(address: BrokerAddress, settings: BrokerTls | undefined, clientCert: ClientCertSource | undefined): LeanTarget {
+  const { host, port } = address;
+  let secure: TlsSource | undefined;
+  if (isSecureScheme(address.scheme)) {
+    secure = typeof clientCert === 'function' ? async () => tlsOptions(address, settings, await clientCert()) : tlsOptions(address, settings, clientCert);
+  }
+  switch (address.scheme) {
+    case 'mqtt':
+      return { kind: 'tcp', host, port };
+    case 'mqtts':
+      return { kind: 'tls', host, port, tls: secure! };
+    case 'ws':
+    case 'wss':
+      return { kind: 'ws', url: webSocketUrl(address), ...(secure ? { tls: secure } : {}) };
+  }
 }
 
 /** The broker as messages name it: its URL without credentials, or nothing for the in-process broker. */
@@ -117,14 +236,59 @@ export function brokerLabel(transport: MqttTransport): string | undefined {
   return transport.kind === 'tcp' ? redactUrl(transport.url) : undefined;
 }
 
+/** Verification errors of the broker's certificate that mean "signed by a CA we were not given" (OpenSSL's X509_V_ERR_*). */
+const UNTRUSTED_CA = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+]);
+
 /**
- * Turns a socket error or a refused CONNACK into one catalogue error that names the broker
- * (without credentials). CONNACK return codes 4 and 5 are "bad user name or password" and "not
- * authorized" (MQTT 3.1.1, section 3.2.2.3).
+ * A TLS alert the broker sent about our client certificate (RFC 8446, section 6.2), as Node names
+ * it: `ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE`, `ERR_SSL_TLSV1_ALERT_UNKNOWN_CA`,
+ * `ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED` and so on. The alert's name is the reason.
+ */
+const CLIENT_CERT_ALERT = /^ERR_SSL_(?:SSLV3|TLSV1|TLSV13)_ALERT_(BAD_CERTIFICATE|UNSUPPORTED_CERTIFICATE|CERTIFICATE_REVOKED|CERTIFICATE_EXPIRED|CERTIFICATE_UNKNOWN|UNKNOWN_CA|CERTIFICATE_REQUIRED|ACCESS_DENIED)$/;
+
+/** A certificate problem as one catalogue error, or undefined for any other error. */
+function certificateError(error: Error & { code?: string | number }, where: string): SimError | undefined {
+  const code = typeof error.code === 'string' ? error.code : '';
+  const reason = error.message.replace(/\.$/, '');
+  const options = { cause: error };
+  if (UNTRUSTED_CA.has(code)) {
+    return new SimError('BROKER_CERTIFICATE', `The MQTT broker${where} has a certificate this machine does not trust (${reason}): give its CA with --broker-ca`, options);
+  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
+    const when = code === 'CERT_HAS_EXPIRED' ? 'has expired' : 'is not valid yet';
+    return new SimError('BROKER_CERTIFICATE', `The MQTT broker${where} has a certificate that ${when}: renew the broker's certificate (or check this machine's clock)`, options);
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return new SimError('BROKER_CERTIFICATE', `The MQTT broker${where} has a certificate for another host name (${reason}): connect by a name it carries, or give it with --broker-servername`, options);
+  }
+  if (code === 'CERT_REVOKED' || code === 'CERT_UNTRUSTED' || code === 'CERT_REJECTED' || code === 'CERT_SIGNATURE_FAILURE') {
+    return new SimError('BROKER_CERTIFICATE', `The MQTT broker${where} has a certificate this machine does not accept (${reason})`, options);
+  }
+  const alert = CLIENT_CERT_ALERT.exec(code);
+  if (alert) {
+    const name = alert[1]!.toLowerCase().replaceAll('_', ' ');
+    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the client certificate (TLS alert: ${name})`, options);
+  }
+  return undefined;
+}
+
+/**
+ * Turns a socket error, a TLS failure or a refused CONNACK into one catalogue error that names the
+ * broker (without credentials). CONNACK return codes 4 and 5 are "bad user name or password" and
+ * "not authorized" (MQTT 3.1.1, section 3.2.2.3). The error's message never holds a password: the
+ * errors here come from sockets, TLS and CONNACKs, none of which carry it.
  */
 export function connectError(error: Error & { code?: string | number }, brokerUrl?: string): SimError {
   if (error instanceof SimError) return error;
   const where = brokerUrl === undefined ? '' : ` at ${brokerUrl}`;
+  const certificate = certificateError(error, where);
+  if (certificate) return certificate;
   if (error.code === 4 || error.code === 5 || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
     const reason = error.message.replace(/^Connection refused: /i, '');
     return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${reason}`, { cause: error });

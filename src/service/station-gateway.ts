@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, encodePayload, parsePayload } from '../mqtt/topics.js';
 import { connectError, createSession, type MqttTransport } from '../mqtt/transport.js';
+import type { SharedIdentity } from '../mqtt/identity.js';
 import { redactUrl } from '../shared/redact-url.js';
 import type { MqttSession } from '../mqtt/lean-client.js';
 import { SimError } from '../errors.js';
@@ -57,6 +58,12 @@ export interface MqttGatewayOptions {
    * @default "station-sim-api-<8 random hex digits>"
    */
   clientId?: string;
+  /**
+   * Who the gateway is on the broker: the service identity (docs/mqtt-security.md). Its client id
+   * is used unless `clientId` is given.
+   * @default no credentials of its own (the broker URL's, if any)
+   */
+  identity?: SharedIdentity;
   /** @default a logger that drops everything */
   logger?: ServiceLogger;
   /** Source of `sentAt` in commands. @default real time */
@@ -121,7 +128,7 @@ class MqttStationGateway implements StartedMqttGateway {
   constructor(options: MqttGatewayOptions) {
     this.#options = options;
     this.mqttUrl = redactUrl(options.mqttUrl);
-    this.clientId = options.clientId ?? `station-sim-api-${randomBytes(4).toString('hex')}`;
+    this.clientId = options.clientId ?? options.identity?.clientId ?? `station-sim-api-${randomBytes(4).toString('hex')}`;
     this.#router = new TopicRouter(options.fixture.stations);
     this.#pending = new PendingCommands(options.timers);
     this.#logger = options.logger ?? silentLogger();
@@ -182,6 +189,7 @@ class MqttStationGateway implements StartedMqttGateway {
   async start(): Promise<void> {
     const options = this.#options;
     const client = createSession(options.transport ?? { kind: 'tcp', url: options.mqttUrl }, {
+      ...options.identity,
       clientId: this.clientId,
       clean: true,
       keepalive: options.keepaliveSeconds ?? 30,

@@ -15,6 +15,7 @@ import { loggerOptionProblem } from '../service/http/request-logging.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { Clock } from '../shared/clock.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
+import type { TlsOverrides } from '../mqtt/identity.js';
 
 /**
  * The fixtures station-sim ships (`fixtures/demo.json`, `fixtures/ci.json`), by the name the
@@ -86,6 +87,12 @@ export interface SimulatorOptions extends HttpOptions {
   seed?: number;
   /** URL of an external broker (`mqtt://host:port`); when set, no broker is embedded and stations use TCP. */
   broker?: string;
+  /**
+   * How every party checks an `mqtts://` or `wss://` broker, and the service and control client
+   * certificate (`--broker-ca`, `--broker-cert`, `--broker-key`, `--broker-servername`,
+   * `--insecure`); each wins over the fixture's `mqtt` section (docs/mqtt-security.md).
+   */
+  brokerTls?: TlsOverrides;
   /** Port of the embedded broker; 0 picks a free one. @default 0 */
   mqttPort?: number;
   /** When the requested MQTT port is taken, use a free one instead of failing. @default false */
@@ -186,6 +193,15 @@ const SIMULATOR_RULES: Rules<SimulatorOptions> = {
   fixture: FIXTURE_RULE,
   seed: { ok: (value) => typeof value === 'number' && isSeed(value), wants: `a whole number from 0 to ${MAX_SEED}` },
   broker: { ...nonEmptyString, wants: 'a broker URL (mqtt://host:port)', secret: true },
+  brokerTls: {
+    ok: (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      Object.entries(value).every(([key, field]) =>
+        key === 'insecure' ? field === undefined || typeof field === 'boolean' : ['ca', 'cert', 'key', 'servername'].includes(key) && (field === undefined || (typeof field === 'string' && field !== '')),
+      ),
+    wants: '{ ca?, cert?, key?, servername?: non-empty strings, insecure?: boolean }',
+  },
   mqttPort: port,
   mqttFallbackToFreePort: boolean,
   brokerThread: boolean,
@@ -199,10 +215,11 @@ const SIMULATOR_RULES: Rules<SimulatorOptions> = {
 };
 
 /** The options `startApiProcess` takes: the HTTP side, its fixture and the broker. */
-const API_PROCESS_RULES: Rules<HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker'>> = {
+const API_PROCESS_RULES: Rules<HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker' | 'brokerTls'>> = {
   ...HTTP_RULES,
   fixture: SIMULATOR_RULES.fixture,
   broker: SIMULATOR_RULES.broker,
+  brokerTls: SIMULATOR_RULES.brokerTls,
 };
 
 /** Refuses options `startSimulator` cannot run with, naming the option; an option set to `undefined` counts as left out. */
@@ -212,7 +229,7 @@ export function checkSimulatorOptions(options: unknown): asserts options is Simu
 }
 
 /** As checkSimulatorOptions, for `startApiProcess`. */
-export function checkApiProcessOptions(options: unknown): asserts options is HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker'> {
+export function checkApiProcessOptions(options: unknown): asserts options is HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker' | 'brokerTls'> {
   check('startApiProcess', options, API_PROCESS_RULES);
   checkControlExposure(options as HttpOptions);
 }

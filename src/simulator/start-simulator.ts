@@ -9,7 +9,8 @@ import { startBrokerThread } from '../broker/broker-thread.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
-import type { MqttTransport } from '../mqtt/transport.js';
+import { isSecureScheme, parseBrokerUrl, type MqttTransport } from '../mqtt/transport.js';
+import { loadIdentities, type MqttIdentities } from '../mqtt/identity.js';
 import { redactUrl } from '../shared/redact-url.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../shared/clock.js';
 import { SimError } from '../errors.js';
@@ -212,10 +213,36 @@ async function connectBroker(
   return { transport: { kind: 'memory', broker }, mqttUrl: broker.url, broker };
 }
 
+/**
+ * Every party's identity (identity.ts), and the transport with the broker's TLS settings. Into the
+ * embedded broker in this process, no password is read: it authenticates those sessions by
+ * construction. `--insecure` is said on stderr, once, at start.
+ */
+async function identitiesFor(
+  fixture: Fixture,
+  transport: MqttTransport,
+  mqttUrl: string,
+  options: Pick<SimulatorOptions, 'brokerTls' | 'onNotice'>,
+): Promise<{ identities: MqttIdentities; transport: MqttTransport }> {
+  const secure = transport.kind === 'tcp' && isSecureScheme(parseBrokerUrl(transport.url).scheme);
+  const identities = await loadIdentities({
+    settings: fixture.mqtt,
+    fixtureSource: fixture.source,
+    secure,
+    passwords: transport.kind === 'tcp',
+    ...(options.brokerTls ? { overrides: options.brokerTls } : {}),
+  });
+  if (secure && options.brokerTls?.insecure) {
+    options.onNotice?.(`--insecure: the certificate of the MQTT broker at ${mqttUrl} is not verified; anyone on the way to it can pose as the broker`);
+  }
+  return { identities, transport: transport.kind === 'tcp' ? { ...transport, tls: identities.tls } : transport };
+}
+
 /** The control plane's channel and event hub; started before the fleet so they see it come up. */
 async function startControlFor(
   fixture: Fixture,
   transport: MqttTransport,
+  identities: MqttIdentities,
   clock: SimulatorClock,
   options: HttpOptions,
   cleanups: Cleanups,
@@ -223,6 +250,7 @@ async function startControlFor(
 ): Promise<StartedControl> {
   const control = await startControl({
     transport,
+    identity: await identities.control(),
     fixture,
     clock,
     ...(broker ? { tap: broker.tap } : {}),
@@ -237,6 +265,7 @@ async function startControlFor(
 async function serveHttp(
   fixture: Fixture,
   transport: MqttTransport,
+  identities: MqttIdentities,
   mqttUrl: string,
   clock: SimulatorClock,
   control: StartedControl,
@@ -251,7 +280,7 @@ async function serveHttp(
     port: options.httpPort ?? 0,
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.fallbackToFreePort ?? false,
-    gateway: { transport, clock },
+    gateway: { transport, clock, identity: await identities.service() },
     beforeListen: (app) => control.register(app),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'loginThrottle', 'logger']),
     // The session store's "lost" and "back" lines go where the simulator's other notices go.
@@ -281,9 +310,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
-    const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
+    const connected = await connectBroker(options, cleanups);
+    const { mqttUrl, broker } = connected;
+    const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
-    const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups, broker);
+    const control = options.http === false ? undefined : await startControlFor(fixture, transport, identities, clock, options, cleanups, broker);
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
       const transcript = await startTranscript({ path: options.record, hub: control.hub, clock, ...(options.onNotice ? { onNotice: options.onNotice } : {}) });
@@ -292,12 +323,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const fleet = await startFleet({
       stations: shardStations(fixture.stations, options.shard),
       transport,
+      identities,
       seed,
       clock,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     cleanups.add(() => fleet.stop());
-    const http = control ? await serveHttp(fixture, transport, mqttUrl, clock, control, options, cleanups) : undefined;
+    const http = control ? await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups) : undefined;
     return { clock, fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();
@@ -306,16 +338,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
 }
 
 /** The `/v1` API and the control plane against an external broker, with no fleet of its own. */
-export async function startApiProcess(options: HttpOptions & { fixture?: SimulatorOptions['fixture']; broker: string }): Promise<StartedApiProcess> {
+export async function startApiProcess(
+  options: HttpOptions & { fixture?: SimulatorOptions['fixture']; broker: string; brokerTls?: SimulatorOptions['brokerTls'] },
+): Promise<StartedApiProcess> {
   checkApiProcessOptions(options);
   const fixture = await resolveFixture(options.fixture);
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
-    const { transport, mqttUrl } = await connectBroker({ broker: options.broker }, cleanups);
+    const connected = await connectBroker({ broker: options.broker }, cleanups);
+    const { mqttUrl } = connected;
+    const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale);
-    const control = await startControlFor(fixture, transport, clock, options, cleanups);
-    const http = await serveHttp(fixture, transport, mqttUrl, clock, control, options, cleanups);
+    const control = await startControlFor(fixture, transport, identities, clock, options, cleanups);
+    const http = await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups);
     return { ...http, fixture, mqttUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();

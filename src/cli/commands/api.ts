@@ -3,7 +3,7 @@ import { startApiProcess } from '../../simulator/start-simulator.js';
 import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { BrokerNotices, watchConnection } from '../broker-notices.js';
-import { DEFAULT_HTTP_PORT, controlAccess, httpOptions, withBroker, withFixture, withHost, withHttp, withJson } from '../options.js';
+import { DEFAULT_HTTP_PORT, controlAccess, httpOptions, brokerTlsOption, withBroker, withFixture, withHost, withHttp, withJson } from '../options.js';
 
 export function apiCommand(io: CliIo): CommandModule {
   return {
@@ -13,7 +13,7 @@ export function apiCommand(io: CliIo): CommandModule {
     handler: async (argv) => {
       const http = httpOptions(argv);
       const host = argv.host as string;
-      const api = await startApiProcess({ ...http, fixture: argv.fixture as string | undefined, broker: argv.broker as string, host, onNotice: (m) => notice(io, m) });
+      const api = await startApiProcess({ ...http, fixture: argv.fixture as string | undefined, broker: argv.broker as string, ...brokerTlsOption(argv), host, onNotice: (m) => notice(io, m) });
       if (api.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${api.api.port} instead`);
       notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
       printReady(io, argv.json as boolean, `station-sim api: API ${api.apiUrl} · control ${api.controlUrl} · stations on ${api.mqttUrl} · Ctrl-C to stop`, {

@@ -4,7 +4,7 @@ import type { StartedFleet } from '../../fleet/start-fleet.js';
 import { notice, printReady, UsageError, type CliIo } from '../output.js';
 import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { seedOf, withBroker, withFixture, withJson, withSeed } from '../options.js';
+import { seedOf, brokerTlsOption, withBroker, withFixture, withJson, withSeed } from '../options.js';
 
 export function stationsCommand(io: CliIo): CommandModule {
   return {
@@ -22,7 +22,9 @@ export function stationsCommand(io: CliIo): CommandModule {
         fixture: argv.fixture as string | undefined,
         seed: seedOf(argv),
         broker: argv.broker as string,
+        ...brokerTlsOption(argv),
         http: false,
+        onNotice: (message) => notice(io, message),
       });
       const summary = fleetSummary(sim.fleet);
       const part = shard ? ` (shard ${shard.index}/${shard.count})` : '';

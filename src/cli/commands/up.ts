@@ -19,6 +19,7 @@ import {
   withSeed,
   withTime,
   timeOptions,
+  brokerTlsOption,
 } from '../options.js';
 import { fleetSummary } from './stations.js';
 import { apiBrokerNotices } from './api.js';
@@ -62,6 +63,7 @@ export function upCommand(io: CliIo): CommandModule {
         fixture: argv.fixture as string | undefined,
         seed: seedOf(argv),
         broker: argv.broker as string | undefined,
+        ...brokerTlsOption(argv),
         host,
         mqttPort: mqttPort ?? DEFAULT_MQTT_PORT,
         // A port falls back to a free one only when it was not given explicitly.
