@@ -225,7 +225,7 @@ async function startControlFor(
     transport,
     fixture,
     clock,
-    ...(broker ? { tap: broker.tap } : {}),
+    ...(broker ? { tap: broker.tap, brokerRefusals: broker } : {}),
     ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
     ...(options.onNotice ? { onScenarioError: options.onNotice } : {}),
   });
