@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-broker.js';
 import { startBrokerThread } from '../broker/broker-thread.js';
+import { embeddedBrokerSettings } from '../broker/broker-settings.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
@@ -195,14 +196,29 @@ class Cleanups {
 
 /** The embedded broker, or the external one given. */
 async function connectBroker(
-  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread' | 'onNotice'>,
+  options: Pick<
+    SimulatorOptions,
+    'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread' | 'onNotice' | 'brokerAuth' | 'insecureBroker' | 'brokerTlsPort' | 'brokerWsPort'
+  >,
   cleanups: Cleanups,
+  fixture?: Fixture,
 ): Promise<{ transport: MqttTransport; mqttUrl: string; broker: StartedBroker | undefined }> {
   if (options.broker) return { transport: { kind: 'tcp', url: options.broker }, mqttUrl: redactUrl(options.broker), broker: undefined };
+  const host = options.host ?? '127.0.0.1';
+  // Authentication, ACLs, TLS and WebSocket listeners as the fixture and options say; open beyond loopback only when asked.
+  const { settings, warning } = embeddedBrokerSettings(fixture ?? { source: '<none>', stations: [], mqtt: {} }, {
+    host,
+    ...(options.brokerAuth === undefined ? {} : { auth: options.brokerAuth }),
+    ...(options.insecureBroker === undefined ? {} : { insecure: options.insecureBroker }),
+    ...(options.brokerTlsPort === undefined ? {} : { tlsPort: options.brokerTlsPort }),
+    ...(options.brokerWsPort === undefined ? {} : { wsPort: options.brokerWsPort }),
+  });
+  if (warning) options.onNotice?.(warning);
   const where = {
     port: options.mqttPort ?? 0,
-    host: options.host ?? '127.0.0.1',
+    host,
     fallbackToFreePort: options.mqttFallbackToFreePort ?? false,
+    ...settings,
   };
   const broker =
     options.brokerThread === false
@@ -281,7 +297,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
-    const { transport, mqttUrl, broker } = await connectBroker(options, cleanups);
+    const { transport, mqttUrl, broker } = await connectBroker(options, cleanups, fixture);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, clock, options, cleanups, broker);
     if (options.record !== undefined) {
