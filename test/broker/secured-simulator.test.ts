@@ -48,7 +48,7 @@ describe('the simulator on its secured broker', () => {
       await expect(anonymous).rejects.toMatchObject({ code: 4 });
       const reader = await mqtt.connectAsync(url, { reconnectPeriod: 0, clientId: 'reader-1', username: 'station-sim-observer', password: PASSWORD }, false);
       reader.on('error', () => undefined);
-      const closed = new Promise((resolve) => reader.once('close', resolve));
+      const closed = new Promise<void>((resolve) => reader.once('close', () => resolve()));
       reader.publish('stations/CI-1/locks/1/unlock', '{"commandId":"x"}', { qos: 1 });
       await closed;
       const connect = await events.waitFor((e) => e.type === 'broker.refused' && e.kind === 'connect', 'a connect refusal');
