@@ -404,7 +404,7 @@ export class BrokerGuard {
       if (tls && cert && Object.keys(cert).length > 0) {
         if (!tls.authorized) throw authError(5, `client certificate not accepted (${String(tls.authorizationError ?? 'unverified')})`);
         const cn = cert.subject?.CN;
-        who = typeof cn === 'string' ? this.#byUsername(cn) : undefined;
+        who = typeof cn === 'string' ? this.#byCertificateName(cn) : undefined;
         if (!who) throw authError(5, 'the client certificate names no identity of the fixture');
       } else {
         who = username === undefined ? undefined : this.#byUsername(username);
@@ -428,6 +428,18 @@ export class BrokerGuard {
     for (const role of ['service', 'control', 'observer'] as const) if (identities[role].username === username) return { role };
     const token = this.#stationUser ? this.#stationUser.exec(username)?.groups?.token : username;
     return token !== undefined && this.#tokens.has(token) ? { role: 'station', token } : undefined;
+  }
+
+  /**
+   * A certificate's CN: a user name first, as Mosquitto's `use_identity_as_username` takes it; else
+   * what `station-sim certs` writes (a station's token, `station-sim-service`, `-control`, `-observer`).
+   */
+  #byCertificateName(cn: string): Who | undefined {
+    const byName = this.#byUsername(cn);
+    if (byName) return byName;
+    if (this.#tokens.has(cn)) return { role: 'station', token: cn };
+    for (const role of ['service', 'control', 'observer'] as const) if (DEFAULT_IDENTITIES[role].username === cn) return { role };
+    return undefined;
   }
 
   #byClientId(clientId: string): Who | undefined {

@@ -132,7 +132,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       const httpServer = secure ? https.createServer(secure) : http.createServer();
       const wss = new WebSocketServer({
         server: httpServer,
-        maxPayload: maxPacketBytes + 16,
+        // Bounds what one WebSocket message may hold (it may carry several MQTT packets); the MQTT limit is the parser's guard.
+        maxPayload: Math.max(2 * maxPacketBytes, 1 << 20),
         handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
       });
       wss.on('connection', (ws, request) => {
