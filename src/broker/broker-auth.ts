@@ -46,6 +46,9 @@ export interface BrokerSecurity {
   topicSets: Topics[];
   tokens: string[];
   topicSetOf: number[];
+  /** The distinct lock id lists of the fleet, and for each station the index of its own: a station publishes state only for the locks it has. */
+  lockSets: string[][];
+  lockSetOf: number[];
 }
 
 const DEFAULT_IDENTITIES: Record<MqttRole, IdentityTemplates> = {
@@ -76,6 +79,9 @@ export function brokerSecurity(fixture: Pick<Fixture, 'source' | 'stations' | 'm
   const setIndex = new Map<string, number>();
   const tokens: string[] = [];
   const topicSetOf: number[] = [];
+  const lockSets: string[][] = [];
+  const lockSetIndex = new Map<string, number>();
+  const lockSetOf: number[] = [];
   // An open broker checks no topics: nothing to send to its thread.
   for (const station of auth ? fixture.stations : []) {
     const t = station.behaviour.topics;
@@ -87,9 +93,18 @@ export function brokerSecurity(fixture: Pick<Fixture, 'source' | 'stations' | 'm
     }
     tokens.push(station.token);
     topicSetOf.push(index);
+    // A generated fleet's stations share one array of locks: keyed by it, most fleets have one list.
+    const lockIds = station.locks.map((lock) => lock.lockId);
+    const lockKey = lockIds.join('\u0000');
+    let lockIndex = lockSetIndex.get(lockKey);
+    if (lockIndex === undefined) {
+      lockIndex = lockSets.push(lockIds) - 1;
+      lockSetIndex.set(lockKey, lockIndex);
+    }
+    lockSetOf.push(lockIndex);
   }
   const source = fixture.source && !fixture.source.startsWith('<') ? fixture.source : undefined;
-  return { auth, identities, baseDir: source ? path.dirname(path.resolve(source)) : process.cwd(), topicSets, tokens, topicSetOf };
+  return { auth, identities, baseDir: source ? path.dirname(path.resolve(source)) : process.cwd(), topicSets, tokens, topicSetOf, lockSets, lockSetOf };
 }
 
 /* ---------------------------------------------------------------- topic patterns */
@@ -192,9 +207,11 @@ class StationAcl implements Acl {
   readonly #acks: string;
   readonly #state: Around | Level[];
   readonly #unlock: Around | Level[];
+  readonly #locks: ReadonlySet<string>;
 
-  constructor(token: string, t: Topics) {
+  constructor(token: string, t: Topics, locks: ReadonlySet<string>) {
     this.identity = `station:${token}`;
+    this.#locks = locks;
     this.#status = fill(t.status, t.prefix, token);
     this.#acks = fill(t.acks, t.prefix, token);
     this.#state = around(t.lockState, t.prefix, token) ?? levels(fill(t.lockState, t.prefix, token));
@@ -204,7 +221,9 @@ class StationAcl implements Acl {
   canPublish(topic: string): boolean {
     if (topic === this.#status || topic === this.#acks) return true;
     const state = this.#state;
-    return Array.isArray(state) ? topicFits(state, topic) : fitsAround(state, topic);
+    if (Array.isArray(state)) return topicFits(state, topic);
+    // One of its own locks only: no phantom locks.
+    return fitsAround(state, topic) && this.#locks.has(topic.slice(state.pre.length, topic.length - state.post.length));
   }
 
   canSubscribe(filter: string): boolean {
@@ -347,6 +366,7 @@ export class BrokerGuard {
   readonly refusals: RefusalLog;
   readonly #trusted = new WeakSet<object>();
   readonly #tokens: Map<string, Topics>;
+  readonly #locksOf: Map<string, ReadonlySet<string>>;
   readonly #stationUser: RegExp | undefined;
   readonly #stationClientId: { pre: string; post: string } | undefined;
   readonly #service: PatternAcl;
@@ -358,6 +378,8 @@ export class BrokerGuard {
     this.security = security;
     this.refusals = refusals;
     this.#tokens = new Map(security.tokens.map((token, index) => [token, security.topicSets[security.topicSetOf[index]!]!]));
+    const lockSets = security.lockSets.map((ids) => new Set(ids));
+    this.#locksOf = new Map(security.tokens.map((token, index) => [token, lockSets[security.lockSetOf[index]!]!]));
     const user = security.identities.station.username;
     this.#stationUser = user === '{token}' ? undefined : templateRegExp(user);
     const clientId = security.identities.station.clientId ?? DEFAULT_IDENTITIES.station.clientId!;
@@ -482,7 +504,7 @@ export class BrokerGuard {
       case 'station': {
         let acl = this.#stationAcls.get(who.token);
         if (!acl) {
-          acl = new StationAcl(who.token, this.#tokens.get(who.token)!);
+          acl = new StationAcl(who.token, this.#tokens.get(who.token)!, this.#locksOf.get(who.token)!);
           // Kept while the fleet is: a station reconnects often, and its ACL is a few strings.
           this.#stationAcls.set(who.token, acl);
         }

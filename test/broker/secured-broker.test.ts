@@ -166,11 +166,11 @@ describe('the secured embedded broker', () => {
       expect(await subscribeGranted(one, filter), filter).toBe(128);
     }
     const before = broker.refusedCounts().publish;
-    for (const topic of ['stations/ST-2/status', 'stations/ST-2/locks/1/state', 'stations/ST-2/acks', 'stations/ST-2/locks/1/unlock', 'stations/ST-1/locks/1/unlock', 'station-sim/control/ST-2', 'station-sim/fleet']) {
+    for (const topic of ['stations/ST-1/locks/999/state', 'stations/ST-2/status', 'stations/ST-2/locks/1/state', 'stations/ST-2/acks', 'stations/ST-2/locks/1/unlock', 'stations/ST-1/locks/1/unlock', 'station-sim/control/ST-2', 'station-sim/fleet']) {
       const attacker = await connect(station('ST-1'));
       expect(await publishOutcome(attacker, topic, '{"commandId":"x"}'), topic).toBe('closed');
     }
-    await eventually(() => expect(broker.refusedCounts().publish).toBe(before + 7), { what: 'the publish refusals counted' });
+    await eventually(() => expect(broker.refusedCounts().publish).toBe(before + 8), { what: 'the publish refusals counted' });
     expect(refusals.some((r) => r.kind === 'publish' && r.identity === 'station:ST-1' && r.topic === 'stations/ST-2/status')).toBe(true);
   });
 
