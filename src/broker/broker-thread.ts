@@ -16,7 +16,8 @@
 import type { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
 import type { LinkEnd, LinkPeer } from '../mqtt/broker-link.js';
-import type { EmbeddedBrokerOptions, StartedBroker } from './embedded-broker.js';
+import type { EmbeddedBrokerOptions, RefusalListener, StartedBroker } from './embedded-broker.js';
+import type { RefusalCounts } from './broker-auth.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';
 import { startModuleWorker } from '../shared/worker-thread.js';
@@ -29,7 +30,16 @@ export interface BrokerThreadOptions extends EmbeddedBrokerOptions {
 
 export async function startBrokerThread(options: BrokerThreadOptions = {}): Promise<StartedBroker> {
   const host = options.host ?? '127.0.0.1';
-  const data: BrokerThreadData = { port: options.port ?? 1883, host, fallbackToFreePort: options.fallbackToFreePort ?? false };
+  const data: BrokerThreadData = {
+    port: options.port ?? 1883,
+    host,
+    fallbackToFreePort: options.fallbackToFreePort ?? false,
+    ...(options.security ? { security: options.security } : {}),
+    ...(options.maxPacketBytes === undefined ? {} : { maxPacketBytes: options.maxPacketBytes }),
+    ...(options.certs === undefined ? {} : { certs: options.certs }),
+    ...(options.tlsPort === undefined ? {} : { tlsPort: options.tlsPort }),
+    ...(options.wsPort === undefined ? {} : { wsPort: options.wsPort }),
+  };
   const worker = startModuleWorker(import.meta.url, 'broker-worker', data);
   const link = new ThreadLink(worker, options.onError);
   const ready = await link.ready;
@@ -38,6 +48,11 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
     host,
     port: ready.port,
     fellBack: ready.fellBack,
+    ...(ready.tlsUrl ? { tlsUrl: ready.tlsUrl } : {}),
+    ...(ready.wsUrl ? { wsUrl: ready.wsUrl } : {}),
+    auth: ready.auth,
+    refusedCounts: () => ({ ...link.refusedCounts }),
+    onRefused: (listener) => link.onRefused(listener),
     handle: (stream) => link.open(stream),
     attach: (peer) => link.attach(peer),
     tap: async (filters, listener) => {
@@ -81,7 +96,7 @@ interface ClientSide {
   /** The broker dropped the connection, or (with a reason) can no longer be reached. */
   destroyed(reason?: Error): void;
 }
-type Ready = { url: string; port: number; fellBack: boolean };
+type Ready = { url: string; port: number; fellBack: boolean; auth: boolean; tlsUrl?: string; wsUrl?: string };
 
 /**
  * This side of the link: the connections handed to `handle` and `attach`, the taps, and calls
@@ -94,6 +109,9 @@ export class ThreadLink {
   /** The client side of every open connection: what to do with the broker's bytes and its closing. */
   readonly #clients = new Map<number, ClientSide>();
   readonly #taps = new Map<number, TapListener>();
+  readonly #refusalListeners = new Set<RefusalListener>();
+  /** Refusals counted on the broker's thread, as of its last report. */
+  refusedCounts: RefusalCounts = { connect: 0, publish: 0, subscribe: 0, 'packet-too-large': 0 };
   readonly #calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   readonly #out = new BatchWriter();
   #flushScheduled = false;
@@ -125,6 +143,10 @@ export class ThreadLink {
         }
         case 'ready':
           settleReady.resolve(message);
+          return;
+        case 'refused':
+          this.refusedCounts = message.counts;
+          for (const listener of this.#refusalListeners) callSafely(() => listener(message.refusal, message.counts));
           return;
         case 'failed':
           settleReady.reject(toSimError(message));
@@ -222,6 +244,11 @@ export class ThreadLink {
     if (!this.#clients.delete(id)) return;
     this.#out.mark(DESTROY, id);
     this.#schedule();
+  }
+
+  onRefused(listener: RefusalListener): () => void {
+    this.#refusalListeners.add(listener);
+    return () => this.#refusalListeners.delete(listener);
   }
 
   addTap(listener: TapListener): number {

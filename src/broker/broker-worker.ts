@@ -130,7 +130,16 @@ function serve(broker: InThreadBroker): void {
       },
     );
   });
-  post({ type: 'ready', url: broker.url, port: broker.port, fellBack: broker.fellBack });
+  broker.onRefused((refusal, counts) => post({ type: 'refused', refusal, counts }));
+  post({
+    type: 'ready',
+    url: broker.url,
+    port: broker.port,
+    fellBack: broker.fellBack,
+    auth: broker.auth,
+    ...(broker.tlsUrl ? { tlsUrl: broker.tlsUrl } : {}),
+    ...(broker.wsUrl ? { wsUrl: broker.wsUrl } : {}),
+  });
 }
 
 async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Promise<unknown> {

@@ -5,10 +5,19 @@
  * own, which is what the simulator does by default.
  */
 import net from 'node:net';
+import tls from 'node:tls';
+import http from 'node:http';
+import https from 'node:https';
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Duplex } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import { Aedes } from 'aedes';
+import { WebSocketServer, createWebSocketStream } from 'ws';
+import { BrokerGuard, DEFAULT_MAX_PACKET_BYTES, PacketSizeGuard, RefusalLog, type BrokerRefusal, type BrokerSecurity, type RefusalCounts } from './broker-auth.js';
 import { callSafely } from '../shared/throw-later.js';
 import { listen } from '../shared/listen.js';
+import { SimError } from '../errors.js';
 import { indexedMemoryPersistence } from './retained-index.js';
 import type { BrokerTap, StreamAcceptor } from '../mqtt/broker-link.js';
 
@@ -19,7 +28,20 @@ export interface EmbeddedBrokerOptions {
   host?: string;
   /** Take a free port when `port` is taken (the CLI does this for its default port only). @default false */
   fallbackToFreePort?: boolean;
+  /** Authentication and ACLs (`brokerSecurity(fixture)`, broker-auth.ts); without it, or with `auth` false, the broker is open. */
+  security?: BrokerSecurity;
+  /** Largest MQTT packet read; a larger one closes the connection. @default 65536 */
+  maxPacketBytes?: number;
+  /** A folder made by `station-sim certs`: server.crt, server.key, ca.crt and (optional) crl.pem, for the TLS and wss listeners. */
+  certs?: string;
+  /** Port of an MQTT-over-TLS listener (needs `certs`); 0 picks a free one. */
+  tlsPort?: number;
+  /** Port of an MQTT-over-WebSocket listener (wss with `certs`); 0 picks a free one. */
+  wsPort?: number;
 }
+
+/** Told of refusals (rate-limited, at most 20 a second; `refusedCounts` counts them all). */
+export type RefusalListener = (refusal: BrokerRefusal, counts: RefusalCounts) => void;
 
 /** A running broker, on this thread or its own. `stop()` disconnects every client and closes the server. */
 export interface StartedBroker extends StreamAcceptor {
@@ -28,6 +50,16 @@ export interface StartedBroker extends StreamAcceptor {
   readonly port: number;
   /** True when the requested port was taken and another one was chosen. */
   readonly fellBack: boolean;
+  /** The MQTT-over-TLS listener (`mqtts://host:port`), when one was asked for. */
+  readonly tlsUrl?: string;
+  /** The MQTT-over-WebSocket listener (`ws://…` or `wss://…`), when one was asked for. */
+  readonly wsUrl?: string;
+  /** Whether network clients must authenticate (and are held to their topics). */
+  readonly auth: boolean;
+  /** Refusals so far, by kind. */
+  refusedCounts(): RefusalCounts;
+  /** Listens to refusals (at most 20 a second reach it); returns a function that stops listening. */
+  onRefused(listener: RefusalListener): () => void;
   /** Listens to routed messages inside the broker (see `BrokerTap`). */
   readonly tap: BrokerTap;
   /** How many retained messages the broker holds. */
@@ -54,45 +86,152 @@ export interface InThreadBroker extends StartedBroker {
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<InThreadBroker> {
   const host = options.host ?? '127.0.0.1';
   const persistence = indexedMemoryPersistence();
-  const aedes = await createAedes(persistence);
-  const server = net.createServer({ noDelay: true }, (socket) => aedes.handle(socket));
+  const listeners = new Set<RefusalListener>();
+  const refusals = new RefusalLog((refusal, counts) => {
+    for (const listener of listeners) callSafely(() => listener(refusal, counts));
+  });
+  const guard = options.security ? new BrokerGuard(options.security, refusals) : undefined;
+  const aedes = await createAedes(persistence, guard);
+  const maxPacketBytes = options.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
+  const sockets = new Set<Duplex>();
+  /** Every connection goes in here: its packets are held to the size limit. */
+  const accept = (connection: Duplex, request?: IncomingMessage): void => {
+    const client = aedes.handle(connection, request);
+    limitPacketSize(client as unknown as SizedClient, connection, maxPacketBytes, refusals);
+  };
+  const track = (socket: Duplex): void => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+  const server = net.createServer({ noDelay: true }, (socket) => accept(socket));
+  server.on('connection', track);
+  const servers: { close(callback: () => void): void }[] = [];
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  };
   let bound: { port: number; fellBack: boolean };
+  let tlsUrl: string | undefined;
+  let wsUrl: string | undefined;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
   try {
     bound = await listen(server, { port: options.port ?? 1883, host, fallbackToFreePort: options.fallbackToFreePort ?? false, label: 'MQTT' });
+    servers.push(server);
+    const secure = options.certs === undefined ? undefined : tlsOptions(options.certs);
+    if (options.tlsPort !== undefined) {
+      if (!secure) throw new SimError('BAD_REQUEST', 'the embedded broker\'s TLS listener needs certificates: give mqtt.certs (a folder made by `station-sim certs`)');
+      const tlsServer = tls.createServer(secure, (socket) => {
+        socket.setNoDelay(true);
+        accept(socket);
+      });
+      tlsServer.on('secureConnection', track);
+      const tlsBound = await listen(tlsServer, { port: options.tlsPort, host, fallbackToFreePort: false, label: 'MQTT TLS' });
+      servers.push(tlsServer);
+      tlsUrl = `mqtts://${urlHost}:${tlsBound.port}`;
+    }
+    if (options.wsPort !== undefined) {
+      const httpServer = secure ? https.createServer(secure) : http.createServer();
+      const wss = new WebSocketServer({
+        server: httpServer,
+        // Bounds what one WebSocket message may hold (it may carry several MQTT packets); the MQTT limit is the parser's guard.
+        maxPayload: Math.max(2 * maxPacketBytes, 1 << 20),
+        handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
+      });
+      wss.on('connection', (ws, request) => {
+        const stream = createWebSocketStream(ws);
+        stream.on('error', () => undefined); // aedes hears of it as a closed connection
+        track(stream);
+        accept(stream, request);
+      });
+      httpServer.on('connection', (socket) => track(socket));
+      const wsBound = await listen(httpServer, { port: options.wsPort, host, fallbackToFreePort: false, label: 'MQTT WebSocket' });
+      servers.push({ close: (callback) => wss.close(() => httpServer.close(() => callback())) });
+      wsUrl = `${secure ? 'wss' : 'ws'}://${urlHost}:${wsBound.port}`;
+    }
   } catch (error) {
+    await stopAll();
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     throw error;
   }
-  const sockets = new Set<net.Socket>();
   /** In-memory connections: `aedes.close()` closes only clients past CONNECT, `stop` closes the rest. */
   const streams = new Set<Duplex>();
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `mqtt://${urlHost}:${bound.port}`,
     host,
     port: bound.port,
     fellBack: bound.fellBack,
+    ...(tlsUrl ? { tlsUrl } : {}),
+    ...(wsUrl ? { wsUrl } : {}),
+    auth: guard?.security.auth ?? false,
     aedes,
     handle: (stream: Duplex) => {
       streams.add(stream);
       stream.once('close', () => streams.delete(stream));
-      aedes.handle(stream);
+      guard?.trust(stream);
+      accept(stream);
     },
     tap: (filters, listener) => tap(aedes, filters, listener),
     retainedCount: async () => persistence.retainedCount,
+    refusedCounts: () => ({ ...refusals.counts }),
+    onRefused: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     sync: () => new Promise((resolve) => setImmediate(resolve)),
     stop: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = stopAll();
       await settle(aedes);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       for (const stream of streams) stream.destroy();
+      refusals.stop();
       await closed;
     },
+  };
+}
+
+/** The TLS options of the broker's listeners, from a `station-sim certs` folder. A client certificate, when given, must verify. */
+function tlsOptions(certs: string): tls.TlsOptions {
+  const read = (name: string): Buffer => {
+    try {
+      return readFileSync(path.join(certs, name));
+    } catch {
+      throw new SimError('BAD_REQUEST', `the embedded broker's TLS listener needs ${path.join(certs, name)}, which cannot be read: make the folder with \`station-sim certs\``);
+    }
+  };
+  const crl = path.join(certs, 'crl.pem');
+  return {
+    cert: read('server.crt'),
+    key: read('server.key'),
+    ca: read('ca.crt'),
+    ...(existsSync(crl) ? { crl: readFileSync(crl) } : {}),
+    // Asked for, not required: clients with a password use TLS too. A certificate that is presented must verify (broker-auth.ts).
+    requestCert: true,
+    rejectUnauthorized: false,
+  };
+}
+
+interface SizedClient {
+  id: string | undefined;
+  _parser?: { parse(bytes: Buffer): unknown };
+}
+
+/**
+ * Holds a connection's packets to `max` bytes: aedes has no such option, so the parser it made for
+ * the connection reads through a `PacketSizeGuard` first, which looks only at fixed headers.
+ */
+function limitPacketSize(client: SizedClient, connection: Duplex, max: number, refusals: RefusalLog): void {
+  const parser = client._parser;
+  if (!parser) throw new Error('aedes changed: a client has no _parser to hold to the packet size limit');
+  const parse = parser.parse.bind(parser);
+  const sizes = new PacketSizeGuard(max);
+  let refused = false;
+  parser.parse = (bytes: Buffer) => {
+    if (refused) return 0;
+    if (sizes.feed(bytes)) return parse(bytes);
+    refused = true;
+    refusals.add({ kind: 'packet-too-large', ...(client.id ? { clientId: client.id } : {}), reason: `a packet larger than ${max} bytes` });
+    connection.destroy();
+    return 0;
   };
 }
 
@@ -103,7 +242,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
  * for a session nobody can resume. preConnect sees the CONNECT as sent, and authenticate is where
  * aedes takes a return code (an error's `returnCode`) before it answers and closes.
  */
-function createAedes(persistence: ReturnType<typeof indexedMemoryPersistence>): Promise<Aedes> {
+function createAedes(persistence: ReturnType<typeof indexedMemoryPersistence>, guard: BrokerGuard | undefined): Promise<Aedes> {
   const emptyIdPersistent = new WeakSet<object>();
   return Aedes.createBroker({
     persistence,
@@ -111,10 +250,17 @@ function createAedes(persistence: ReturnType<typeof indexedMemoryPersistence>): 
       if (packet.clientId === '' && !packet.clean) emptyIdPersistent.add(client);
       callback(null, true);
     },
-    authenticate: (client, _username, _password, callback) => {
-      if (!emptyIdPersistent.has(client)) return callback(null, true);
-      callback(Object.assign(new Error('identifier rejected'), { returnCode: 2 as const }), false);
+    authenticate: (client, username, password, callback) => {
+      if (emptyIdPersistent.has(client)) return callback(Object.assign(new Error('identifier rejected'), { returnCode: 2 as const }), false);
+      if (!guard) return callback(null, true);
+      guard.authenticate(client, username, password, (error, ok) => callback(error as never, ok));
     },
+    ...(guard?.security.auth
+      ? {
+          authorizePublish: (client, packet, callback) => guard.authorizePublish(client, packet, callback),
+          authorizeSubscribe: (client, sub, callback) => guard.authorizeSubscribe(client, sub, callback as never),
+        }
+      : {}),
   });
 }
 

@@ -7,6 +7,8 @@
  * bytes of all records in order. Both are transferred, not copied.
  */
 
+import type { BrokerRefusal, BrokerSecurity, RefusalCounts } from './broker-auth.js';
+
 /** A connection opened (towards the broker only). */
 export const OPEN = 1;
 /** Bytes of a connection: `a` bytes. */
@@ -132,6 +134,11 @@ export interface BrokerThreadData {
   port: number;
   host: string;
   fallbackToFreePort: boolean;
+  security?: BrokerSecurity;
+  maxPacketBytes?: number;
+  certs?: string;
+  tlsPort?: number;
+  wsPort?: number;
 }
 
 /** Requests of the simulator's thread, each answered by a `reply` with the same id. */
@@ -147,7 +154,9 @@ export type BrokerCall =
 export type ToBroker = { type: 'batch'; batch: Batch } | { type: 'call'; id: number; call: BrokerCall };
 
 export type FromBroker =
-  | { type: 'ready'; url: string; port: number; fellBack: boolean }
+  | { type: 'ready'; url: string; port: number; fellBack: boolean; auth: boolean; tlsUrl?: string; wsUrl?: string }
+  /** A refusal (at most 20 a second are posted), with every refusal counted so far. */
+  | { type: 'refused'; refusal: BrokerRefusal; counts: RefusalCounts }
   | { type: 'failed'; code: string; message: string }
   | { type: 'batch'; batch: Batch }
   | { type: 'reply'; id: number; value?: unknown; error?: { code?: string; message: string } };

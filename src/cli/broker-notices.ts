@@ -128,3 +128,12 @@ export function watchFleet(stations: Iterable<WatchedStation>, notices: BrokerNo
     for (const stop of stops) stop();
   };
 }
+
+/** What the ready line says of the embedded broker's other listeners, e.g. ` · MQTT TLS mqtts://… · MQTT WebSocket wss://…`. */
+export function brokerListeners(broker: { tlsUrl?: string; wsUrl?: string; auth: boolean }): { text: string; json: { tlsUrl?: string; wsUrl?: string; brokerAuth?: true } } {
+  let text = '';
+  if (broker.tlsUrl) text += ` · MQTT TLS ${broker.tlsUrl}`;
+  if (broker.wsUrl) text += ` · MQTT WebSocket ${broker.wsUrl}`;
+  if (broker.auth) text += ' (authentication required)';
+  return { text, json: { ...(broker.tlsUrl ? { tlsUrl: broker.tlsUrl } : {}), ...(broker.wsUrl ? { wsUrl: broker.wsUrl } : {}), ...(broker.auth ? { brokerAuth: true as const } : {}) } };
+}

@@ -71,6 +71,35 @@ export function withBrokerThread<T>(yargs: Argv<T>) {
   });
 }
 
+/** The embedded broker's security (docs/mqtt-security.md, "The embedded broker, secured"). */
+export function withBrokerSecurity<T>(yargs: Argv<T>) {
+  return yargs
+    .option('broker-auth', {
+      type: 'boolean',
+      describe: "Embedded broker: require every MQTT client to authenticate as one of the fixture's identities (on by default when the fixture has mqtt.identities or mqtt.certs)",
+    })
+    .option('insecure-broker', {
+      type: 'boolean',
+      default: false,
+      describe: 'Embedded broker: run without authentication on a --host other than loopback (refused otherwise, as Mosquitto 2 does)',
+    })
+    .option('broker-tls-port', { type: 'number', describe: "Embedded broker: port of an MQTT-over-TLS listener, with the fixture's mqtt.certs; 0 picks a free one" })
+    .option('broker-ws-port', { type: 'number', describe: 'Embedded broker: port of an MQTT-over-WebSocket listener (wss with mqtt.certs); 0 picks a free one' });
+}
+
+/** The `withBrokerSecurity` flags given, as SimulatorOptions fields. */
+export function brokerSecurityOptions(argv: Record<string, unknown>): { brokerAuth?: boolean; insecureBroker?: boolean; brokerTlsPort?: number; brokerWsPort?: number } {
+  checkPort('broker-tls-port', argv['broker-tls-port'] as number | undefined);
+  checkPort('broker-ws-port', argv['broker-ws-port'] as number | undefined);
+  const given = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));
+  return {
+    ...given('brokerAuth', argv['broker-auth'] as boolean | undefined),
+    ...given('insecureBroker', argv['insecure-broker'] === true ? true : undefined),
+    ...given('brokerTlsPort', argv['broker-tls-port'] as number | undefined),
+    ...given('brokerWsPort', argv['broker-ws-port'] as number | undefined),
+  };
+}
+
 export function withBroker<T>(yargs: Argv<T>, required: boolean) {
   return withBrokerTls(yargs).option('broker', {
     type: 'string',

@@ -27,6 +27,9 @@ import {
   SimStationSchema,
   StationListReplySchema,
 } from './wire-schemas.js';
+import type { SimHealth } from './wire-schemas.js';
+
+type SimHealthRefused = NonNullable<SimHealth['broker']>['refused'];
 
 /** What the route plugins work with. */
 export interface ControlRoutesOptions {
@@ -35,6 +38,8 @@ export interface ControlRoutesOptions {
   fixture: Fixture;
   /** Reports whether the broker connection of the simulator is up. @default always up */
   brokerUp?: () => boolean;
+  /** What the embedded broker refused so far, for health (absent with an external broker). */
+  brokerRefused?: () => SimHealthRefused;
   /** Simulated time; `advance` exists on a manual clock. @default none: the clock routes answer 409 */
   clock?: AdvanceableClock;
 }
@@ -68,7 +73,8 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     // arrive, and re-arms it when the broker connection is lost); a station taken offline or
     // online on purpose later does not undo it.
     const ready = (options.brokerUp?.() ?? true) && hub.readiness.cameUp;
-    return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
+    const refused = options.brokerRefused?.();
+    return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline }, ...(refused ? { broker: { refused } } : {}) });
   });
 
   plane.get('/clock', { schema: { response: { 200: ClockReplySchema } } }, async () => {

@@ -26,6 +26,19 @@ export interface ControlOptions {
   onScenarioError?: (message: string) => void;
   /** Watch the contract topics inside the embedded broker instead of over MQTT. */
   tap?: BrokerTap;
+  /** The embedded broker's refusals: counted in health, sent on the event stream. */
+  brokerRefusals?: BrokerRefusals;
+}
+
+/** What the control plane needs of the embedded broker's refusals (`StartedBroker`). */
+export interface BrokerRefusals {
+  refusedCounts(): Record<'connect' | 'publish' | 'subscribe' | 'packet-too-large', number>;
+  onRefused(
+    listener: (
+      refusal: { kind: 'connect' | 'publish' | 'subscribe' | 'packet-too-large'; identity?: string; clientId?: string; topic?: string; reason: string },
+      counts: Record<'connect' | 'publish' | 'subscribe' | 'packet-too-large', number>,
+    ) => void,
+  ): () => void;
 }
 
 export interface StartedControl {
@@ -55,6 +68,19 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   // broker retains after the reconnect. Through the broker's tap, nothing passes the session
   // and the tap replays nothing, so there is nothing to forget and nothing would come back.
   if (!options.tap) channel.onConnectionChange(() => hub.readiness.forgetStatuses());
+  // Already rate-limited by the broker (at most 20 a second), so a flood of refusals cannot flood the stream.
+  const refusals = options.brokerRefusals;
+  const unlistenRefusals = refusals?.onRefused((refusal, counts) =>
+    hub.emit({
+      type: 'broker.refused',
+      kind: refusal.kind,
+      ...(refusal.identity === undefined ? {} : { identity: refusal.identity }),
+      ...(refusal.clientId === undefined ? {} : { clientId: refusal.clientId }),
+      ...(refusal.topic === undefined ? {} : { topic: refusal.topic }),
+      reason: refusal.reason,
+      counts,
+    }),
+  );
   let scenario: StartedScenario | undefined;
   return {
     channel,
@@ -68,6 +94,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         ...(isAdvanceable(options.clock) ? { clock: options.clock } : {}),
         // Health says not ready while the control plane cannot reach the broker (and so the fleet).
         brokerUp: () => channel.connected,
+        ...(refusals ? { brokerRefused: () => refusals.refusedCounts() } : {}),
       }),
     startScenario: () => {
       if (scenario || options.fixture.scenario.length === 0) return;
@@ -83,6 +110,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     stopScenario: () => scenario?.stop(),
     scenarioSettled: async () => scenario?.settled(),
     stop: async () => {
+      unlistenRefusals?.();
       scenario?.stop();
       hub.stop();
       await channel.stop();

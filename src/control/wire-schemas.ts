@@ -85,10 +85,17 @@ export const ClockAdvanceBodySchema = Type.Object({ ms: Type.Integer({ minimum: 
 
 // ── Replies ─────────────────────────────────────────────────────────────────────────────────────
 
+const RefusedCountsSchema = Type.Object(
+  { connect: Type.Integer(), publish: Type.Integer(), subscribe: Type.Integer(), 'packet-too-large': Type.Integer() },
+  { ...strict, description: 'What the embedded broker refused so far, by kind (docs/mqtt-security.md).' },
+);
+
 export const HealthReplySchema = Type.Object(
   {
     ready: Type.Boolean(),
     stations: Type.Object({ total: Type.Integer(), online: Type.Integer(), offline: Type.Integer() }, strict),
+    /** With the embedded broker: what it refused. */
+    broker: Type.Optional(Type.Object({ refused: RefusedCountsSchema }, strict)),
   },
   strict,
 );
@@ -164,6 +171,16 @@ export const ApiRequestEventSchema = event('api.request', {
   commandId: Type.Optional(Type.String()),
 });
 
+/** The embedded broker refused a connection, a publish, a subscription or an oversized packet (at most 20 a second are sent; `counts` counts them all). Never a password. */
+export const BrokerRefusedEventSchema = event('broker.refused', {
+  kind: Type.Union([Type.Literal('connect'), Type.Literal('publish'), Type.Literal('subscribe'), Type.Literal('packet-too-large')]),
+  identity: Type.Optional(Type.String()),
+  clientId: Type.Optional(Type.String()),
+  topic: Type.Optional(Type.String()),
+  reason: Type.String(),
+  counts: RefusedCountsSchema,
+});
+
 /** Every event the server builds, without `seq`. */
 export const SimStreamEventSchema = Type.Union([
   SnapshotEventSchema,
@@ -176,6 +193,7 @@ export const SimStreamEventSchema = Type.Union([
   FaultAppliedEventSchema,
   ControlEventSchema,
   ApiRequestEventSchema,
+  BrokerRefusedEventSchema,
 ]);
 
 /** One message of `GET /sim/v1/events`: an event with `seq`, which increases by one per event of the connection. */

@@ -191,6 +191,9 @@ export class ActivityLog {
       case 'api.request':
         this.note(`${event.method} ${event.route} → ${event.status} (${event.ms}ms)`, event.status >= 500 ? 'error' : event.status >= 400 ? 'warn' : 'info', at);
         return;
+      case 'broker.refused':
+        this.note(`broker refused ${event.kind}${event.identity ? ` by ${event.identity}` : ''}${event.topic ? ` on ${event.topic}` : ''}: ${event.reason}`, 'warn', at);
+        return;
     }
   }
 

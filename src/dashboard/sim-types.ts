@@ -64,6 +64,7 @@ const REQUIRED_STRINGS: { readonly [T in SimEventType]: readonly StringFields<Ex
   'fault.applied': ['token', 'fault'],
   control: ['action'],
   'api.request': ['method', 'route'],
+  'broker.refused': ['kind', 'reason'],
 };
 
 /**

@@ -103,6 +103,14 @@ export interface SimulatorOptions extends HttpOptions {
    * @default true
    */
   brokerThread?: boolean;
+  /** Embedded broker: require authentication even when the fixture names no identities (docs/mqtt-security.md). @default as the fixture says */
+  brokerAuth?: boolean;
+  /** Embedded broker: run without authentication on a host other than loopback (refused otherwise, as Mosquitto 2 does). @default false */
+  insecureBroker?: boolean;
+  /** Embedded broker: port of an MQTT-over-TLS listener (needs the fixture's `mqtt.certs`); 0 picks a free one. @default the fixture's `mqtt.broker.tlsPort` */
+  brokerTlsPort?: number;
+  /** Embedded broker: port of an MQTT-over-WebSocket listener; 0 picks a free one. @default the fixture's `mqtt.broker.wsPort` */
+  brokerWsPort?: number;
   /**
    * Serve the `/v1` API and the `/sim/v1` control plane. Off for a fleet-only process.
    * @default true
@@ -205,6 +213,10 @@ const SIMULATOR_RULES: Rules<SimulatorOptions> = {
   mqttPort: port,
   mqttFallbackToFreePort: boolean,
   brokerThread: boolean,
+  brokerAuth: boolean,
+  insecureBroker: boolean,
+  brokerTlsPort: port,
+  brokerWsPort: port,
   http: boolean,
   onProgress: callback,
   record: { ...nonEmptyString, wants: 'a file path' },

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-broker.js';
 import { startBrokerThread } from '../broker/broker-thread.js';
+import { embeddedBrokerSettings } from '../broker/broker-settings.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
@@ -196,14 +197,29 @@ class Cleanups {
 
 /** The embedded broker, or the external one given. */
 async function connectBroker(
-  options: Pick<SimulatorOptions, 'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread' | 'onNotice'>,
+  options: Pick<
+    SimulatorOptions,
+    'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread' | 'onNotice' | 'brokerAuth' | 'insecureBroker' | 'brokerTlsPort' | 'brokerWsPort'
+  >,
   cleanups: Cleanups,
+  fixture?: Fixture,
 ): Promise<{ transport: MqttTransport; mqttUrl: string; broker: StartedBroker | undefined }> {
   if (options.broker) return { transport: { kind: 'tcp', url: options.broker }, mqttUrl: redactUrl(options.broker), broker: undefined };
+  const host = options.host ?? '127.0.0.1';
+  // Authentication, ACLs, TLS and WebSocket listeners as the fixture and options say; open beyond loopback only when asked.
+  const { settings, warning } = embeddedBrokerSettings(fixture ?? { source: '<none>', stations: [], mqtt: {} }, {
+    host,
+    ...(options.brokerAuth === undefined ? {} : { auth: options.brokerAuth }),
+    ...(options.insecureBroker === undefined ? {} : { insecure: options.insecureBroker }),
+    ...(options.brokerTlsPort === undefined ? {} : { tlsPort: options.brokerTlsPort }),
+    ...(options.brokerWsPort === undefined ? {} : { wsPort: options.brokerWsPort }),
+  });
+  if (warning) options.onNotice?.(warning);
   const where = {
     port: options.mqttPort ?? 0,
-    host: options.host ?? '127.0.0.1',
+    host,
     fallbackToFreePort: options.mqttFallbackToFreePort ?? false,
+    ...settings,
   };
   const broker =
     options.brokerThread === false
@@ -253,7 +269,7 @@ async function startControlFor(
     identity: await identities.control(),
     fixture,
     clock,
-    ...(broker ? { tap: broker.tap } : {}),
+    ...(broker ? { tap: broker.tap, brokerRefusals: broker } : {}),
     ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
     ...(options.onNotice ? { onScenarioError: options.onNotice } : {}),
   });
@@ -310,7 +326,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
-    const connected = await connectBroker(options, cleanups);
+    const connected = await connectBroker(options, cleanups, fixture);
     const { mqttUrl, broker } = connected;
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);

@@ -8,6 +8,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import mqtt from 'mqtt';
 import { createClient } from '../../src/client/index.js';
 import {
   ClockReplySchema,
@@ -27,7 +28,7 @@ let sim: StartedSimulator;
 let control: string;
 
 beforeAll(async () => {
-  sim = await startSimulator({ fixture: 'fixtures/ci.json', commandTimeoutMs: 300 });
+  sim = await startSimulator({ fixture: 'fixtures/ci.json', commandTimeoutMs: 300, brokerAuth: true });
   control = sim.controlUrl!;
 });
 afterAll(async () => {
@@ -76,6 +77,12 @@ describe('the /sim/v1 wire schemas', () => {
       await stream.waitFor((event) => event.type === 'station.status' && event.token === 'CI-FLEET-01' && event.status === 'online', 'the station back');
       await stream.waitFor((event) => event.type === 'control', 'a control event');
       await stream.waitFor((event) => event.type === 'api.request', 'an API request');
+      // broker.refused: an anonymous client on the authenticating embedded broker.
+      await mqtt.connectAsync(sim.broker!.url, { reconnectPeriod: 0, clientId: 'anonymous' }, false).then(
+        (client) => client.end(true),
+        () => undefined,
+      );
+      await stream.waitFor((event) => event.type === 'broker.refused', 'a broker refusal');
 
       expect(new Set(stream.events.map((event) => event.type))).toEqual(new Set(SIM_EVENT_TYPES));
       for (const event of stream.events) {

@@ -86,7 +86,7 @@ describe('startSimulator (library)', () => {
     const before = openHandles();
     const fixture = { stations: [{ token: 'H-1', stationId: 1, locks: [{ lockId: '1' }] }] };
     // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never a local address.
-    await expect(startSimulator({ fixture, host: '192.0.2.1', insecureControl: true })).rejects.toMatchObject({
+    await expect(startSimulator({ fixture, host: '192.0.2.1', insecureControl: true, insecureBroker: true })).rejects.toMatchObject({
       code: 'HOST_UNAVAILABLE',
       message: "Cannot listen on 192.0.2.1 for MQTT: the address is not one of this machine's (EADDRNOTAVAIL)",
     });

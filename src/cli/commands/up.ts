@@ -11,6 +11,8 @@ import {
   seedOf,
   withBroker,
   withBrokerThread,
+  withBrokerSecurity,
+  brokerSecurityOptions,
   withFixture,
   withHost,
   withHttp,
@@ -23,7 +25,7 @@ import {
 } from '../options.js';
 import { fleetSummary } from './stations.js';
 import { apiBrokerNotices } from './api.js';
-import { watchConnection, watchFleet } from '../broker-notices.js';
+import { brokerListeners, watchConnection, watchFleet } from '../broker-notices.js';
 import { runDashboard, runDashboardUntilDone, unlockAs } from './dashboard.js';
 import { NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
 import { SimError } from '../../errors.js';
@@ -33,7 +35,7 @@ export function upCommand(io: CliIo): CommandModule {
     command: 'up',
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
     builder: (yargs) =>
-      withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false))).option('dashboard', {
+      withBrokerSecurity(withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false)))).option('dashboard', {
         type: 'string',
         describe: 'Show the live dashboard (--dashboard); "auto" shows it only in an interactive terminal',
         coerce: (value: string) => (value === '' || value === 'true' ? 'on' : value),
@@ -49,6 +51,10 @@ export function upCommand(io: CliIo): CommandModule {
       }
       if (argv.broker !== undefined && argv['broker-thread'] === false) {
         throw new UsageError('--no-broker-thread is about the embedded broker; with --broker there is no embedded broker');
+      }
+      const brokerSecurity = brokerSecurityOptions(argv);
+      if (argv.broker !== undefined && Object.keys(brokerSecurity).length > 0) {
+        throw new UsageError('--broker-auth, --insecure-broker, --broker-tls-port and --broker-ws-port are about the embedded broker; with --broker there is no embedded broker');
       }
       const http = httpOptions(argv);
       const host = argv.host as string;
@@ -69,6 +75,7 @@ export function upCommand(io: CliIo): CommandModule {
         // A port falls back to a free one only when it was not given explicitly.
         mqttFallbackToFreePort: mqttPort === undefined,
         brokerThread: argv['broker-thread'] as boolean,
+        ...brokerSecurity,
         onNotice: (message) => notice(io, message),
       });
       if (sim.broker?.fellBack) {
@@ -77,11 +84,12 @@ export function upCommand(io: CliIo): CommandModule {
       if (sim.http?.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${sim.http.api.port} instead`);
       notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
       const summary = fleetSummary(sim.fleet);
+      const listeners = sim.broker ? brokerListeners(sim.broker) : { text: '', json: {} };
       printReady(
         io,
         argv.json as boolean,
-        `station-sim up: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl} · ${summary.text} · seed ${sim.seed} · Ctrl-C to stop`,
-        { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, stations: summary.total, online: summary.online, seed: sim.seed },
+        `station-sim up: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl}${listeners.text} · ${summary.text} · seed ${sim.seed} · Ctrl-C to stop`,
+        { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, ...listeners.json, stations: summary.total, online: summary.online, seed: sim.seed },
       );
       if (withDashboard && sim.apiUrl) {
         const account = sim.fixture.accounts[0];
