@@ -55,6 +55,7 @@ const DEFAULT_IDENTITIES: Record<MqttRole, IdentityTemplates> = {
   station: { clientId: 'station-sim-{token}', username: '{token}', password: undefined },
   service: { clientId: 'station-sim-api', username: 'station-sim-service', password: undefined },
   control: { clientId: 'station-sim-control', username: 'station-sim-control', password: undefined },
+  agent: { clientId: 'station-sim-agent', username: 'station-sim-agent', password: undefined },
   observer: { clientId: undefined, username: 'station-sim-observer', password: undefined },
 };
 
@@ -447,7 +448,7 @@ export class BrokerGuard {
 
   #byUsername(username: string): Who | undefined {
     const { identities } = this.security;
-    for (const role of ['service', 'control', 'observer'] as const) if (identities[role].username === username) return { role };
+    for (const role of ['service', 'control', 'agent', 'observer'] as const) if (identities[role].username === username) return { role };
     const token = this.#stationUser ? this.#stationUser.exec(username)?.groups?.token : username;
     return token !== undefined && this.#tokens.has(token) ? { role: 'station', token } : undefined;
   }
@@ -460,12 +461,12 @@ export class BrokerGuard {
     const byName = this.#byUsername(cn);
     if (byName) return byName;
     if (this.#tokens.has(cn)) return { role: 'station', token: cn };
-    for (const role of ['service', 'control', 'observer'] as const) if (DEFAULT_IDENTITIES[role].username === cn) return { role };
+    for (const role of ['service', 'control', 'agent', 'observer'] as const) if (DEFAULT_IDENTITIES[role].username === cn) return { role };
     return undefined;
   }
 
   #byClientId(clientId: string): Who | undefined {
-    for (const role of ['service', 'control', 'observer'] as const) {
+    for (const role of ['service', 'control', 'agent', 'observer'] as const) {
       const template = this.security.identities[role].clientId;
       if (template !== undefined && (clientId === template || clientId.startsWith(`${template}-`))) return { role };
     }
@@ -517,6 +518,7 @@ export class BrokerGuard {
         return { identity: 'service', canPublish: (topic) => topic === sync || shared.canPublish(topic), canSubscribe: (filter) => filter === sync || shared.canSubscribe(filter) };
       }
       case 'control':
+      case 'agent':
         return this.#control;
       case 'observer':
         return this.#observer;

@@ -1,6 +1,6 @@
 /**
  * The test PKI of `station-sim certs` (docs/mqtt-security.md): a CA, its CRL, the broker's
- * certificate, one certificate per identity (service, control, observer) and one per station, in
+ * certificate, one certificate per identity (service, control, agent, observer) and one per station, in
  * one folder. Re-running keeps every certificate that is still good byte for byte, adds what is
  * missing and never makes a new CA over an old one; revoking a station rewrites the CRL.
  *
@@ -20,6 +20,7 @@ export const DEFAULT_SERVER_HOSTS: readonly string[] = ['localhost', '127.0.0.1'
 export const IDENTITY_CERTS = [
   { name: 'service', commonName: 'station-sim-service' },
   { name: 'control', commonName: 'station-sim-control' },
+  { name: 'agent', commonName: 'station-sim-agent' },
   { name: 'observer', commonName: 'station-sim-observer' },
 ] as const;
 export const CA_COMMON_NAME = 'station-sim test CA';

@@ -17,7 +17,7 @@ export interface FleetAgentOptions {
   transport: MqttTransport;
   /**
    * Who the agent is on the broker: the control identity (docs/mqtt-security.md).
-   * @default client id `station-sim-control-agent-<uuid>`, no credentials of its own
+   * @default client id `station-sim-agent-<uuid>`, no credentials of its own
    */
   identity?: SharedIdentity;
   stations: ReadonlyMap<string, StationClient>;
@@ -31,7 +31,7 @@ export interface StartedFleetAgent {
 
 export async function startFleetAgent(options: FleetAgentOptions): Promise<StartedFleetAgent> {
   const client: MqttClient = createMqttClient(options.transport, {
-    ...(options.identity ?? { clientId: `station-sim-control-agent-${randomUUID()}` }),
+    ...(options.identity ?? { clientId: `station-sim-agent-${randomUUID()}` }),
     clean: true,
     reconnectPeriod: 1000,
   });

@@ -75,15 +75,18 @@ export interface MqttIdentities {
   station(token: string): Promise<ConnectIdentity>;
   /** The `/v1` gateway's. */
   service(): Promise<SharedIdentity>;
-  /** The control plane's (`part` "agent" for a fleet agent, which shares the control identity). */
+  /** The control plane's; with `part` "agent", the fleet agent's (an identity of its own, held to control's topics). */
   control(part?: 'agent'): Promise<SharedIdentity>;
 }
 
 /** Default templates of docs/mqtt-security.md, "Identities". */
-const DEFAULTS: Record<'station' | 'service' | 'control', { clientId: string; username: string; certs: string }> = {
+const DEFAULTS: Record<'station' | 'service' | 'control' | 'agent', { clientId: string; username: string; certs: string }> = {
   station: { clientId: 'station-sim-{token}', username: '{token}', certs: 'stations/{token}' },
   service: { clientId: 'station-sim-api', username: 'station-sim-service', certs: 'service' },
   control: { clientId: 'station-sim-control', username: 'station-sim-control', certs: 'control' },
+  // An identity of its own, not control's: on a broker that makes the user name the client id
+  // (Mosquitto's use_username_as_clientid), two connections of one identity throw each other off.
+  agent: { clientId: 'station-sim-agent', username: 'station-sim-agent', certs: 'agent' },
 };
 
 /**
@@ -136,7 +139,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
   };
 
   /** Paths of a role's certificate and key: the fixture's fields, else the `certs` folder's layout. */
-  const certPaths = (role: 'station' | 'service' | 'control', token: string | undefined): { cert: string; key: string } | undefined => {
+  const certPaths = (role: 'station' | 'service' | 'control' | 'agent', token: string | undefined): { cert: string; key: string } | undefined => {
     const identity = declared(role);
     if (identity.cert !== undefined || identity.key !== undefined) {
       if (identity.cert === undefined || identity.key === undefined) {
@@ -149,7 +152,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
     return { cert: `${stem}.crt`, key: `${stem}.key` };
   };
 
-  const common = async (role: 'station' | 'service' | 'control', token: string | undefined, clientId: string): Promise<SharedIdentity> => {
+  const common = async (role: 'station' | 'service' | 'control' | 'agent', token: string | undefined, clientId: string): Promise<SharedIdentity> => {
     const identity = declared(role);
     const result: SharedIdentity = { clientId };
     const username = identity.username ?? (managed ? DEFAULTS[role].username : undefined);
@@ -159,7 +162,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
   };
 
   /** The service's or control's certificate: the command line's, else the fixture's; read now, as mqtt.js wants it at once. */
-  const sharedCert = async (role: 'service' | 'control'): Promise<ClientCertificate | undefined> => {
+  const sharedCert = async (role: 'service' | 'control' | 'agent'): Promise<ClientCertificate | undefined> => {
     if ((overrides.cert === undefined) !== (overrides.key === undefined)) {
       throw new SimError('MQTT_CREDENTIALS', `--broker-cert and --broker-key go together: ${overrides.cert === undefined ? '--broker-cert' : '--broker-key'} is missing`);
     }
@@ -168,7 +171,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
     return { cert: await readPem(paths.cert, `the ${role} certificate`), key: await readPem(paths.key, `the ${role} key`) };
   };
 
-  const shared = async (role: 'service' | 'control', suffix: string): Promise<SharedIdentity> => {
+  const shared = async (role: 'service' | 'control' | 'agent', suffix: string): Promise<SharedIdentity> => {
     const template = declared(role).clientId ?? DEFAULTS[role].clientId;
     const identity: SharedIdentity = await common(role, undefined, `${template}-${suffix}`);
     const cert = secure ? await sharedCert(role) : undefined;
@@ -188,7 +191,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
       return identity;
     },
     service: () => shared('service', randomHex(4)),
-    control: (part) => shared('control', part === 'agent' ? `agent-${randomUUID()}` : randomHex(4)),
+    control: (part) => (part === 'agent' ? shared('agent', randomUUID()) : shared('control', randomHex(4))),
   };
 }
 

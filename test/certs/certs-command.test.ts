@@ -47,10 +47,10 @@ describe('station-sim certs', () => {
     const fixture = await fixtureWith(work, TOKENS);
     const first = await runCliInProcess(['certs', '--fixture', fixture, '--out', out, '--host', 'broker.example', '--host', '10.0.0.7']);
     expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(first.stdout).toBe(`station-sim certs: ${out}: new CA, 7 certificates issued, 0 kept\n`);
+    expect(first.stdout).toBe(`station-sim certs: ${out}: new CA, 8 certificates issued, 0 kept\n`);
 
     const files = await snapshot(out);
-    const stems = ['ca', 'server', 'service', 'control', 'observer', 'stations/ST-1', 'stations/ST-2', 'stations/ST-3'];
+    const stems = ['ca', 'server', 'service', 'control', 'agent', 'observer', 'stations/ST-1', 'stations/ST-2', 'stations/ST-3'];
     expect(Object.keys(files).sort()).toEqual([...stems.flatMap((stem) => [`${stem}.crt`, `${stem}.key`]), 'crl.pem', 'index.json'].sort());
     for (const [name, summary] of Object.entries(files)) expect(summary.split(' ')[1], name).toBe(name.endsWith('.key') ? '600' : '644');
     for (const stem of stems) expect(await readFile(join(out, `${stem}.key`), 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
@@ -61,7 +61,7 @@ describe('station-sim certs', () => {
     expect(server.subjectAltName).toBe('DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, DNS:broker.example, IP Address:10.0.0.7');
 
     const second = await runCliInProcess(['certs', '--fixture', fixture, '--out', out, '--host', 'broker.example']);
-    expect(second.stdout).toBe(`station-sim certs: ${out}: CA kept, 0 certificates issued, 7 kept\n`);
+    expect(second.stdout).toBe(`station-sim certs: ${out}: CA kept, 0 certificates issued, 8 kept\n`);
     expect(await snapshot(out)).toEqual(files);
   });
 
@@ -72,7 +72,7 @@ describe('station-sim certs', () => {
     const verify = (file: string, purpose: string) =>
       openssl(['verify', '-CAfile', join(out, 'ca.crt'), '-crl_check', '-CRLfile', join(out, 'crl.pem'), '-purpose', purpose, join(out, file)]);
     expect(verify('server.crt', 'sslserver')).toEqual({ status: 0, output: `${join(out, 'server.crt')}: OK` });
-    for (const file of ['service.crt', 'control.crt', 'observer.crt', ...TOKENS.map((token) => `stations/${token}.crt`)]) {
+    for (const file of ['service.crt', 'control.crt', 'agent.crt', 'observer.crt', ...TOKENS.map((token) => `stations/${token}.crt`)]) {
       expect(verify(file, 'sslclient'), file).toEqual({ status: 0, output: `${join(out, file)}: OK` });
     }
     // A client certificate is not a server's, and the other way round.
@@ -98,7 +98,7 @@ describe('station-sim certs', () => {
     await runCliInProcess(['certs', '--fixture', await fixtureWith(work, TOKENS), '--out', out]);
     const before = await snapshot(out);
     const grown = await runCliInProcess(['certs', '--fixture', await fixtureWith(work, [...TOKENS, 'ST-4']), '--out', out]);
-    expect(grown.stdout).toBe(`station-sim certs: ${out}: CA kept, 1 certificate issued, 7 kept\n`);
+    expect(grown.stdout).toBe(`station-sim certs: ${out}: CA kept, 1 certificate issued, 8 kept\n`);
     const after = await snapshot(out);
     const changed = Object.keys(after).filter((name) => after[name] !== before[name]).sort();
     expect(changed).toEqual(['index.json', 'stations/ST-4.crt', 'stations/ST-4.key']);
@@ -137,7 +137,7 @@ describe('station-sim certs', () => {
     await generateTestPki({ dir: out, tokens: ['ST-1'], days: 2, now: tenDaysAgo });
     const before = await snapshot(out);
     const result = await runCliInProcess(['certs', '--fixture', await fixtureWith(work, ['ST-1']), '--out', out, '--json']);
-    expect(JSON.parse(result.stdout)).toEqual({ event: 'certs', dir: out, caCreated: false, issued: 5, kept: 0, revoked: [] });
+    expect(JSON.parse(result.stdout)).toEqual({ event: 'certs', dir: out, caCreated: false, issued: 6, kept: 0, revoked: [] });
     const after = await snapshot(out);
     expect(Object.keys(after).filter((name) => after[name] === before[name]).sort()).toEqual(['ca.crt', 'ca.key']);
     expect(new Date(new X509Certificate(readFileSync(join(out, 'stations/ST-1.crt'), 'utf8')).validTo).getTime()).toBeGreaterThan(Date.now());

@@ -26,7 +26,7 @@ describe('loadIdentities', () => {
     expect(await ids.station('A1')).toEqual({ clientId: 'station-sim-A1' });
     expect(await ids.service()).toEqual({ clientId: 'station-sim-api-abcd1234' });
     expect(await ids.control()).toEqual({ clientId: 'station-sim-control-abcd1234' });
-    expect((await ids.control('agent')).clientId).toMatch(/^station-sim-control-agent-[0-9a-f-]{36}$/);
+    expect((await ids.control('agent')).clientId).toMatch(/^station-sim-agent-[0-9a-f-]{36}$/);
     expect(ids.tls).toEqual({});
   });
 

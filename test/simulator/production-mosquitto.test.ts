@@ -1,0 +1,119 @@
+/**
+ * The whole simulator against a broker we did not write: Mosquitto 2 configured as
+ * docs/mqtt-security.md says production should be (TLS with `require_certificate`,
+ * `use_identity_as_username`, the ACL file, the CRL), with certificates from `station-sim certs`.
+ * Every station connects with its own certificate, unlocks go end to end through `/v1`, a station's
+ * identity cannot change another station's state, a revoked station is refused, and a wrong CA, a
+ * wrong host name and an expired certificate each fail with their own message.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateTestPki, revokeStation } from '../../src/certs/test-pki.js';
+import { startSimulator } from '../../src/simulator/start-simulator.js';
+import { startTestSimulator, type TestSimulator } from '../../src/testing/test-simulator.js';
+import { eventually } from '../helpers/eventually.js';
+import { mosquittoAvailable, startProductionMosquitto, type ProductionMosquitto } from '../helpers/production-mosquitto.js';
+import { makeExpiredStationCert, makeForeignCaStationCert } from '../helpers/test-pki.js';
+
+const TOKENS = ['PM-1', 'PM-2', 'PM-3'];
+const PASSWORD = 'pm-account-password';
+
+describe.runIf(mosquittoAvailable())('the simulator on Mosquitto configured as production', () => {
+  let dir: string;
+  let certsDir: string;
+  let fixture: string;
+  let broker: ProductionMosquitto;
+  let simulator: TestSimulator;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'production-mosquitto-sim-'));
+    certsDir = join(dir, 'certs');
+    await generateTestPki({ dir: certsDir, tokens: TOKENS });
+    fixture = join(dir, 'fixture.json');
+    await writeFile(
+      fixture,
+      JSON.stringify({
+        api: { loginThrottle: { enabled: false } },
+        accounts: [{ email: 'pm@example.com', password: PASSWORD, stations: TOKENS }],
+        stations: TOKENS.map((token, index) => ({ token, stationId: 700 + index, locks: [{ lockId: '1' }, { lockId: '2' }], behaviour: { unlockDelayMs: 20, relockMs: 10_000 } })),
+        mqtt: { certs: './certs' },
+      }),
+    );
+    broker = await startProductionMosquitto({ certsDir });
+    simulator = await startTestSimulator({ fixture, broker: broker.certificateUrl });
+  }, 120_000);
+
+  afterAll(async () => {
+    await simulator?.stop();
+    await broker?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('connects every station with its own certificate, and every unlock works end to end through /v1', async () => {
+    const client = await simulator.login('pm@example.com');
+    for (const token of TOKENS) {
+      const station = await client.getStation(token);
+      expect(station.status).toBe('online');
+      for (const lockId of ['1', '2']) expect(await client.unlock(token, lockId)).toEqual({ success: true });
+    }
+    for (const token of TOKENS) await simulator.waitForLock(token, '2', 'unlocked');
+  });
+
+  it("refuses a station's identity on another station's topics: the state the API serves does not change", async () => {
+    const pki = (name: string) => readFile(join(certsDir, name));
+    const intruder = await mqtt.connectAsync(
+      broker.certificateUrl,
+      { ca: await pki('ca.crt'), cert: await pki('stations/PM-1.crt'), key: await pki('stations/PM-1.key'), clientId: 'PM-1-second', reconnectPeriod: 0, protocolVersion: 4 },
+      false,
+    );
+    try {
+      const fake = { stationId: 6666, status: 'offline', batteryVoltage: 99.9, lastConnection: new Date().toISOString() };
+      await intruder.publishAsync('stations/PM-2/status', JSON.stringify(fake), { qos: 1, retain: true });
+      await intruder.publishAsync('stations/PM-2/acks', JSON.stringify({ commandId: 'x', accepted: true }), { qos: 1 });
+      // A publication of its own goes through: once the API sees it, the intruder's earlier ones had their chance.
+      const client = await simulator.login('pm@example.com');
+      const before = await client.getStation('PM-2');
+      expect(before.status).toBe('online');
+      expect(before.batteryVoltage).not.toBe(99.9);
+      // The broker drops what the ACL refuses; an unlock of PM-2 still runs through PM-2 itself.
+      expect(await client.unlock('PM-2', '1')).toEqual({ success: true });
+    } finally {
+      await intruder.endAsync(true);
+    }
+  });
+
+  it('refuses a revoked station once the broker reloads its CRL', async () => {
+    await revokeStation({ dir: certsDir, token: 'PM-3' });
+    await broker.reload();
+    const pki = (name: string) => readFile(join(certsDir, name));
+    const options = { ca: await pki('ca.crt'), cert: await pki('stations/PM-3.crt'), key: await pki('stations/PM-3.key'), clientId: 'PM-3', reconnectPeriod: 0, protocolVersion: 4 as const };
+    await eventually(async () => {
+      await expect(mqtt.connectAsync(broker.certificateUrl, options, false)).rejects.toThrow();
+    }, { what: 'the revoked certificate refused' });
+  });
+
+  it('fails to start against the wrong CA, the wrong host name or an expired certificate, each with its own message', async () => {
+    const foreign = await makeForeignCaStationCert('PM-1', join(dir, 'foreign'));
+    const wrongCa = startSimulator({ fixture, broker: broker.certificateUrl, brokerTls: { ca: foreign.ca }, http: false });
+    await expect(wrongCa).rejects.toThrow(/^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ has a certificate this machine does not trust \(.+\): give its CA with --broker-ca$/);
+
+    const wrongHost = startSimulator({ fixture, broker: broker.certificateUrl, brokerTls: { servername: 'not-the-broker.example' }, http: false });
+    await expect(wrongHost).rejects.toThrow(/^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ has a certificate for another host name \(.*not-the-broker\.example.*\): connect by a name it carries, or give it with --broker-servername$/);
+
+    const expiredDir = join(dir, 'expired');
+    const expired = await makeExpiredStationCert(certsDir, 'PM-1', expiredDir);
+    const expiredFixture = join(dir, 'expired-fixture.json');
+    await writeFile(
+      expiredFixture,
+      JSON.stringify({
+        stations: [{ token: 'PM-1', stationId: 700, locks: [{ lockId: '1' }] }],
+        mqtt: { certs: './certs', identities: { station: { cert: expired.cert, key: expired.key } } },
+      }),
+    );
+    const expiredStart = startSimulator({ fixture: expiredFixture, broker: broker.certificateUrl, http: false });
+    await expect(expiredStart).rejects.toThrow(/^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ refused the client certificate \(TLS alert: certificate expired\)$/);
+  });
+});
