@@ -19,7 +19,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { encodePuback, encodePublish, packetSize, readPackets, type IncomingPacket } from './packet-codec.js';
+import { encodePuback, encodePublish, packetSize, readPackets, setPublishId, withDup, type IncomingPacket } from './packet-codec.js';
 import type { LinkEnd, LinkPeer, StreamAcceptor } from './broker-link.js';
 import { callSafely, throwLater } from '../shared/throw-later.js';
 import { endForReader, readerBehind } from '../shared/end-for-reader.js';
@@ -41,7 +41,9 @@ export interface MqttSession {
   endAsync(force?: boolean): Promise<void>;
   /** `packet.retain` is set on a retained message sent because of a new subscription (MQTT 3.1.1, 3.3.1.3). */
   on(event: 'message', listener: (topic: string, payload: Buffer, packet?: { retain: boolean }) => void): unknown;
-  on(event: 'connect' | 'close', listener: () => void): unknown;
+  /** `connack.sessionPresent`: the broker kept this client's session, subscriptions included (MQTT 3.1.1, 3.2.2.2). */
+  on(event: 'connect', listener: (connack: { sessionPresent: boolean }) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   once(event: 'connect', listener: () => void): unknown;
   once(event: 'error', listener: (error: Error) => void): unknown;
@@ -60,8 +62,36 @@ export interface LastWill {
 
 export interface LeanClientOptions {
   clientId: string;
-  /** @default true */
+  /**
+   * Clean session (MQTT 3.1.1, section 3.1.2.4). `true`: the broker and this client start every
+   * connection afresh; QoS 1 publications not acknowledged when a connection closes fail with
+   * 'connection closed', and subscriptions must be made again. `false`: a persistent session; the
+   * client keeps them and sends them again, with DUP and their packet ids, first thing on the next
+   * connection [MQTT-4.4.0-1], and the broker keeps subscriptions and queues QoS 1 messages for the
+   * client while it is away ('connect' says whether it did: `sessionPresent`).
+   * @default true
+   */
   clean?: boolean;
+  /**
+   * QoS 1 publications sent and waiting for their PUBACK at most; more wait in the queue
+   * (`maxQueued`) and go out as PUBACKs come back.
+   * @default 100
+   */
+  maxInflight?: number;
+  /**
+   * Publications waiting to be sent at most, in order: beyond `maxInflight`, or while the link has
+   * more than `writeHighWaterBytes` unsent. One more fails at once ('publish queue full').
+   * @default 1000
+   */
+  maxQueued?: number;
+  /**
+   * Backpressure: while the link holds more than this many bytes not yet written to the network,
+   * new publications (QoS 0 and 1) wait in the queue instead of being written, until the socket
+   * drains. At least 16 KiB (the socket's own mark, below which it does not tell of a drain). In
+   * memory the broker reads what it is given at once, so only `maxInflight` applies.
+   * @default 1 MiB
+   */
+  writeHighWaterBytes?: number;
   /**
    * Seconds of silence after which a PINGREQ goes out; 0 turns keepalive off. The broker drops a
    * session it has not heard from for 1.5× this (MQTT 3.1.1, section 3.1.2.10).
@@ -135,6 +165,15 @@ type Done = (error?: Error, packet?: IncomingPacket) => void;
 interface Waiting {
   ack: 'puback' | 'suback';
   done: Done;
+  /** A publication's PUBLISH as sent (topic, payload, retain, packet id), kept to send it again (MQTT 3.1.1, 4.4). */
+  packet?: Buffer;
+}
+
+/** A publication waiting to be sent: encoded already (a QoS 1 one gets its packet id when it goes out). */
+interface Queued {
+  packet: Buffer;
+  qos: 0 | 1;
+  done: Done;
 }
 
 export class LeanMqttClient extends EventEmitter implements MqttSession {
@@ -151,8 +190,12 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   /** end() was called: no reconnect, and the next close is final. */
   #ending = false;
   #nextId = 0;
-  /** QoS 1 publications and subscriptions waiting for their PUBACK / SUBACK, by packet id. */
+  /** QoS 1 publications and subscriptions waiting for their PUBACK / SUBACK, by packet id, in the order sent. */
   readonly #inflight = new Map<number, Waiting>();
+  /** How many of `#inflight` are publications (capped by `maxInflight`). */
+  #publishesInFlight = 0;
+  /** Publications waiting to be sent, in the order published (bounded by `maxQueued`). */
+  #queue: Queued[] = [];
   #keepaliveTimer: TimerHandle | undefined;
   #sentSinceTick = false;
   #receivedSinceTick = false;
@@ -172,9 +215,15 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     if (!Number.isInteger(maxIncomingPacketBytes) || maxIncomingPacketBytes < 1) {
       throw new RangeError(`maxIncomingPacketBytes must be a whole number of bytes above 0, not ${maxIncomingPacketBytes}`);
     }
+    const maxInflight = wholeNumber('maxInflight', options.maxInflight ?? 100, 1, MAX_PACKET_ID);
+    const maxQueued = wholeNumber('maxQueued', options.maxQueued ?? 1000, 0, Number.MAX_SAFE_INTEGER);
+    const writeHighWaterBytes = wholeNumber('writeHighWaterBytes', options.writeHighWaterBytes ?? 1024 * 1024, 16 * 1024, Number.MAX_SAFE_INTEGER);
     this.#settings = {
       clientId: options.clientId,
       clean: options.clean ?? true,
+      maxInflight,
+      maxQueued,
+      writeHighWaterBytes,
       keepalive: options.keepalive ?? 60,
       connectTimeout: options.connectTimeout ?? 30_000,
       will: options.will,
@@ -194,28 +243,95 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     return this.#settings.maxIncomingPacketBytes;
   }
 
+  /** What waits: QoS 1 publications sent and not acknowledged, publications queued unsent, bytes the link has not written yet. */
+  get flow(): { inFlight: number; queued: number; unsentBytes: number } {
+    return { inFlight: this.#publishesInFlight, queued: this.#queue.length, unsentBytes: this.#link?.backlog() ?? 0 };
+  }
+
+  /**
+   * Publishes at QoS 0 (the callback once written) or QoS 1 (the callback once the PUBACK is in).
+   * QoS 2 is refused with a throw. While `maxInflight` QoS 1 publications wait for their PUBACK, or
+   * the link is over `writeHighWaterBytes`, the publication waits in the queue; with the queue full
+   * it fails at once: through the callback, or as 'error' without one.
+   */
   publish(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }, callback?: Done): this {
+    const qos = opts.qos;
+    if (qos !== 0 && qos !== 1) throw new RangeError(`QoS ${String(qos)} is not supported: this MQTT client publishes at QoS 0 and 1 only`);
     if (!this.#connected) {
       callback?.(new Error('client disconnected'));
       return this;
     }
-    if (opts.qos === 0) {
-      this.#send(encodePublish(topic, message, 0, opts.retain === true, 0));
-      callback?.();
+    const retain = opts.retain === true;
+    if (this.#queue.length === 0 && this.#canSend(qos)) {
+      if (qos === 0) {
+        this.#send(encodePublish(topic, message, 0, retain, 0));
+        callback?.();
+        return this;
+      }
+      const id = this.#allocateId('puback', callback ?? noop);
+      if (id === undefined) return this;
+      let packet: Buffer;
+      try {
+        packet = encodePublish(topic, message, 1, retain, id);
+      } catch (error) {
+        // Nothing was sent: the caller hears of it once, from the throw.
+        this.#inflight.delete(id);
+        throw error;
+      }
+      this.#inflight.get(id)!.packet = packet;
+      this.#publishesInFlight += 1;
+      this.#send(packet);
       return this;
     }
-    const id = this.#allocateId('puback', callback ?? noop);
-    if (id === undefined) return this;
-    let packet: Buffer;
-    try {
-      packet = encodePublish(topic, message, 1, opts.retain === true, id);
-    } catch (error) {
-      // Nothing was sent: the caller hears of it once, from the throw.
-      this.#inflight.delete(id);
-      throw error;
+    // Encoded now, so what cannot be encoded throws to the caller, as above.
+    const packet = encodePublish(topic, message, qos, retain, 0);
+    if (this.#queue.length >= this.#settings.maxQueued) {
+      const error = new Error(
+        `publish queue full: ${this.#queue.length} publications wait to be sent (maxQueued) behind ${this.#publishesInFlight} unacknowledged (maxInflight ${this.#settings.maxInflight})`,
+      );
+      if (callback) callback(error);
+      else this.#emitError(error);
+      return this;
     }
-    this.#send(packet);
+    this.#queue.push({ packet, qos, done: callback ?? noop });
     return this;
+  }
+
+  /** Whether a publication at `qos` may be written now: the link is under its high-water mark, and a QoS 1 one is under `maxInflight`. */
+  #canSend(qos: 0 | 1): boolean {
+    const link = this.#link;
+    if (!link || link.backlog() > this.#settings.writeHighWaterBytes) return false;
+    return qos === 0 || this.#publishesInFlight < this.#settings.maxInflight;
+  }
+
+  /** Sends queued publications, in order, while they may go (MQTT 3.1.1, 4.6: order kept, QoS 0 waits behind QoS 1). */
+  #drainQueue(): void {
+    while (this.#connected && this.#queue.length > 0) {
+      const next = this.#queue[0]!;
+      if (!this.#canSend(next.qos)) return;
+      this.#queue.shift();
+      if (next.qos === 0) {
+        this.#send(next.packet);
+        callSafely(() => next.done());
+        continue;
+      }
+      const id = this.#allocateId('puback', next.done);
+      if (id === undefined) continue;
+      setPublishId(next.packet, id);
+      this.#inflight.get(id)!.packet = next.packet;
+      this.#publishesInFlight += 1;
+      this.#send(next.packet);
+    }
+  }
+
+  /** The socket under the link wrote out what it held; called by the link only. @internal */
+  onLinkDrain(link: Link): void {
+    if (link === this.#link) this.#drainQueue();
+  }
+
+  /** UNSUBSCRIBE (MQTT 3.1.1, 3.10) is not supported: refused with a throw rather than ignored. */
+  unsubscribe(topic: string | string[]): never {
+    throw new Error(`UNSUBSCRIBE is not supported by this MQTT client (asked for ${String(topic)}): end the session instead`);
   }
 
   publishAsync(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }): Promise<void> {
@@ -233,6 +349,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
   subscribeAsync(subscriptions: Record<string, { qos: 0 | 1 }>): Promise<{ topic: string; qos: number }[]> {
     const list = Object.entries(subscriptions).map(([topic, { qos }]) => ({ topic, qos }));
     return new Promise((resolve, reject) => {
+      const unsupported = list.find(({ qos }) => qos !== 0 && qos !== 1);
+      if (unsupported) throw new RangeError(`QoS ${String(unsupported.qos)} is not supported: this MQTT client subscribes at QoS 0 and 1 only (${unsupported.topic})`);
       if (!this.#connected) {
         reject(new Error('client disconnected'));
         return;
@@ -336,6 +454,13 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     this.#receivedSinceTick = true;
     switch (packet.cmd) {
       case 'publish': {
+        if (packet.qos === 2) {
+          // A broker sends at most the QoS it granted (MQTT 3.1.1, 3.8.4), and this client never asks
+          // for 2: a QoS 2 PUBLISH breaks the protocol, and ignoring it would leave the broker
+          // waiting for a PUBREC forever. The connection is closed (section 4.8).
+          this.#link?.destroy(new Error(`the broker sent a QoS 2 PUBLISH on ${packet.topic}, which this client never subscribes to`));
+          return;
+        }
         try {
           this.emit('message', packet.topic, packet.payload, packet);
         } finally {
@@ -358,7 +483,9 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
           return;
         }
         this.#inflight.delete(packet.messageId);
+        if (waiting.packet) this.#publishesInFlight -= 1;
         waiting.done(undefined, packet);
+        this.#drainQueue();
         return;
       }
       case 'connack': {
@@ -373,14 +500,30 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
           this.#link?.destroy();
           return;
         }
+        if (packet.sessionPresent && this.#settings.clean) {
+          // A broker must answer a clean session with session present 0 [MQTT-3.2.2-1]; one that
+          // claims to have kept state it was told to discard is not trusted with this session.
+          this.#link?.destroy(new Error('the broker answered a clean session with session present 1'));
+          return;
+        }
         this.#connected = true;
         this.#reconnectAttempt = 0;
         this.#scheduleKeepalive();
+        // A persistent session: what was sent and not acknowledged goes again first, in the order
+        // first sent, with DUP and the same packet id [MQTT-4.4.0-1, MQTT-3.3.1-1], whether or not
+        // the broker kept the session. Then what waited in the queue, then whatever the
+        // 'connect' listeners publish.
+        for (const waiting of this.#inflight.values()) {
+          if (!waiting.packet) continue;
+          if ((waiting.packet[0]! & 0x08) === 0) waiting.packet = withDup(waiting.packet);
+          this.#send(waiting.packet);
+        }
+        this.#drainQueue();
         this.emit('connect', packet);
         return;
       }
       default:
-        return; // PINGRESP; QoS 2 is never subscribed to, so never delivered
+        return; // PINGRESP
     }
   }
 
@@ -392,12 +535,24 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     this.#unansweredChecks = 0;
     this.#clearTimer(this.#connectTimer);
     this.#clearTimer(this.#keepaliveTimer);
-    // Unacknowledged publications are not replayed on the next session: the station republishes
-    // its whole state when it reconnects, and a stale command answer is worth nothing.
-    const waiting = [...this.#inflight.values()];
-    this.#inflight.clear();
+    // A clean session is discarded with its connection (MQTT 3.1.1, 3.1.2.4): what was in flight or
+    // queued fails. A persistent one that will reconnect keeps its unacknowledged publications to
+    // send again with DUP, and its queue; a subscription in flight fails either way (4.4 resends
+    // only PUBLISH and PUBREL), and so does everything when no reconnect will come.
+    const resume = !this.#settings.clean && !this.#ending && this.options.reconnectPeriod > 0;
+    const failed: Done[] = [];
+    for (const [id, waiting] of this.#inflight) {
+      if (resume && waiting.packet) continue;
+      this.#inflight.delete(id);
+      if (waiting.packet) this.#publishesInFlight -= 1;
+      failed.push(waiting.done);
+    }
+    if (!resume) {
+      for (const { done } of this.#queue) failed.push(done);
+      this.#queue = [];
+    }
     const closed = new Error('connection closed');
-    for (const { done } of waiting) callSafely(() => done(closed));
+    for (const done of failed) callSafely(() => done(closed));
     this.emit('close');
     this.#reconnectLater();
   }
@@ -469,6 +624,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
 interface Link {
   push(packet: Buffer | null): unknown;
   destroy(error?: Error): unknown;
+  /** Bytes pushed and not yet written to the network (0 in memory, where the broker reads at once). */
+  backlog(): number;
 }
 
 /**
@@ -559,6 +716,10 @@ class BrokerLink extends Duplex implements Link {
 
   override _read(): void {}
 
+  backlog(): number {
+    return 0;
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.#receive(chunk);
     callback();
@@ -626,6 +787,10 @@ class DirectLink implements Link, LinkPeer {
     this.#end = attach(this);
   }
 
+  backlog(): number {
+    return 0;
+  }
+
   push(packet: Buffer | null): void {
     if (this.#closed) return;
     if (packet) {
@@ -687,6 +852,9 @@ class SocketLink implements Link {
     socket.on('error', (error) => {
       if (!this.#closed) this.#client.onLinkError(error);
     });
+    socket.on('drain', () => {
+      if (!this.#closed) this.#client.onLinkDrain(this);
+    });
     socket.on('close', () => {
       if (this.#closed) return;
       this.#closed = true;
@@ -705,6 +873,10 @@ class SocketLink implements Link {
   destroy(error?: Error): void {
     this.#socket.destroy(error);
   }
+
+  backlog(): number {
+    return this.#socket.writableLength;
+  }
 }
 
 /** The CONNECT packet of these settings (mqtt-packet throws for one MQTT forbids, such as a password without a user name). */
@@ -713,6 +885,7 @@ function encodeConnect(
 ): Buffer {
   const { clientId, clean, keepalive, will, username, password } = settings;
   const connect: Packet = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean, clientId, keepalive };
+  if (will && will.qos !== 0 && will.qos !== 1) throw new RangeError(`a last will at QoS ${String(will.qos)} is not supported: QoS 0 and 1 only`);
   if (will) connect.will = will;
   if (username !== undefined) connect.username = username;
   if (password !== undefined) connect.password = Buffer.from(password);
@@ -726,6 +899,12 @@ const PINGREQ = Buffer.from([0xc0, 0]);
 const DISCONNECT = Buffer.from([0xe0, 0]);
 
 function noop(): void {}
+
+/** `value` if it is a whole number from `min` to `max`; a RangeError naming the option otherwise. */
+function wholeNumber(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be a whole number from ${min} to ${max}, not ${value}`);
+  return value;
+}
 
 /**
  * The system clock unrefs its timers; the CONNACK deadline and a pending reconnect keep the process

@@ -319,7 +319,7 @@ describe('LeanMqttClient at the edges of the protocol', () => {
   });
 
   it('fails a QoS 1 publication at once when all 65,535 packet ids are in flight', async () => {
-    const client = new LeanMqttClient(recordingBroker(), { clientId: 'busy', reconnectPeriod: 0 });
+    const client = new LeanMqttClient(recordingBroker(), { clientId: 'busy', reconnectPeriod: 0, maxInflight: 65_535, maxQueued: 0 });
     await connected(client);
     const failures: string[] = [];
     for (let i = 0; i < 65_535; i += 1) client.publish('t', 'x', { qos: 1 }, (error) => error && failures.push(error.message));
