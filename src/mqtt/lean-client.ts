@@ -419,6 +419,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     this.#clearTimer(this.#reconnectTimer);
     const link = this.#link;
     if (!link) {
+      // Between connections of a persistent session: what was kept for the next one fails now.
+      this.#failKept(new Error('connection closed'));
       if (callback) queueMicrotask(callback);
       return this;
     }
@@ -604,6 +606,15 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
     for (const done of failed) callSafely(() => done(closed));
     this.emit('close');
     this.#reconnectLater();
+  }
+
+  /** Fails the publications kept for a reconnect that will not come: in flight and queued. */
+  #failKept(error: Error): void {
+    const failed = [...this.#inflight.values(), ...this.#queue].map(({ done }) => done);
+    this.#inflight.clear();
+    this.#publishesInFlight = 0;
+    this.#queue = [];
+    for (const done of failed) callSafely(() => done(error));
   }
 
   #reconnectLater(): void {

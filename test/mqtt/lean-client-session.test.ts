@@ -129,6 +129,22 @@ describe('LeanMqttClient session semantics (fake brokers over TCP)', () => {
     expect(connacks).toEqual([false, false]);
   });
 
+  it('fails what a persistent session kept when the client ends before it reconnects', async () => {
+    const fake = await broker({
+      onPacket: (connection, packet) => {
+        if (packet.cmd === 'publish') connection.socket.destroy();
+      },
+    });
+    const { client } = await start(fake, { clean: false, reconnectPeriod: 60_000 });
+    const kept = client.publishAsync('t', 'kept', { qos: 1 });
+    await new Promise<void>((resolve) => client.once('close', () => resolve()));
+    expect(client.flow.inFlight).toBe(1);
+    await client.endAsync();
+    await expect(kept).rejects.toThrow('connection closed');
+    expect(client.flow.inFlight).toBe(0);
+    expect(fake.connections).toHaveLength(1);
+  });
+
   it('fails unacknowledged publications with "connection closed" and sends nothing again in a clean session', async () => {
     const fake = await broker({
       onPacket: (connection, packet, index) => {
