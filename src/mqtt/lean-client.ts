@@ -53,8 +53,9 @@
  * sees an ordinary MQTT connection, with its own session, last will and retained state.
  *
  * TCP sessions stay on this client too, not mqtt.js (issue 17 asked to measure and choose): the
- * semantics above cost about 150 lines, shared by every link, and TLS and WebSocket are links
- * over Node's own sockets, not protocol code. Measured on 2026-11-25 with
+ * semantics above cost about 200 lines with their comments, shared by every link, and TLS and
+ * WebSocket are links over Node's own sockets, not protocol code; mqtt.js would double the
+ * memory of every idle session and bring back its per-packet plumbing. Measured on 2026-11-25 with
  * `node --expose-gc --import tsx bench/lean-idle-memory.ts lean|mqttjs 1000` (1,000 idle
  * sessions, each subscribed, against one aedes on its own thread over TCP): 10.3 KiB of JS heap
  * per session here against 20.2 KiB for mqtt.js, 74 against 99 KiB of process RSS (both ends of
