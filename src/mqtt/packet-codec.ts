@@ -9,7 +9,10 @@
  * test/mqtt/packet-codec.test.ts checks both directions against mqtt-packet.
  */
 
-/** What a broker sends to a client that subscribes at QoS 0 or 1 and never unsubscribes. */
+/**
+ * What a broker sends to a client that subscribes at QoS 0 or 1 and never unsubscribes. A PUBLISH
+ * at QoS 2 is read (so the client can name the violation) and refused by the client.
+ */
 export type IncomingPacket =
   | { cmd: 'connack'; sessionPresent: boolean; returnCode: number }
   | { cmd: 'suback'; messageId: number; granted: number[] }
@@ -50,6 +53,28 @@ export function encodePublish(topic: string, message: string | Buffer, qos: 0 | 
   if (typeof message === 'string') buffer.write(message, offset);
   else message.copy(buffer, offset);
   return buffer;
+}
+
+/**
+ * A copy of an encoded QoS 1 PUBLISH with the DUP flag set, for sending it again on a new
+ * connection with the same packet id (MQTT 3.1.1, sections 3.3.1.1 and 4.4): a copy, because the
+ * first one may still be waiting in a link's buffer.
+ */
+export function withDup(publish: Buffer): Buffer {
+  const copy = Buffer.from(publish);
+  copy[0] = copy[0]! | 0x08;
+  return copy;
+}
+
+/**
+ * Writes `messageId` into an encoded QoS 1 PUBLISH (made with any id by `encodePublish`), where the
+ * packet id follows the topic (MQTT 3.1.1, section 3.3.2.2): a publication queued before it had an
+ * id gets one when it goes out, without being encoded twice.
+ */
+export function setPublishId(publish: Buffer, messageId: number): void {
+  const position = readFixedHeader(publish, 0);
+  if (position < 0 || ((publish[0]! >> 1) & 0x03) === 0) throw new Error('not a whole PUBLISH at QoS 1');
+  publish.writeUInt16BE(messageId, position + 2 + publish.readUInt16BE(position));
 }
 
 /**
@@ -144,8 +169,9 @@ function readPacket(header: number, data: Buffer, start: number, end: number): I
       if (length !== 0) throw new Error('PINGRESP with a body');
       return { cmd: 'pingresp' };
     default:
-      // PUBREC/PUBREL/PUBCOMP need a QoS 2 subscription and UNSUBACK an UNSUBSCRIBE, which this
-      // client never sends; anything else is not for a client at all.
+      // PUBREC/PUBREL/PUBCOMP need QoS 2 and UNSUBACK an UNSUBSCRIBE, which this client refuses to
+      // send (lean-client.ts, "Not supported"); anything else is not for a client at all. Either
+      // way the connection is closed as after a malformed packet (MQTT 3.1.1, section 4.8).
       throw new Error(`unexpected MQTT packet type ${header >> 4}`);
   }
 }

@@ -190,9 +190,9 @@ export class StationClient {
       watch.failed(error);
       pending.fail(error);
     });
-    client.on('connect', () => {
+    client.on('connect', (connack) => {
       watch.connected();
-      this.#subscribeAndPublish(client, pending, () => connectSentAt);
+      this.#subscribeAndPublish(client, pending, () => connectSentAt, connack?.sessionPresent === true);
     });
     client.on('close', () => {
       if (this.model.status === 'online') this.model.disconnected();
@@ -207,7 +207,7 @@ export class StationClient {
     const token = this.token;
     return {
       ...this.#identity(),
-      clean: true,
+      clean: this.#options.config.behaviour.session !== 'persistent',
       keepalive: this.#options.keepaliveSeconds ?? 30,
       // 0 (no reconnects) stays 0; otherwise each reconnect waits what the backoff says after the close.
       reconnectPeriod: backoff.delayMs,
@@ -288,8 +288,12 @@ export class StationClient {
    * On every CONNACK: subscribes to the station's unlock topics, then publishes its state. The
    * first time, `goOnline` resolves once the broker holds that state.
    */
-  #subscribeAndPublish(client: MqttSession, pending: PendingConnection, connectSentAt: () => number): void {
-    client.subscribe(this.topics.filter('unlock', { token: this.token }), { qos: CONTRACT_QOS }, (error) => {
+  #subscribeAndPublish(client: MqttSession, pending: PendingConnection, connectSentAt: () => number, sessionPresent: boolean): void {
+    // A persistent session the broker kept still holds the subscription (MQTT 3.1.1, 3.2.2.2), and
+    // the commands it queued follow the CONNACK at once: the station goes on without subscribing.
+    const subscribe = (done: (error: Error | null) => void): unknown =>
+      sessionPresent ? done(null) : client.subscribe(this.topics.filter('unlock', { token: this.token }), { qos: CONTRACT_QOS }, done);
+    subscribe((error) => {
       if (error) {
         pending.fail(error);
         return;
