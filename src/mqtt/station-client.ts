@@ -233,7 +233,7 @@ export class StationClient {
     const command = parsePayload('unlock', payload);
     // A malformed command is dropped, as firmware would: it has nobody to answer.
     if (address?.lockId === undefined || address.token !== this.token || !command) return;
-    this.model.handleUnlock(address.lockId, command.commandId);
+    this.model.handleUnlock(address.lockId, command.commandId, command.sentAt);
   }
 
   /**

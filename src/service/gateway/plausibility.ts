@@ -11,7 +11,7 @@
  */
 import { VOLTAGE_LIMITS } from '../../fixture/station-actions.js';
 import { TOKEN_PATTERN, type StationConfig } from '../../fixture/fixture-schema.js';
-import type { AckPayload, LockStatePayload, StatusPayload } from '../../mqtt/topics.js';
+import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from '../../mqtt/topics.js';
 
 export const PLAUSIBILITY_LIMITS = {
   /** A payload larger than this is not read at all (the largest real one is about 150 bytes). */
@@ -53,13 +53,10 @@ export const REFUSAL_REASONS = [
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
-
 /** True for an ISO 8601 UTC timestamp no further ahead of `now` than the skew allows. */
 export function plausibleTimestamp(value: string, now: number): boolean {
-  if (!ISO_UTC.test(value)) return false;
-  const at = Date.parse(value);
-  return Number.isFinite(at) && at <= now + PLAUSIBILITY_LIMITS.futureSkewMs;
+  const at = parseIsoUtc(value);
+  return at !== undefined && at <= now + PLAUSIBILITY_LIMITS.futureSkewMs;
 }
 
 function shortStrings(...values: string[]): boolean {
