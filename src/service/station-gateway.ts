@@ -204,7 +204,7 @@ class MqttStationGateway implements StartedMqttGateway {
       connectTimeout: 10_000,
     });
     this.#client = client;
-    client.on('message', (topic, payload, packet) => this.#onMessage(topic, payload, packet?.retain === true));
+    client.on('message', (topic, payload) => this.#onMessage(topic, payload));
 
     await new Promise<void>((resolve, reject) => {
       let started = false;
@@ -313,7 +313,7 @@ class MqttStationGateway implements StartedMqttGateway {
     this.#syncWaiters.delete(marker);
   }
 
-  #onMessage(topic: string, payload: Buffer, retain: boolean): void {
+  #onMessage(topic: string, payload: Buffer): void {
     if (topic === this.#syncTopic) {
       this.#syncWaiters.get(payload.toString())?.();
       return;
@@ -331,7 +331,7 @@ class MqttStationGateway implements StartedMqttGateway {
     // refusal counts only when no reading of the topic takes the message.
     let refused: RefusalReason | undefined;
     for (const route of routes) {
-      const reason = this.#apply(route, payload, retain);
+      const reason = this.#apply(route, payload);
       if (reason === undefined) return;
       refused ??= reason;
     }
@@ -343,17 +343,18 @@ class MqttStationGateway implements StartedMqttGateway {
    * returns why not otherwise. A malformed message is refused, never thrown: anything on the broker
    * can publish on these topics.
    *
-   * A zero-length retained message clears the topic (MQTT 3.1.1, section 3.3.1.3), but whoever
-   * sends it is not the station saying it went offline: only the station's own `offline` status,
+   * A zero-length retained message clears the topic (MQTT 3.1.1, section 3.3.1.3; live subscribers
+   * get it with the retain flag 0, so any empty payload counts), but whoever sends it is not the
+   * station saying it went offline: only the station's own `offline` status,
    * or its will, takes a station offline. So a clear changes nothing here; the station's next
    * status (and every reconnect, which rebuilds the cache) says what is true.
    */
-  #apply(route: RoutedTopic, payload: Buffer, retain: boolean): RefusalReason | undefined {
+  #apply(route: RoutedTopic, payload: Buffer): RefusalReason | undefined {
     const config = this.#router.station(route.token)!;
     const now = this.#clock.now();
     switch (route.kind) {
       case 'status': {
-        if (payload.length === 0) return retain ? 'emptyRetained' : 'malformed';
+        if (payload.length === 0) return 'emptyPayload';
         const status = parsePayload('status', payload);
         if (!status) return 'malformed';
         const refused = checkStatus(status, config, now);
@@ -363,7 +364,7 @@ class MqttStationGateway implements StartedMqttGateway {
       }
       case 'lockState': {
         if (route.lockId === undefined) return 'malformed';
-        if (payload.length === 0) return retain ? 'emptyRetained' : 'malformed';
+        if (payload.length === 0) return 'emptyPayload';
         const state = parsePayload('lockState', payload);
         if (!state) return 'malformed';
         const listed = config.locks.some((lock) => lock.lockId === route.lockId);

@@ -44,8 +44,8 @@ export const REFUSAL_REASONS = [
   'badTimestamp',
   /** A lock state whose payload names another lock than its topic, or a lock beyond `maxLocksPerStation`. */
   'unknownLock',
-  /** A zero-length retained message: clearing a station's record is not a station saying something. */
-  'emptyRetained',
+  /** A zero-length message (a retained message cleared): clearing a station's record is not the station saying something. */
+  'emptyPayload',
   /** An ack for a command this gateway is not waiting for on that station and lock (spoofed, or too late). */
   'unexpectedAck',
   /** A second ack of a command already answered (a repeat, or a contradiction). */
