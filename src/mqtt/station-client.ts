@@ -5,7 +5,7 @@
  */
 import { StationModel, type LockPhase } from '../station/station-model.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
-import type { Random } from '../station/random.js';
+import { unseededRandom, type Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
@@ -17,7 +17,14 @@ export interface StationClientOptions {
   config: StationConfig;
   transport: MqttTransport;
   clock: Clock;
+  /** The station model's stream: unlock delays, faults. Never drawn from for reconnects. */
   random: Random;
+  /**
+   * The reconnect backoff's jitter, a stream of its own so that a reconnect does not shift the
+   * model's next unlock delay (`reconnectRandom(seed, stationId)` for a seeded run).
+   * @default an unseeded stream
+   */
+  reconnectRandom?: Random;
   /**
    * MQTT keepalive in seconds. The broker fires the last will when it hears nothing for 1.5× this.
    * @default 30
@@ -83,6 +90,8 @@ export class StationClient {
   #resetting: Promise<void> = Promise.resolve();
   readonly #sessions: SessionWatch;
   readonly #maxReconnectMs: number;
+  /** The reconnect jitter, apart from the model's stream (see `reconnectRandom`). */
+  readonly #reconnectRandom: Random;
   /** Set by `stop()`: a stopped station never connects again (a reset queued behind another must not bring it back). */
   #stopped = false;
 
@@ -90,6 +99,7 @@ export class StationClient {
     this.#options = options;
     const { config } = options;
     this.#maxReconnectMs = options.maxReconnectMs ?? 15_000;
+    this.#reconnectRandom = options.reconnectRandom ?? unseededRandom();
     this.#sessions = new SessionWatch({
       token: config.token,
       clientId: `station-sim-${config.token}`,
@@ -171,7 +181,7 @@ export class StationClient {
   goOnline(): Promise<void> {
     if (this.#stopped) return Promise.reject(stoppedError());
     if (this.#client) return this.#connecting?.done ?? Promise.resolve();
-    const backoff = new ReconnectBackoff({ firstMs: this.#options.reconnectMs ?? 500, maxMs: this.#maxReconnectMs, random: this.#options.random });
+    const backoff = new ReconnectBackoff({ firstMs: this.#options.reconnectMs ?? 500, maxMs: this.#maxReconnectMs, random: this.#reconnectRandom });
     const watch = this.#sessions.connection();
     /** When the latest CONNECT of this connection went out: the session's lastConnection. */
     let connectSentAt = this.#options.clock.now();
