@@ -13,6 +13,7 @@ import type { Fixture } from '../fixture/fixture-schema.js';
 import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
+import type { FleetReadiness } from './fleet-readiness.js';
 import {
   BatteryBodySchema,
   ClockAdvanceBodySchema,
@@ -52,6 +53,16 @@ const FaultParams = Type.Object({ token: Type.String(), id: Type.String() }, { a
 /** The reply of every route that answers with the station as it now is. */
 const stationReply = { 200: SimStationSchema };
 
+/** Why health is not ready, or undefined when it is. */
+function notReadyReason(brokerUp: boolean, readiness: FleetReadiness): string | undefined {
+  if (!brokerUp) return 'the control plane is not connected to the MQTT broker';
+  if (!readiness.cameUp) return 'waiting for the stations expected online to report online';
+  // Came up, then lost every station it expects online (their wills): the fleet process is gone.
+  const gone = readiness.expectedOnlineAllOffline();
+  if (gone > 0) return `${gone === 1 ? 'the one station' : `all ${gone} stations`} expected online ${gone === 1 ? 'is' : 'are'} offline: is the stations process running?`;
+  return undefined;
+}
+
 /** `GET /health`, `GET /clock`, `POST /clock/advance`. */
 export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
   const { hub, fixture } = options;
@@ -67,8 +78,9 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     // Ready once every station that should be online is (the hub latches it as statuses
     // arrive, and re-arms it when the broker connection is lost); a station taken offline or
     // online on purpose later does not undo it.
-    const ready = (options.brokerUp?.() ?? true) && hub.readiness.cameUp;
-    return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline } });
+    const reason = notReadyReason(options.brokerUp?.() ?? true, hub.readiness);
+    const ready = reason === undefined;
+    return reply.code(ready ? 200 : 503).send({ ready, ...(reason === undefined ? {} : { reason }), stations: { total: fixture.stations.length, online, offline } });
   });
 
   plane.get('/clock', { schema: { response: { 200: ClockReplySchema } } }, async () => {

@@ -143,6 +143,28 @@ export class FleetReadiness {
     this.#cameUp = awaited === 0 && !this.#awaitingAnyReport;
   }
 
+  /**
+   * Stations the fleet should have online (their target, or what the control plane last put them
+   * in) that have all reported `offline`: none is left, so the fleet process hosting them is most
+   * likely gone (killed with -9, say: the broker then sends every station's will). Read by
+   * `/sim/v1/health`, which is then not ready, whatever `cameUp` latched. It does not flap when
+   * stations are taken offline on purpose: those are no longer expected online. Returns the number
+   * of such stations, 0 when some are online, none is expected online, or one has not reported.
+   *
+   * Stops at the first station expected online that is not reported offline, so a healthy fleet
+   * costs one lookup or a few.
+   */
+  expectedOnlineAllOffline(): number {
+    let offline = 0;
+    for (const token of this.#tokens) {
+      const expected = this.#intended.get(token)?.status ?? this.#target.get(token);
+      if (expected !== 'online') continue;
+      if (this.#statuses.get(token) !== 'offline') return 0;
+      offline += 1;
+    }
+    return offline;
+  }
+
   /** Last reported status of each station that has reported one. */
   get statuses(): ReadonlyMap<string, StationStatus> {
     return this.#statuses;

@@ -88,6 +88,8 @@ export const ClockAdvanceBodySchema = Type.Object({ ms: Type.Integer({ minimum: 
 export const HealthReplySchema = Type.Object(
   {
     ready: Type.Boolean(),
+    /** Why not ready (absent when ready). */
+    reason: Type.Optional(Type.String()),
     stations: Type.Object({ total: Type.Integer(), online: Type.Integer(), offline: Type.Integer() }, strict),
   },
   strict,
