@@ -36,6 +36,12 @@ export interface ControlRoutesOptions {
   fixture: Fixture;
   /** Reports whether the broker connection of the simulator is up. @default always up */
   brokerUp?: () => boolean;
+  /**
+   * Messages the `/v1` gateway in this process refused as implausible, by reason
+   * (src/service/gateway/plausibility.ts); health shows the reasons counted so far.
+   * @default none: health has no `gateway` field
+   */
+  gatewayRefused?: () => Readonly<Record<string, number>>;
   /** Simulated time; `advance` exists on a manual clock. @default none: the clock routes answer 409 */
   clock?: AdvanceableClock;
 }
@@ -63,6 +69,13 @@ function notReadyReason(brokerUp: boolean, readiness: FleetReadiness): string | 
   return undefined;
 }
 
+/** The reasons counted at least once, or undefined when nothing was refused (health then has no `gateway` field). */
+function gatewayRefusals(counts: Readonly<Record<string, number>> | undefined): Record<string, number> | undefined {
+  if (!counts) return undefined;
+  const counted = Object.entries(counts).filter(([, count]) => count > 0);
+  return counted.length === 0 ? undefined : Object.fromEntries(counted);
+}
+
 /** `GET /health`, `GET /clock`, `POST /clock/advance`. */
 export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
   const { hub, fixture } = options;
@@ -80,7 +93,10 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     // online on purpose later does not undo it.
     const reason = notReadyReason(options.brokerUp?.() ?? true, hub.readiness);
     const ready = reason === undefined;
-    return reply.code(ready ? 200 : 503).send({ ready, ...(reason === undefined ? {} : { reason }), stations: { total: fixture.stations.length, online, offline } });
+    const refused = gatewayRefusals(options.gatewayRefused?.());
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ ready, ...(reason === undefined ? {} : { reason }), stations: { total: fixture.stations.length, online, offline }, ...(refused ? { gateway: { refused } } : {}) });
   });
 
   plane.get('/clock', { schema: { response: { 200: ClockReplySchema } } }, async () => {

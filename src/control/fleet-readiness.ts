@@ -6,6 +6,8 @@
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { StationStatus } from '../fixture/statuses.js';
+import { checkStatus } from '../mqtt/plausibility.js';
+import type { StatusPayload } from '../mqtt/topics.js';
 
 export interface FleetReadinessOptions {
   fixture: Fixture;
@@ -29,6 +31,7 @@ export class FleetReadiness {
   readonly #wallClock: () => number;
   /** The fixture's stations: only their statuses are kept (anyone on the broker can publish others). */
   readonly #tokens: ReadonlySet<string>;
+  readonly #stationIds: ReadonlyMap<string, number>;
   /**
    * What `cameUp` waits for, per fixture station: the fixture's starting status, and after a lost
    * broker connection the status the station had before it (see `forgetStatuses`). Only stations
@@ -52,6 +55,7 @@ export class FleetReadiness {
 
   constructor(options: FleetReadinessOptions) {
     this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
+    this.#stationIds = new Map(options.fixture.stations.map((station) => [station.token, station.stationId]));
     this.#target = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
     this.#initial = new Map(this.#target);
     this.#wallClock = options.wallClock ?? Date.now;
@@ -168,6 +172,18 @@ export class FleetReadiness {
   /** Last reported status of each station that has reported one. */
   get statuses(): ReadonlyMap<string, StationStatus> {
     return this.#statuses;
+  }
+
+  /**
+   * Whether a status message is to be believed (src/mqtt/plausibility.ts): a fixture station's,
+   * with its own stationId, a voltage in range and an ISO 8601 UTC timestamp. Anyone on an open
+   * broker can publish a station's status; a fake `offline` must not make health say the fleet is
+   * gone. The timestamp is not held to a clock here: the control plane's clock may be a manual one
+   * that stands anywhere, and a forger can write a current time anyway.
+   */
+  plausible(token: string, payload: StatusPayload): boolean {
+    const stationId = this.#stationIds.get(token);
+    return stationId !== undefined && checkStatus(payload, { stationId }, Number.POSITIVE_INFINITY) === undefined;
   }
 
   /** A status a station reported (over MQTT); only the fixture's stations count (anyone on the broker can publish others). */

@@ -91,6 +91,8 @@ export const HealthReplySchema = Type.Object(
     /** Why not ready (absent when ready). */
     reason: Type.Optional(Type.String()),
     stations: Type.Object({ total: Type.Integer(), online: Type.Integer(), offline: Type.Integer() }, strict),
+    /** Broker messages the `/v1` gateway refused as implausible, by reason; present once it has refused any. */
+    gateway: Type.Optional(Type.Object({ refused: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) }, strict)),
   },
   strict,
 );
