@@ -48,5 +48,6 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
 export function parseIsoUtc(value: string): number | undefined {
   if (!ISO_UTC.test(value)) return undefined;
   const at = Date.parse(value);
-  return Number.isFinite(at) ? at : undefined;
+  // Date.parse rolls impossible dates over (February 30th is March 2nd): the value must read back the same.
+  return Number.isFinite(at) && new Date(at).toISOString().slice(0, 19) === value.slice(0, 19) ? at : undefined;
 }
