@@ -11,6 +11,7 @@ import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topi
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type MqttTransport } from './transport.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';
 import { ReconnectBackoff } from './reconnect-policy.js';
+import { PLAUSIBILITY_LIMITS } from './plausibility.js';
 import { SessionWatch, type StationLinkEvent } from './session-watch.js';
 
 export interface StationClientOptions {
@@ -239,6 +240,8 @@ export class StationClient {
     // A command someone published with the retain flag comes again on every subscription: it is
     // not a new command, and firmware acts only on live ones (commands are never retained, DESIGN.md).
     if (packet?.retain) return;
+    // A command is about 100 bytes; a larger payload is not read at all (src/mqtt/plausibility.ts).
+    if (payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes) return;
     const address = this.topics.match('unlock', topic);
     const command = parsePayload('unlock', payload);
     // A malformed command is dropped, as firmware would: it has nobody to answer.

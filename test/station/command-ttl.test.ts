@@ -1,12 +1,17 @@
 /**
  * Commands carry `sentAt`; a station never acts on one older than `behaviour.commandTtlMs`
- * (DESIGN.md, "Trust model"), measured on its own (simulated) clock.
+ * (DESIGN.md, "Trust model"), measured on its own (simulated) clock. The model alone, then a
+ * station over a real broker with commands from an outside client.
  */
 import { describe, expect, it } from 'vitest';
 import { COMMAND_CLOCK_SKEW_MS, StationModel } from '../../src/station/station-model.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
-import { BUILTIN_BEHAVIOUR } from '../../src/fixture/load-fixture.js';
+import mqtt from 'mqtt';
+import { BUILTIN_BEHAVIOUR, parseFixture } from '../../src/fixture/load-fixture.js';
+import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
+import { StationClient } from '../../src/mqtt/station-client.js';
+import { eventually } from '../helpers/eventually.js';
 import type { StationConfig } from '../../src/fixture/fixture-schema.js';
 import type { AckPayload, LockStatePayload } from '../../src/mqtt/topics.js';
 
@@ -89,5 +94,34 @@ describe('command TTL', () => {
       { commandId: 'ahead', lockId: '1', accepted: false, reason: 'invalid' },
       { commandId: 'skewed', lockId: '1', accepted: true },
     ]);
+  });
+});
+
+describe('commands over MQTT', () => {
+  it('an outside client: an expired command and an oversized one are not acted on; a fresh one is', async () => {
+    const broker = await startEmbeddedBroker({ port: 0 });
+    const [config] = parseFixture({ defaults: { heartbeatMs: 0, commandTtlMs: 30_000 }, stations: [{ token: 'TTL-1', stationId: 1, locks: [{ lockId: '1' }] }] }).stations;
+    const clock = new ManualClock(Date.now());
+    const station = new StationClient({ config: config!, transport: { kind: 'tcp', url: broker.url }, clock, random: seededRandom(1, 1) });
+    const outsider = await mqtt.connectAsync(broker.url, { clientId: 'outsider', reconnectPeriod: 0 });
+    try {
+      await station.start();
+      const acks: AckPayload[] = [];
+      outsider.on('message', (_topic, payload) => acks.push(JSON.parse(payload.toString()) as AckPayload));
+      await outsider.subscribeAsync('stations/TTL-1/acks', { qos: 1 });
+      const topic = 'stations/TTL-1/locks/1/unlock';
+      await outsider.publishAsync(topic, JSON.stringify({ commandId: 'old', sentAt: iso(clock.now() - 60_000) }), { qos: 1 });
+      await outsider.publishAsync(topic, JSON.stringify({ commandId: 'big', sentAt: iso(clock.now()), pad: 'x'.repeat(5000) }), { qos: 1 });
+      await outsider.publishAsync(topic, JSON.stringify({ commandId: 'fresh', sentAt: iso(clock.now()) }), { qos: 1 });
+      await eventually(() => expect(acks.map((ack) => ack.commandId)).toContain('fresh'));
+      expect(acks).toEqual([
+        { commandId: 'old', lockId: '1', accepted: false, reason: 'expired' },
+        { commandId: 'fresh', lockId: '1', accepted: true },
+      ]);
+    } finally {
+      await outsider.endAsync(true);
+      await station.stop();
+      await broker.stop();
+    }
   });
 });
