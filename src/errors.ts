@@ -25,6 +25,7 @@ export const ERRORS = {
   TOKEN_INVALID: { status: 401, message: 'Token is invalid' },
   STATION_NOT_FOUND: { status: 404, message: 'Station not found' },
   LOCK_NOT_FOUND: { status: 404, message: 'Lock not found' },
+  UNLOCK_OUTCOME_UNKNOWN: { status: 504, message: 'The station did not acknowledge the command in time; it may still carry it out until the command expires' },
   BAD_REQUEST: { status: 400, message: 'Bad request' },
   ROUTE_NOT_FOUND: { status: 404, message: 'Route not found' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },

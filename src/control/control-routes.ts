@@ -13,6 +13,7 @@ import type { Fixture } from '../fixture/fixture-schema.js';
 import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
+import type { FleetReadiness } from './fleet-readiness.js';
 import {
   BatteryBodySchema,
   ClockAdvanceBodySchema,
@@ -40,6 +41,12 @@ export interface ControlRoutesOptions {
   brokerUp?: () => boolean;
   /** What the embedded broker refused so far, for health (absent with an external broker). */
   brokerRefused?: () => SimHealthRefused;
+  /**
+   * Messages the `/v1` gateway in this process refused as implausible, by reason
+   * (src/service/gateway/plausibility.ts); health shows the reasons counted so far.
+   * @default none: health has no `gateway` field
+   */
+  gatewayRefused?: () => Readonly<Record<string, number>>;
   /** Simulated time; `advance` exists on a manual clock. @default none: the clock routes answer 409 */
   clock?: AdvanceableClock;
 }
@@ -57,6 +64,23 @@ const FaultParams = Type.Object({ token: Type.String(), id: Type.String() }, { a
 /** The reply of every route that answers with the station as it now is. */
 const stationReply = { 200: SimStationSchema };
 
+/** Why health is not ready, or undefined when it is. */
+function notReadyReason(brokerUp: boolean, readiness: FleetReadiness): string | undefined {
+  if (!brokerUp) return 'the control plane is not connected to the MQTT broker';
+  if (!readiness.cameUp) return 'waiting for the stations expected online to report online';
+  // Came up, then lost every station it expects online (their wills): the fleet process is gone.
+  const gone = readiness.expectedOnlineAllOffline();
+  if (gone > 0) return `${gone === 1 ? 'the one station' : `all ${gone} stations`} expected online ${gone === 1 ? 'is' : 'are'} offline: is the stations process running?`;
+  return undefined;
+}
+
+/** The reasons counted at least once, or undefined when nothing was refused (health then has no `gateway` field). */
+function gatewayRefusals(counts: Readonly<Record<string, number>> | undefined): Record<string, number> | undefined {
+  if (!counts) return undefined;
+  const counted = Object.entries(counts).filter(([, count]) => count > 0);
+  return counted.length === 0 ? undefined : Object.fromEntries(counted);
+}
+
 /** `GET /health`, `GET /clock`, `POST /clock/advance`. */
 export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
   const { hub, fixture } = options;
@@ -72,9 +96,17 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     // Ready once every station that should be online is (the hub latches it as statuses
     // arrive, and re-arms it when the broker connection is lost); a station taken offline or
     // online on purpose later does not undo it.
-    const ready = (options.brokerUp?.() ?? true) && hub.readiness.cameUp;
-    const refused = options.brokerRefused?.();
-    return reply.code(ready ? 200 : 503).send({ ready, stations: { total: fixture.stations.length, online, offline }, ...(refused ? { broker: { refused } } : {}) });
+    const reason = notReadyReason(options.brokerUp?.() ?? true, hub.readiness);
+    const ready = reason === undefined;
+    const brokerRefused = options.brokerRefused?.();
+    const gatewayRefused = gatewayRefusals(options.gatewayRefused?.());
+    return reply.code(ready ? 200 : 503).send({
+      ready,
+      ...(reason === undefined ? {} : { reason }),
+      stations: { total: fixture.stations.length, online, offline },
+      ...(brokerRefused ? { broker: { refused: brokerRefused } } : {}),
+      ...(gatewayRefused ? { gateway: { refused: gatewayRefused } } : {}),
+    });
   });
 
   plane.get('/clock', { schema: { response: { 200: ClockReplySchema } } }, async () => {

@@ -155,7 +155,7 @@ export class EventHub {
       const status = topics.match('status', topic);
       if (status) {
         const body = parsePayload('status', payload);
-        if (!body) return;
+        if (!body || !this.readiness.plausible(status.token, body)) return;
         this.readiness.report(status.token, body.status);
         if (!listening) return;
         this.emit({ type: 'station.status', token: status.token, status: body.status, batteryVoltage: body.batteryVoltage, lastConnection: body.lastConnection });

@@ -6,6 +6,8 @@
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { StationStatus } from '../fixture/statuses.js';
+import { checkStatus } from '../mqtt/plausibility.js';
+import type { StatusPayload } from '../mqtt/topics.js';
 
 export interface FleetReadinessOptions {
   fixture: Fixture;
@@ -29,6 +31,7 @@ export class FleetReadiness {
   readonly #wallClock: () => number;
   /** The fixture's stations: only their statuses are kept (anyone on the broker can publish others). */
   readonly #tokens: ReadonlySet<string>;
+  readonly #stationIds: ReadonlyMap<string, number>;
   /**
    * What `cameUp` waits for, per fixture station: the fixture's starting status, and after a lost
    * broker connection the status the station had before it (see `forgetStatuses`). Only stations
@@ -52,6 +55,7 @@ export class FleetReadiness {
 
   constructor(options: FleetReadinessOptions) {
     this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
+    this.#stationIds = new Map(options.fixture.stations.map((station) => [station.token, station.stationId]));
     this.#target = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
     this.#initial = new Map(this.#target);
     this.#wallClock = options.wallClock ?? Date.now;
@@ -143,9 +147,43 @@ export class FleetReadiness {
     this.#cameUp = awaited === 0 && !this.#awaitingAnyReport;
   }
 
+  /**
+   * Stations the fleet should have online (their target, or what the control plane last put them
+   * in) that have all reported `offline`: none is left, so the fleet process hosting them is most
+   * likely gone (killed with -9, say: the broker then sends every station's will). Read by
+   * `/sim/v1/health`, which is then not ready, whatever `cameUp` latched. It does not flap when
+   * stations are taken offline on purpose: those are no longer expected online. Returns the number
+   * of such stations, 0 when some are online, none is expected online, or one has not reported.
+   *
+   * Stops at the first station expected online that is not reported offline, so a healthy fleet
+   * costs one lookup or a few.
+   */
+  expectedOnlineAllOffline(): number {
+    let offline = 0;
+    for (const token of this.#tokens) {
+      const expected = this.#intended.get(token)?.status ?? this.#target.get(token);
+      if (expected !== 'online') continue;
+      if (this.#statuses.get(token) !== 'offline') return 0;
+      offline += 1;
+    }
+    return offline;
+  }
+
   /** Last reported status of each station that has reported one. */
   get statuses(): ReadonlyMap<string, StationStatus> {
     return this.#statuses;
+  }
+
+  /**
+   * Whether a status message is to be believed (src/mqtt/plausibility.ts): a fixture station's,
+   * with its own stationId, a voltage in range and an ISO 8601 UTC timestamp. Anyone on an open
+   * broker can publish a station's status; a fake `offline` must not make health say the fleet is
+   * gone. The timestamp is not held to a clock here: the control plane's clock may be a manual one
+   * that stands anywhere, and a forger can write a current time anyway.
+   */
+  plausible(token: string, payload: StatusPayload): boolean {
+    const stationId = this.#stationIds.get(token);
+    return stationId !== undefined && checkStatus(payload, { stationId }, Number.POSITIVE_INFINITY) === undefined;
   }
 
   /** A status a station reported (over MQTT); only the fixture's stations count (anyone on the broker can publish others). */

@@ -12,6 +12,7 @@ import type { ApiInstance } from '../service/build-api.js';
 import { ControlChannel } from './control-channel.js';
 import { EventHub } from './event-hub.js';
 import { registerControlPlane, type AdvanceableClock } from './control-plane.js';
+import type { ControlRoutesOptions } from './control-routes.js';
 import { startScenario, type StartedScenario } from './scenario-runner.js';
 
 export interface ControlOptions {
@@ -44,7 +45,8 @@ export interface BrokerRefusals {
 export interface StartedControl {
   readonly channel: ControlChannel;
   readonly hub: EventHub;
-  register(app: ApiInstance): Promise<void>;
+  /** Adds the `/sim/v1` routes; `gatewayRefused` reports the in-process `/v1` gateway's refusals in health. */
+  register(app: ApiInstance, extras?: Pick<ControlRoutesOptions, 'gatewayRefused'>): Promise<void>;
   /** Starts the fixture's scenario timeline (call once the fleet is up). */
   startScenario(): void;
   /** Stops the scenario timeline: first thing on shutdown, so no step acts on a fleet that is stopping. */
@@ -85,8 +87,9 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   return {
     channel,
     hub,
-    register: (app) =>
+    register: (app, extras) =>
       registerControlPlane(app, {
+        ...extras,
         channel,
         hub,
         fixture: options.fixture,

@@ -93,9 +93,13 @@ const RefusedCountsSchema = Type.Object(
 export const HealthReplySchema = Type.Object(
   {
     ready: Type.Boolean(),
+    /** Why not ready (absent when ready). */
+    reason: Type.Optional(Type.String()),
     stations: Type.Object({ total: Type.Integer(), online: Type.Integer(), offline: Type.Integer() }, strict),
     /** With the embedded broker: what it refused. */
     broker: Type.Optional(Type.Object({ refused: RefusedCountsSchema }, strict)),
+    /** Broker messages the `/v1` gateway refused as implausible, by reason; present once it has refused any. */
+    gateway: Type.Optional(Type.Object({ refused: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) }, strict)),
   },
   strict,
 );

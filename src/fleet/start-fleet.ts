@@ -9,7 +9,7 @@ import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import type { ConnectIdentity, MqttIdentities } from '../mqtt/identity.js';
 import { systemClock, type Clock } from '../shared/clock.js';
-import { seededRandom } from '../station/random.js';
+import { reconnectRandom, seededRandom } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 
 export interface FleetOptions {
@@ -88,6 +88,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           clock,
           random: seededRandom(options.seed, config.stationId),
+          reconnectRandom: reconnectRandom(options.seed, config.stationId),
           onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
           onLockPhase: (event) => agent?.publishEvent(config.token, { type: 'lock.phase', ...event }),
           ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),

@@ -1,25 +1,32 @@
 /**
- * How long a station waits before it reconnects: exponential backoff with jitter, so a fleet does
- * not reconnect in lockstep after a broker restart. The delay is not reset by a CONNACK, only by a
- * session that lasted (`reset`): a station whose session the broker keeps closing (a twin in
- * another process takes it over) backs off to the longest delay instead of reconnecting at once
- * every time.
+ * How long a station waits before it reconnects: exponential backoff with full jitter (the delay
+ * is drawn anywhere between 0 and min(longest, first × 2^attempt)), so a fleet does not reconnect
+ * in lockstep after a broker restart: the reconnects of 10,000 stations spread evenly over the
+ * window instead of arriving as waves. The delay is not reset by a CONNACK, only by a session that
+ * lasted (`reset`): a station whose session the broker keeps closing (a twin in another process
+ * takes it over) backs off to the longest window instead of reconnecting at once every time.
+ *
+ * The jitter has a random stream of its own (`reconnectRandom` in src/station/random.ts), never
+ * the station model's: a reconnect must not shift the next unlock delay, so the same seed replays
+ * the same run whether or not the connection dropped (STYLE.md).
  */
 import type { Random } from '../station/random.js';
 
 export interface ReconnectBackoffOptions {
-  /** The delay to start from; the first reconnect waits between this and twice this. */
+  /** The delay before the first reconnect, and the base the window doubles from. */
   firstMs: number;
-  /** The longest delay before jitter; a jittered delay is between half this and this. */
+  /** The widest window: no delay is longer. */
   maxMs: number;
-  /** Where the jitter comes from. */
+  /** Where the jitter comes from: a stream only the backoff draws from. */
   random: Random;
 }
 
-/** The delay before the next reconnect, grown on each close and put back by a session that lasted. */
+/** The delay before the next reconnect, drawn on each close and put back by a session that lasted. */
 export class ReconnectBackoff {
   readonly #options: ReconnectBackoffOptions;
   #delayMs: number;
+  /** Closes since the backoff last started again. */
+  #attempt = 0;
 
   constructor(options: ReconnectBackoffOptions) {
     this.#options = options;
@@ -33,12 +40,14 @@ export class ReconnectBackoff {
 
   /** A session that lasted: the backoff starts again from the first delay. */
   reset(): void {
+    this.#attempt = 0;
     this.#delayMs = this.#options.firstMs;
   }
 
-  /** A connection closed: the delay doubles, up to the longest, and is jittered down by up to half. */
+  /** A connection closed: the window doubles, up to the longest, and the delay is drawn from all of it. */
   grow(): void {
-    const next = Math.min(this.#delayMs * 2, this.#options.maxMs);
-    this.#delayMs = Math.round(next / 2 + this.#options.random.int(0, Math.round(next / 2)));
+    this.#attempt = Math.min(this.#attempt + 1, 52);
+    const window = Math.min(this.#options.maxMs, this.#options.firstMs * 2 ** this.#attempt);
+    this.#delayMs = this.#options.random.int(0, Math.round(window));
   }
 }

@@ -5,13 +5,14 @@
  */
 import { StationModel, type LockPhase } from '../station/station-model.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
-import type { Random } from '../station/random.js';
+import { unseededRandom, type Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
 import type { ConnectIdentity } from './identity.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';
 import { ReconnectBackoff } from './reconnect-policy.js';
+import { PLAUSIBILITY_LIMITS } from './plausibility.js';
 import { SessionWatch, type StationLinkEvent } from './session-watch.js';
 
 export interface StationClientOptions {
@@ -24,7 +25,14 @@ export interface StationClientOptions {
    */
   identity?: ConnectIdentity;
   clock: Clock;
+  /** The station model's stream: unlock delays, faults. Never drawn from for reconnects. */
   random: Random;
+  /**
+   * The reconnect backoff's jitter, a stream of its own so that a reconnect does not shift the
+   * model's next unlock delay (`reconnectRandom(seed, stationId)` for a seeded run).
+   * @default an unseeded stream
+   */
+  reconnectRandom?: Random;
   /**
    * MQTT keepalive in seconds. The broker fires the last will when it hears nothing for 1.5× this.
    * @default 30
@@ -90,6 +98,8 @@ export class StationClient {
   #resetting: Promise<void> = Promise.resolve();
   readonly #sessions: SessionWatch;
   readonly #maxReconnectMs: number;
+  /** The reconnect jitter, apart from the model's stream (see `reconnectRandom`). */
+  readonly #reconnectRandom: Random;
   /** Set by `stop()`: a stopped station never connects again (a reset queued behind another must not bring it back). */
   #stopped = false;
 
@@ -97,6 +107,7 @@ export class StationClient {
     this.#options = options;
     const { config } = options;
     this.#maxReconnectMs = options.maxReconnectMs ?? 15_000;
+    this.#reconnectRandom = options.reconnectRandom ?? unseededRandom();
     this.#sessions = new SessionWatch({
       token: config.token,
       clientId: this.#identity().clientId,
@@ -178,7 +189,7 @@ export class StationClient {
   goOnline(): Promise<void> {
     if (this.#stopped) return Promise.reject(stoppedError());
     if (this.#client) return this.#connecting?.done ?? Promise.resolve();
-    const backoff = new ReconnectBackoff({ firstMs: this.#options.reconnectMs ?? 500, maxMs: this.#maxReconnectMs, random: this.#options.random });
+    const backoff = new ReconnectBackoff({ firstMs: this.#options.reconnectMs ?? 500, maxMs: this.#maxReconnectMs, random: this.#reconnectRandom });
     const watch = this.#sessions.connection();
     /** When the latest CONNECT of this connection went out: the session's lastConnection. */
     let connectSentAt = this.#options.clock.now();
@@ -236,11 +247,13 @@ export class StationClient {
     // A command someone published with the retain flag comes again on every subscription: it is
     // not a new command, and firmware acts only on live ones (commands are never retained, DESIGN.md).
     if (packet?.retain) return;
+    // A command is about 100 bytes; a larger payload is not read at all (src/mqtt/plausibility.ts).
+    if (payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes) return;
     const address = this.topics.match('unlock', topic);
     const command = parsePayload('unlock', payload);
     // A malformed command is dropped, as firmware would: it has nobody to answer.
     if (address?.lockId === undefined || address.token !== this.token || !command) return;
-    this.model.handleUnlock(address.lockId, command.commandId);
+    this.model.handleUnlock(address.lockId, command.commandId, command.sentAt);
   }
 
   /**

@@ -18,7 +18,7 @@ export interface StartApiOptions extends Omit<BuildApiOptions, 'gateway'> {
   /** Gateway settings beyond the broker address and command timeout. */
   gateway?: Omit<MqttGatewayOptions, 'mqttUrl' | 'fixture' | 'commandTimeoutMs'>;
   /** Adds routes to the app before it listens (the simulator adds the `/sim/v1` control plane). */
-  beforeListen?: (app: ApiInstance) => Promise<void>;
+  beforeListen?: (app: ApiInstance, gateway: StartedMqttGateway) => Promise<void>;
   /** When the port is taken, take a free one instead of failing (the CLI's default port). @default false */
   fallbackToFreePort?: boolean;
 }
@@ -55,7 +55,7 @@ export async function startApi(options: StartApiOptions): Promise<StartedApi> {
       fixture: options.fixture,
       ...(commandTimeoutMs === undefined ? {} : { commandTimeoutMs }),
     });
-    await beforeListen?.(app);
+    await beforeListen?.(app, gateway);
     await listenWithFallback(app, requestedPort ?? 0, host, fallbackToFreePort ?? false);
   } catch (error) {
     await app.close();

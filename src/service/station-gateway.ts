@@ -17,12 +17,14 @@ import type { Station } from './http/api-schemas.js';
 import { TopicRouter, type RoutedTopic } from './gateway/topic-router.js';
 import { StationStateCache } from './gateway/station-state-cache.js';
 import { PendingCommands, type CommandTimers } from './gateway/pending-commands.js';
-import { UNLOCK_ACCEPTED, rejectedOutcome, unlockFailed, type UnlockOutcome } from './gateway/unlock-outcome.js';
+import { UNLOCK_ACCEPTED, outcomeUnknown, rejectedOutcome, unlockFailed, type UnlockOutcome } from './gateway/unlock-outcome.js';
+import { PLAUSIBILITY_LIMITS, RefusalCounter, checkAck, checkLockState, checkStatus, type RefusalReason } from './gateway/plausibility.js';
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
 import { silentLogger, type ServiceLogger } from './service-logger.js';
 
 export type { UnlockOutcome, UnlockFailure } from './gateway/unlock-outcome.js';
-export { UNLOCK_FAILURES } from './gateway/unlock-outcome.js';
+export { UNLOCK_FAILURES, OUTCOME_UNKNOWN } from './gateway/unlock-outcome.js';
+export { REFUSAL_REASONS, type RefusalReason } from './gateway/plausibility.js';
 
 /** What the HTTP layer needs from the stations. */
 export interface StationGateway {
@@ -91,6 +93,11 @@ export interface StartedMqttGateway extends StationGateway {
   readonly connected: boolean;
   /** Unlock commands still waiting for an ack. */
   readonly pendingCommands: number;
+  /**
+   * Messages from the broker the gateway refused as implausible (src/service/gateway/plausibility.ts),
+   * by reason, since start.
+   */
+  readonly refusedMessages: Readonly<Record<RefusalReason, number>>;
   stop(): Promise<void>;
 }
 
@@ -124,6 +131,7 @@ class MqttStationGateway implements StartedMqttGateway {
   /** Errors since the session was last up: only the first is logged. */
   #failedAttempts = 0;
   readonly #syncWaiters = new Map<string, () => void>();
+  readonly #refusals: RefusalCounter;
 
   constructor(options: MqttGatewayOptions) {
     this.#options = options;
@@ -133,6 +141,7 @@ class MqttStationGateway implements StartedMqttGateway {
     this.#pending = new PendingCommands(options.timers);
     this.#logger = options.logger ?? silentLogger();
     this.#clock = options.clock ?? systemServiceClock();
+    this.#refusals = new RefusalCounter({ now: () => this.#clock.now(), log: (line) => this.#logger.warn(line) });
     this.#commandTimeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     // A topic only this session uses; it carries nothing but the start-up sync marker.
     this.#syncTopic = `station-sim/service/${this.clientId}/sync`;
@@ -144,6 +153,10 @@ class MqttStationGateway implements StartedMqttGateway {
 
   get pendingCommands(): number {
     return this.#pending.size;
+  }
+
+  get refusedMessages(): Readonly<Record<RefusalReason, number>> {
+    return this.#refusals.counts;
   }
 
   getStation(token: string): Station | undefined {
@@ -178,11 +191,13 @@ class MqttStationGateway implements StartedMqttGateway {
       case 'ack':
         this.#logger.debug(`unlock ${commandId} ${result.ack.accepted ? 'accepted' : `rejected (${result.ack.reason})`}`);
         return { ...(result.ack.accepted ? UNLOCK_ACCEPTED : rejectedOutcome(result.ack.reason)), commandId };
+      // No ack: the station may have the command (or get it from a persistent session) and act on
+      // it until its TTL runs out, so the outcome is unknown, not a failure (docs/api.md).
       case 'timeout':
-        this.#logger.info(`unlock ${commandId} for ${token}/${lockId}: no ack within ${this.#commandTimeoutMs} ms`);
-        return { ...unlockFailed('ACK_TIMEOUT'), commandId };
+        this.#logger.info(`unlock ${commandId} for ${token}/${lockId}: no ack within ${this.#commandTimeoutMs} ms; outcome unknown`);
+        return { ...outcomeUnknown('ACK_TIMEOUT', config.behaviour.commandTtlMs), commandId };
       case 'cancelled':
-        return { ...unlockFailed('SERVICE_STOPPING'), commandId };
+        return { ...outcomeUnknown('STOPPED_IN_FLIGHT', config.behaviour.commandTtlMs), commandId };
     }
   }
 
@@ -311,42 +326,72 @@ class MqttStationGateway implements StartedMqttGateway {
       this.#syncWaiters.get(payload.toString())?.();
       return;
     }
-    for (const route of this.#router.route(topic)) this.#apply(route, payload);
+    const routes = this.#router.route(topic);
+    if (routes.length === 0) {
+      if (this.#router.fitsTemplate(topic)) this.#refusals.refuse('unknownStation', undefined, 'a message');
+      return;
+    }
+    if (payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes) {
+      this.#refusals.refuse('oversized', routes[0]!.token, `a ${payload.length}-byte message`);
+      return;
+    }
+    // Custom templates can make kinds overlap (topic-router.ts): the payload decides, so a
+    // refusal counts only when no reading of the topic takes the message.
+    let refused: RefusalReason | undefined;
+    for (const route of routes) {
+      const reason = this.#apply(route, payload);
+      if (reason === undefined) return;
+      refused ??= reason;
+    }
+    this.#refusals.refuse(refused!, routes[0]!.token, `a ${routes[0]!.kind} message`);
   }
 
   /**
-   * A malformed message is dropped, never thrown: anything on the broker can publish on these
-   * topics. A zero-length payload on a retained topic is the MQTT way to clear it (MQTT 3.1.1,
-   * section 3.3.1.3), so the station's record is forgotten.
+   * Applies a message to the cache or a waiting unlock once it is plausible (plausibility.ts);
+   * returns why not otherwise. A malformed message is refused, never thrown: anything on the broker
+   * can publish on these topics.
+   *
+   * A zero-length retained message clears the topic (MQTT 3.1.1, section 3.3.1.3; live subscribers
+   * get it with the retain flag 0, so any empty payload counts), but whoever sends it is not the
+   * station saying it went offline: only the station's own `offline` status,
+   * or its will, takes a station offline. So a clear changes nothing here; the station's next
+   * status (and every reconnect, which rebuilds the cache) says what is true.
    */
-  #apply(route: RoutedTopic, payload: Buffer): void {
+  #apply(route: RoutedTopic, payload: Buffer): RefusalReason | undefined {
+    const config = this.#router.station(route.token)!;
+    const now = this.#clock.now();
     switch (route.kind) {
       case 'status': {
-        if (payload.length === 0) {
-          this.#cache.applyStatus(route.token, undefined);
-          return;
-        }
+        if (payload.length === 0) return 'emptyPayload';
         const status = parsePayload('status', payload);
-        if (status) this.#cache.applyStatus(route.token, status);
-        else this.#logger.debug(`ignored malformed status of ${route.token}`);
-        return;
+        if (!status) return 'malformed';
+        const refused = checkStatus(status, config, now);
+        if (refused) return refused;
+        this.#cache.applyStatus(route.token, status);
+        return undefined;
       }
       case 'lockState': {
-        if (route.lockId === undefined) return;
-        if (payload.length === 0) {
-          this.#cache.applyLockState(route.token, route.lockId, undefined);
-          return;
-        }
+        if (route.lockId === undefined) return 'malformed';
+        if (payload.length === 0) return 'emptyPayload';
         const state = parsePayload('lockState', payload);
-        // The topic addresses the lock; a payload naming another lock is inconsistent, so ignored.
-        if (state && state.lockId === route.lockId) this.#cache.applyLockState(route.token, route.lockId, state);
-        else this.#logger.debug(`ignored malformed lock state of ${route.token}/${route.lockId}`);
-        return;
+        if (!state) return 'malformed';
+        const listed = config.locks.some((lock) => lock.lockId === route.lockId);
+        const known = listed || this.#cache.hasLock(config, route.lockId);
+        const admitted = known || this.#cache.admitsLock(config, PLAUSIBILITY_LIMITS.maxLocksPerStation);
+        const refused = checkLockState(state, route.lockId, known, admitted, now);
+        if (refused) return refused;
+        this.#cache.applyLockState(route.token, route.lockId, state, listed);
+        return undefined;
       }
       case 'acks': {
         const ack = parsePayload('acks', payload);
-        if (ack && !this.#pending.settle(route.token, ack)) this.#logger.debug(`ignored ack ${ack.commandId} of ${route.token}: nothing waits for it`);
-        return;
+        if (!ack) return 'malformed';
+        const refused = checkAck(ack);
+        if (refused) return refused;
+        const delivery = this.#pending.settle(route.token, ack);
+        if (delivery === 'settled') return undefined;
+        this.#logger.debug(`ignored ack ${ack.commandId} of ${route.token}: ${delivery === 'duplicate' ? 'already answered' : 'nothing waits for it'}`);
+        return delivery === 'duplicate' ? 'duplicateAck' : 'unexpectedAck';
       }
     }
   }

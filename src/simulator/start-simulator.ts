@@ -297,7 +297,7 @@ async function serveHttp(
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock, identity: await identities.service() },
-    beforeListen: (app) => control.register(app),
+    beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages }),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'loginThrottle', 'logger']),
     // The session store's "lost" and "back" lines go where the simulator's other notices go.
     ...(options.onNotice ? { onSessionStoreNotice: options.onNotice } : {}),

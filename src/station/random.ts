@@ -21,3 +21,20 @@ export function seededRandom(seed: number, stream = 0): Random {
     int: (min, max) => unsafeUniformIntDistribution(min, max, rng),
   };
 }
+
+/**
+ * Mixed into the run's seed for the reconnect backoff's stream, so it never coincides with the
+ * station model's stream (`seededRandom(seed, stationId)`): a reconnect draws nothing from the
+ * stream unlock delays come from.
+ */
+export const RECONNECT_SEED_SALT = 0x2f6b_1d35;
+
+/** The reconnect jitter stream of one station: seeded, and apart from the station model's. */
+export function reconnectRandom(seed: number, stationId: number): Random {
+  return seededRandom((seed ^ RECONNECT_SEED_SALT) | 0, stationId);
+}
+
+/** An unseeded stream, for jitter that need not replay (a station built without a seed of its own). */
+export function unseededRandom(): Random {
+  return { int: (min, max) => min + Math.floor(Math.random() * (max - min + 1)) };
+}

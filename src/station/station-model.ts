@@ -11,7 +11,7 @@ import type { Fault, FaultKind, FaultSpec } from '../fixture/fault-schema.js';
 import type { Delay, StationConfig } from '../fixture/fixture-schema.js';
 import type { LockStatus, StationStatus } from '../fixture/statuses.js';
 import type { PhysicalAction } from '../fixture/station-actions.js';
-import type { AckPayload, LockStatePayload, StatusPayload } from './station-payloads.js';
+import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from './station-payloads.js';
 
 /** Where the model's outputs go. */
 export interface StationOutput {
@@ -60,8 +60,15 @@ export interface StationModelOptions {
   rememberedCommands?: number;
 }
 
-/** Why a station refuses an unlock; carried in the ack's `reason`. */
-export type RejectReason = 'jammed' | 'low_battery' | 'unknown_lock' | 'offline';
+/**
+ * Why a station refuses an unlock; carried in the ack's `reason`. `expired`: the command's `sentAt`
+ * is older than `behaviour.commandTtlMs`; `invalid`: its `sentAt` is not ISO 8601 UTC, or lies
+ * further in the future than `COMMAND_CLOCK_SKEW_MS`.
+ */
+export type RejectReason = 'jammed' | 'low_battery' | 'unknown_lock' | 'offline' | 'expired' | 'invalid';
+
+/** How far ahead of the station's clock a command's `sentAt` may be (the service's clock may run ahead). */
+export const COMMAND_CLOCK_SKEW_MS = 5 * 60_000;
 
 interface LockState {
   lockId: string;
@@ -181,8 +188,15 @@ export class StationModel {
   /**
    * An unlock command arrived. The ack goes out at once; a command id already seen (QoS 1
    * redelivery, DESIGN.md) is acknowledged again with the same answer and not executed again.
+   *
+   * `sentAt` (the service's clock) is checked against this station's clock, the simulated one: a
+   * command older than `behaviour.commandTtlMs` is refused `expired` and never acted on, so a
+   * command that waited in a persistent session or a paused process does not open a lock after
+   * its caller gave up. A command without `sentAt` is taken as sent now: external publishers that
+   * predate the field keep working (docs/mqtt-security.md, "Commands sent while a station is
+   * offline"). One with a malformed `sentAt`, or from the future beyond the skew, is `invalid`.
    */
-  handleUnlock(lockId: string, commandId: string): void {
+  handleUnlock(lockId: string, commandId: string, sentAt?: string): void {
     // The same id for another lock is another command (a client that reuses ids), not a
     // redelivery: commands are remembered by lock and id, so one does not overwrite the other.
     const earlier = this.#seenCommands.get(commandKey(lockId, commandId));
@@ -190,6 +204,13 @@ export class StationModel {
       this.#send(lockId, 'ack', earlier);
       const lock = this.#locks.get(lockId);
       if (earlier.accepted && lock) this.#reportPhase(lock, commandId);
+      return;
+    }
+    const stale = this.#staleness(sentAt);
+    if (stale) {
+      const refused: AckPayload = { commandId, lockId, accepted: false, reason: stale };
+      this.#remember(commandKey(lockId, commandId), refused);
+      this.#send(lockId, 'ack', refused);
       return;
     }
     const random = this.#random;
@@ -317,6 +338,17 @@ export class StationModel {
     }
     if (this.#heartbeat) timers.push({ kind: 'heartbeat', dueAt: new Date(this.#heartbeatDue).toISOString() });
     return timers;
+  }
+
+  /** Why a command's `sentAt` rules it out (see `handleUnlock`), or undefined. */
+  #staleness(sentAt: string | undefined): 'expired' | 'invalid' | undefined {
+    if (sentAt === undefined) return undefined;
+    const at = parseIsoUtc(sentAt);
+    if (at === undefined) return 'invalid';
+    const age = this.#clock.now() - at;
+    if (age > this.config.behaviour.commandTtlMs) return 'expired';
+    if (age < -COMMAND_CLOCK_SKEW_MS) return 'invalid';
+    return undefined;
   }
 
   #decide(lockId: string, commandId: string): AckPayload {

@@ -24,7 +24,8 @@ export const LockStatePayloadSchema = Type.Object({
 });
 export const UnlockCommandSchema = Type.Object({
   commandId: Type.String({ minLength: 1, maxLength: 128 }),
-  sentAt: Type.Optional(Type.String()),
+  /** When the service sent it, ISO 8601 UTC on the service's clock; the station refuses it past its TTL. */
+  sentAt: Type.Optional(Type.String({ maxLength: 64 })),
 });
 export const AckPayloadSchema = Type.Union([
   Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }),
@@ -39,3 +40,14 @@ export type LockStatePayload = Static<typeof LockStatePayloadSchema>;
 export type UnlockCommand = Static<typeof UnlockCommandSchema>;
 /** `{prefix}/{token}/acks`, station to service. */
 export type AckPayload = Static<typeof AckPayloadSchema>;
+
+/** ISO 8601 UTC as the contract writes timestamps (`Date#toISOString`): `YYYY-MM-DDTHH:MM:SS(.sss)Z`. */
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
+
+/** Milliseconds since the epoch of a contract timestamp; undefined when it is not ISO 8601 UTC. */
+export function parseIsoUtc(value: string): number | undefined {
+  if (!ISO_UTC.test(value)) return undefined;
+  const at = Date.parse(value);
+  // Date.parse rolls impossible dates over (February 30th is March 2nd): the value must read back the same.
+  return Number.isFinite(at) && new Date(at).toISOString().slice(0, 19) === value.slice(0, 19) ? at : undefined;
+}

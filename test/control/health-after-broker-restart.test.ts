@@ -45,7 +45,10 @@ describe.runIf(mosquittoAvailable())('/sim/v1/health after a broker restart', ()
     await fleet.stop();
     await mosquitto.restart();
     await vi.waitFor(() => expect(api.control.channel.connected).toBe(true), { timeout: 10_000 });
-    expect(await health(api)).toEqual({ status: 503, body: { ready: false, stations: { total: 3, online: 0, offline: 1 } } });
+    expect(await health(api)).toEqual({
+      status: 503,
+      body: { ready: false, reason: 'waiting for the stations expected online to report online', stations: { total: 3, online: 0, offline: 1 } },
+    });
   }, 30_000);
 
   it('an api started after the restart comes up, although the station the fixture starts offline never publishes again', async () => {

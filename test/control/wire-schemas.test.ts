@@ -68,7 +68,7 @@ describe('the /sim/v1 wire schemas', () => {
       await stream.waitFor((event) => event.type === 'command.rejected', 'a rejection');
       // A fault that drops the next command: fault.applied, then command.timeout.
       expect((await call('POST', '/stations/CI-1/faults', { kind: 'dropCommands', count: 1 })).status).toBe(201);
-      await user.unlock('CI-1', '1');
+      await expect(user.unlock('CI-1', '1')).rejects.toMatchObject({ status: 504 }); // the outcome is unknown
       await stream.waitFor((event) => event.type === 'command.timeout', 'a timeout');
       await stream.waitFor((event) => event.type === 'fault.applied', 'the fault applied');
       // station.status and control.

@@ -9,18 +9,29 @@ import { SessionWatch, TAKEN_OVER_AFTER, type StationLinkEvent } from '../../src
 import { seededRandom } from '../../src/station/random.js';
 
 describe('ReconnectBackoff', () => {
-  it('doubles the delay on each close, jittered between half and all of it, up to the longest', () => {
+  it('draws each delay from the whole window (full jitter), the window doubling up to the longest', () => {
     const backoff = new ReconnectBackoff({ firstMs: 100, maxMs: 1000, random: seededRandom(7) });
-    let previous = backoff.delayMs;
-    for (let i = 0; i < 12; i += 1) {
+    expect(backoff.delayMs).toBe(100);
+    const drawn: number[] = [];
+    for (let attempt = 1; attempt <= 12; attempt += 1) {
       backoff.grow();
-      const doubled = Math.min(previous * 2, 1000);
-      expect(backoff.delayMs).toBeGreaterThanOrEqual(doubled / 2);
-      expect(backoff.delayMs).toBeLessThanOrEqual(doubled);
-      previous = backoff.delayMs;
+      const window = Math.min(100 * 2 ** attempt, 1000);
+      expect(backoff.delayMs).toBeGreaterThanOrEqual(0);
+      expect(backoff.delayMs).toBeLessThanOrEqual(window);
+      drawn.push(backoff.delayMs);
     }
+    // Spread over the window, not bunched at its top as "half plus jitter" was.
+    expect(Math.min(...drawn.slice(4))).toBeLessThan(500);
     backoff.reset();
     expect(backoff.delayMs).toBe(100);
+  });
+
+  it('draws from its own stream only', () => {
+    let draws = 0;
+    const backoff = new ReconnectBackoff({ firstMs: 100, maxMs: 1000, random: { int: (min) => (draws += 1, min) } });
+    backoff.grow();
+    backoff.grow();
+    expect(draws).toBe(2);
   });
 });
 

@@ -92,12 +92,15 @@ describe('unlock outcomes over MQTT', () => {
     expect(stations[2]!.commands).toHaveLength(0);
   });
 
-  test('a station that never acks: timeout after commandTimeoutMs', async () => {
+  test('a station that never acks: 504, outcome unknown, after commandTimeoutMs', async () => {
     const { url, gateway } = await start(150);
     const token = (await call<TokenPair>(url, 'POST', '/v1/auth/login', { body: ALICE })).body.accessToken;
     expect(await call(url, 'POST', '/v1/stations/S-SILENT/locks/1/unlock', { token })).toEqual({
-      status: 200,
-      body: { success: false, message: 'Station did not acknowledge the command in time' },
+      status: 504,
+      body: {
+        message:
+          'The station did not acknowledge the command in time; it may still carry it out until the command expires (within 30 s of sending it): read the station before sending it again',
+      },
     });
     expect(gateway.pendingCommands).toBe(0);
   });
@@ -124,7 +127,8 @@ describe('lifecycle', () => {
     await started.stop();
     api = undefined;
     expect(Date.now() - begin).toBeLessThan(2000);
-    expect(await waiting).toEqual({ status: 200, body: { success: false, message: 'The service is shutting down' } });
+    // The command was sent: the station may still act on it, so the answer says the outcome is unknown.
+    expect(await waiting).toEqual({ status: 504, body: { message: expect.stringContaining('The service stopped before the station acknowledged the command; it may still carry it out') } });
     await eventually(() => expect(broker.aedes.connectedClients).toBe(clientsBefore - 1));
     await expect(fetch(`${started.url}/v1/openapi.json`)).rejects.toThrow();
   });

@@ -20,8 +20,16 @@ interface Pending {
   settle(result: CommandResult): void;
 }
 
+/** How many answered command ids are remembered, to tell a repeated ack from one nobody asked for. */
+const ANSWERED_MEMORY = 1024;
+
+/** What became of an ack: it settled a wait, repeats one already answered, or answers nothing sent. */
+export type AckDelivery = 'settled' | 'duplicate' | 'unexpected';
+
 export class PendingCommands {
   readonly #pending = new Map<string, Pending>();
+  /** Recently answered command ids (insertion order, oldest first), bounded by ANSWERED_MEMORY. */
+  readonly #answered = new Set<string>();
   readonly #timers: CommandTimers;
 
   constructor(timers?: CommandTimers) {
@@ -55,15 +63,19 @@ export class PendingCommands {
   }
 
   /**
-   * Delivers an ack that arrived on station `token`'s ack topic. Returns false when nothing waits
-   * for it: a late ack, a repeated ack of a QoS 1 redelivery (DESIGN.md), or an ack naming
-   * another station's command or another lock, which must not settle someone else's wait.
+   * Delivers an ack that arrived on station `token`'s ack topic. It settles a wait only for a
+   * command this gateway sent to that station and lock, once: a second ack of the same command
+   * (a QoS 1 redelivery, DESIGN.md, or a contradicting one from someone else) is `duplicate`; an
+   * ack naming a command nobody waits for, another station's command or another lock (which must
+   * not settle someone else's wait) is `unexpected`.
    */
-  settle(token: string, ack: AckPayload): boolean {
+  settle(token: string, ack: AckPayload): AckDelivery {
     const entry = this.#pending.get(ack.commandId);
-    if (!entry || entry.token !== token || entry.lockId !== ack.lockId) return false;
+    if (!entry || entry.token !== token || entry.lockId !== ack.lockId) return this.#answered.has(ack.commandId) ? 'duplicate' : 'unexpected';
     entry.settle({ kind: 'ack', ack });
-    return true;
+    this.#answered.add(ack.commandId);
+    if (this.#answered.size > ANSWERED_MEMORY) this.#answered.delete(this.#answered.values().next().value!);
+    return 'settled';
   }
 
   /** Ends every wait at once, for shutdown. */

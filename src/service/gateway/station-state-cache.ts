@@ -18,6 +18,8 @@ export const NEVER_REPORTED = new Date(0).toISOString();
 interface CachedStation {
   status: StatusPayload | undefined;
   locks: Map<string, LockStatePayload>;
+  /** Locks in `locks` the fixture does not list. */
+  extra: number;
 }
 
 export class StationStateCache {
@@ -35,17 +37,36 @@ export class StationStateCache {
     this.#dropIfEmpty(token, entry);
   }
 
-  /** Records a retained lock state; `undefined` means the retained message was cleared. */
-  applyLockState(token: string, lockId: string, payload: LockStatePayload | undefined): void {
+  /**
+   * Records a retained lock state; `undefined` means the retained message was cleared. `listed`:
+   * the fixture lists the lock (see `admitsLock`).
+   */
+  applyLockState(token: string, lockId: string, payload: LockStatePayload | undefined, listed = true): void {
     const entry = this.#entry(token);
+    const had = entry.locks.has(lockId);
     if (payload) entry.locks.set(lockId, payload);
     else entry.locks.delete(lockId);
+    if (!listed) entry.extra += (entry.locks.has(lockId) ? 1 : 0) - (had ? 1 : 0);
     this.#dropIfEmpty(token, entry);
+  }
+
+  /** Locks kept for the station that the fixture does not list. */
+  extraLocks(token: string): number {
+    return this.#stations.get(token)?.extra ?? 0;
   }
 
   /** The station's own status; a station that never reported counts as offline. */
   statusOf(token: string): StationStatus {
     return this.#stations.get(token)?.status?.status ?? 'offline';
+  }
+
+  /**
+   * Whether one more lock beyond the fixture's may be kept for this station: the fixture's and the
+   * published ones together stay within `maxLocks`, so lock topics published by anyone cannot grow
+   * this cache without bound.
+   */
+  admitsLock(config: StationConfig, maxLocks: number): boolean {
+    return config.locks.length + (this.#stations.get(config.token)?.extra ?? 0) < maxLocks;
   }
 
   /** A lock of the fixture's, or one the station has published a state for (as `view` lists them). */
@@ -89,7 +110,7 @@ export class StationStateCache {
   #entry(token: string): CachedStation {
     let entry = this.#stations.get(token);
     if (!entry) {
-      entry = { status: undefined, locks: new Map() };
+      entry = { status: undefined, locks: new Map(), extra: 0 };
       this.#stations.set(token, entry);
     }
     return entry;

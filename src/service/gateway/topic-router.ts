@@ -51,6 +51,12 @@ export class TopicRouter {
     return [...filters];
   }
 
+  /** True when `topic` fits one of the inbound templates, whoever's token it names (for counting unknown stations). */
+  fitsTemplate(topic: string): boolean {
+    for (const topics of this.#distinct) for (const kind of INBOUND_KINDS) if (topics.match(kind, topic)) return true;
+    return false;
+  }
+
   /**
    * Every reading of `topic` that names a fixture station under that station's own templates.
    * Usually one; custom templates can make kinds overlap, and the payload then decides.

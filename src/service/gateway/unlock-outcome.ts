@@ -7,21 +7,42 @@
 export const UNLOCK_FAILURES = {
   /** The station's retained status says offline, it never reported, or the service has lost the broker. */
   STATION_OFFLINE: 'Station is offline',
-  /** No ack within the command timeout. */
-  ACK_TIMEOUT: 'Station did not acknowledge the command in time',
+  /**
+   * No ack within the command timeout: the outcome is unknown (see `OUTCOME_UNKNOWN`). The gateway
+   * adds how long the station may still act on the command.
+   */
+  ACK_TIMEOUT: 'The station did not acknowledge the command in time; it may still carry it out until the command expires',
   /** Ack `reason: "jammed"`. */
   LOCK_JAMMED: 'Lock is jammed',
   /** Ack `reason: "low_battery"`. */
   BATTERY_LOW: 'Battery too low',
   /** Ack `reason: "unknown_lock"`: the station does not know a lock the fixture lists. */
   LOCK_UNKNOWN_TO_STATION: 'Station does not know this lock',
+  /** Ack `reason: "expired"`: the command reached the station after its TTL, and it did not act on it. */
+  COMMAND_EXPIRED: 'The command reached the station too late and was not carried out',
   /** Ack with any other reason; the message names the reason when it is a plain word. */
   REJECTED: 'Station rejected the command',
-  /** The gateway was stopped while the command waited. */
+  /** The gateway was stopped before the command was sent: nothing was sent. */
   SERVICE_STOPPING: 'The service is shutting down',
+  /** The gateway was stopped while a sent command waited for its ack: the outcome is unknown. */
+  STOPPED_IN_FLIGHT: 'The service stopped before the station acknowledged the command; it may still carry it out until the command expires',
 } as const;
 
 export type UnlockFailure = keyof typeof UNLOCK_FAILURES;
+
+/**
+ * Failures after which the lock may still open: the command was sent and no ack came back, so the
+ * station may have it (or get it) and act on it until its TTL runs out (`behaviour.commandTtlMs`).
+ * The API answers these 504 `UNLOCK_OUTCOME_UNKNOWN` rather than a definite `success: false`
+ * (docs/api.md, "When the outcome is unknown").
+ */
+export const OUTCOME_UNKNOWN: ReadonlySet<UnlockFailure> = new Set<UnlockFailure>(['ACK_TIMEOUT', 'STOPPED_IN_FLIGHT']);
+
+/** The message of an unknown outcome, saying how long the station may still act on the command. */
+export function outcomeUnknown(failure: 'ACK_TIMEOUT' | 'STOPPED_IN_FLIGHT', commandTtlMs: number): UnlockOutcome {
+  const seconds = Math.ceil(commandTtlMs / 1000);
+  return unlockFailed(failure, `${UNLOCK_FAILURES[failure]} (within ${seconds} s of sending it): read the station before sending it again`);
+}
 
 /**
  * `commandId` is set once a command was published, so a transcript can link the HTTP request to
@@ -49,6 +70,8 @@ export function rejectedOutcome(reason: string): UnlockOutcome {
       return unlockFailed('STATION_OFFLINE');
     case 'unknown_lock':
       return unlockFailed('LOCK_UNKNOWN_TO_STATION');
+    case 'expired':
+      return unlockFailed('COMMAND_EXPIRED');
     default:
       return /^[A-Za-z0-9_.-]{1,64}$/.test(reason)
         ? unlockFailed('REJECTED', `${UNLOCK_FAILURES.REJECTED} (${reason})`)

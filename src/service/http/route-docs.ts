@@ -16,6 +16,7 @@ const DESCRIPTIONS: Record<number, string> = {
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
   429: `"${ERRORS.LOGIN_THROTTLED.message}": too many failed logins from the client address or for the email. \`Retry-After\` says how many seconds to wait.`,
   501: 'Not available.',
+  504: 'The unlock\'s outcome is unknown: the station did not acknowledge the command in time (or the service stopped while it waited), and it may still carry it out until the command expires. Read the station before sending the command again.',
   503: `"${ERRORS.SESSION_STORE_UNAVAILABLE.message}": the API runs with a Redis session store (\`--state\`) that cannot be reached; on login also "${ERRORS.LOGIN_BUSY.message}": too many logins wait for a password check, \`Retry-After\` says how many seconds to wait.`,
 };
 

@@ -5,6 +5,7 @@
  */
 import { SimError } from '../../errors.js';
 import type { AuthService, Account } from '../auth/auth-service.js';
+import { OUTCOME_UNKNOWN } from '../gateway/unlock-outcome.js';
 import type { StationGateway } from '../station-gateway.js';
 import type { ApiInstance } from './api-instance.js';
 import { LockParamsSchema, StationParamsSchema, StationSchema, UnlockResultSchema, type Station, type UnlockResult } from './api-schemas.js';
@@ -43,10 +44,10 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
         tags: ['stations'],
         summary: 'Unlock a lock',
         description:
-          'Sends the unlock command over MQTT and waits for the station to acknowledge it. Accepted: `{"success":true}`. Offline station, rejected command or no acknowledgement in time: `{"success":false,"message":"…"}`. No request body.',
+          'Sends the unlock command over MQTT and waits for the station to acknowledge it. Accepted: `{"success":true}`. Offline station or rejected command: `{"success":false,"message":"…"}`. No acknowledgement in time (or the service stopped while waiting): 504, the outcome is unknown, and the station may still carry the command out until it expires; read the station before sending it again. No request body.',
         security: BEARER_SECURITY,
         params: LockParamsSchema,
-        response: { 200: UnlockResultSchema, ...errorResponses(401, 404, 413, 415, 503) },
+        response: { 200: UnlockResultSchema, ...errorResponses(401, 404, 413, 415, 503, 504) },
       },
     },
     async (request): Promise<UnlockResult> => {
@@ -58,7 +59,10 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
       if (outcome.commandId) request.commandId = outcome.commandId;
       // Sampled out under load with the request's other lines (request-sampler.ts).
       if (!request.logSampledOut) request.log.info({ station: token, lock: lockId, outcome: outcome.success ? 'accepted' : outcome.failure }, 'unlock');
-      return outcome.success ? { success: true } : { success: false, message: outcome.message };
+      if (outcome.success) return { success: true };
+      // Not `success: false`: the lock may still open (unlock-outcome.ts, OUTCOME_UNKNOWN).
+      if (OUTCOME_UNKNOWN.has(outcome.failure)) throw new SimError('UNLOCK_OUTCOME_UNKNOWN', outcome.message);
+      return { success: false, message: outcome.message };
     },
   );
 }

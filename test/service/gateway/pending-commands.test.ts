@@ -14,7 +14,7 @@ test('an ack settles its wait and removes it', async () => {
   const pending = new PendingCommands();
   const result = pending.wait('c1', target, 1000);
   expect(pending.size).toBe(1);
-  expect(pending.settle('S-1', { commandId: 'c1', lockId: '1', accepted: true })).toBe(true);
+  expect(pending.settle('S-1', { commandId: 'c1', lockId: '1', accepted: true })).toBe('settled');
   expect(await result).toEqual({ kind: 'ack', ack: { commandId: 'c1', lockId: '1', accepted: true } });
   expect(pending.size).toBe(0);
   expect(vi.getTimerCount()).toBe(0);
@@ -37,14 +37,14 @@ test('a late or repeated ack is ignored', async () => {
   const result = pending.wait('c1', target, 10);
   await vi.advanceTimersByTimeAsync(10);
   await result;
-  expect(pending.settle('S-1', { commandId: 'c1', lockId: '1', accepted: true })).toBe(false);
+  expect(pending.settle('S-1', { commandId: 'c1', lockId: '1', accepted: true })).toBe('unexpected');
 });
 
 test('an ack from another station or for another lock does not settle the wait', () => {
   const pending = new PendingCommands();
   void pending.wait('c1', target, 1000);
-  expect(pending.settle('S-2', { commandId: 'c1', lockId: '1', accepted: true })).toBe(false);
-  expect(pending.settle('S-1', { commandId: 'c1', lockId: '2', accepted: true })).toBe(false);
+  expect(pending.settle('S-2', { commandId: 'c1', lockId: '1', accepted: true })).toBe('unexpected');
+  expect(pending.settle('S-1', { commandId: 'c1', lockId: '2', accepted: true })).toBe('unexpected');
   expect(pending.size).toBe(1);
 });
 
@@ -62,4 +62,12 @@ test('injected timers are used', () => {
   const pending = new PendingCommands({ setTimeout: (_callback, ms) => calls.push(ms), clearTimeout: () => {} });
   void pending.wait('c1', target, 1234);
   expect(calls).toEqual([1234]);
+});
+
+test('an ack is believed once: a second, contradicting ack is a duplicate and changes nothing', async () => {
+  const pending = new PendingCommands();
+  const result = pending.wait('c1', target, 1000);
+  expect(pending.settle('S-1', { commandId: 'c1', lockId: '1', accepted: true })).toBe('settled');
+  expect(pending.settle('S-1', { commandId: 'c1', lockId: '1', accepted: false, reason: 'jammed' })).toBe('duplicate');
+  expect(await result).toEqual({ kind: 'ack', ack: { commandId: 'c1', lockId: '1', accepted: true } });
 });

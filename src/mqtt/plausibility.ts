@@ -1,0 +1,93 @@
+/**
+ * What is believed of what arrives on a station's topics (DESIGN.md, "Trust model": checked before
+ * it is believed). Anyone who can publish on the broker can publish on a station's topics; a broker
+ * ACL stops that at the source (docs/mqtt-security.md), and these rules hold whatever the broker is.
+ * The `/v1` gateway (src/service/gateway/plausibility.ts counts and logs its refusals) and the
+ * control plane's fleet readiness both apply them, so a fake status fools neither.
+ *
+ * The shapes are the contract's TypeBox schemas (src/station/station-payloads.ts, checked by
+ * `parsePayload` in topics.ts); the rules here are what a schema cannot say: sizes, ranges,
+ * timestamps, and whether the station or lock is the one the topic names.
+ */
+import { VOLTAGE_LIMITS } from '../fixture/station-actions.js';
+import { TOKEN_PATTERN } from '../fixture/fixture-schema.js';
+import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from './topics.js';
+
+export const PLAUSIBILITY_LIMITS = {
+  /** A payload larger than this is not read at all (the largest real one is about 150 bytes). */
+  maxPayloadBytes: 4096,
+  /** Every string field of a payload (ids, reasons, timestamps). */
+  maxStringLength: 64,
+  /** How far ahead of the gateway's clock a timestamp may be (clock skew between machines). */
+  futureSkewMs: 5 * 60_000,
+  /**
+   * Locks a station may have, the fixture's and those it publishes beyond them together: the
+   * fixture's own maximum (`locksPerStation`), so lock topics published by others cannot grow the
+   * gateway's memory.
+   */
+  maxLocksPerStation: 64,
+} as const;
+
+/** Why a message was refused; the keys of the counts `refusedMessages` reports. */
+export const REFUSAL_REASONS = [
+  /** A topic of the contract naming a station the fixture does not list. */
+  'unknownStation',
+  /** Larger than `maxPayloadBytes`. */
+  'oversized',
+  /** Not JSON of the contract's shape, or a string field over `maxStringLength`. */
+  'malformed',
+  /** A status whose `stationId` is not the station's. */
+  'wrongStation',
+  /** A battery voltage outside 0..VOLTAGE_LIMITS.maximum, or not a finite number. */
+  'outOfRange',
+  /** A timestamp that is not ISO 8601 UTC (`YYYY-MM-DDTHH:MM:SS(.sss)Z`) or lies in the future beyond the skew. */
+  'badTimestamp',
+  /** A lock state whose payload names another lock than its topic, or a lock beyond `maxLocksPerStation`. */
+  'unknownLock',
+  /** A zero-length message (a retained message cleared): clearing a station's record is not the station saying something. */
+  'emptyPayload',
+  /** An ack for a command this gateway is not waiting for on that station and lock (spoofed, or too late). */
+  'unexpectedAck',
+  /** A second ack of a command already answered (a repeat, or a contradiction). */
+  'duplicateAck',
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/** True for an ISO 8601 UTC timestamp no further ahead of `now` than the skew allows. */
+export function plausibleTimestamp(value: string, now: number): boolean {
+  const at = parseIsoUtc(value);
+  return at !== undefined && at <= now + PLAUSIBILITY_LIMITS.futureSkewMs;
+}
+
+function shortStrings(...values: string[]): boolean {
+  return values.every((value) => value.length <= PLAUSIBILITY_LIMITS.maxStringLength);
+}
+
+/** A parsed status checked against the station it claims to be; undefined when plausible. */
+export function checkStatus(status: StatusPayload, config: { stationId: number }, now: number): RefusalReason | undefined {
+  if (!shortStrings(status.lastConnection)) return 'malformed';
+  if (status.stationId !== config.stationId) return 'wrongStation';
+  const volts = status.batteryVoltage;
+  if (!Number.isFinite(volts) || volts < VOLTAGE_LIMITS.minimum || volts > VOLTAGE_LIMITS.maximum) return 'outOfRange';
+  if (!plausibleTimestamp(status.lastConnection, now)) return 'badTimestamp';
+  return undefined;
+}
+
+/**
+ * A parsed lock state on the topic of `lockId`. `admitted` says whether the gateway may keep one
+ * more lock for this station (see `maxLocksPerStation`); a lock it already knows always may.
+ */
+export function checkLockState(state: LockStatePayload, lockId: string, known: boolean, admitted: boolean, now: number): RefusalReason | undefined {
+  if (!shortStrings(state.lockId, state.lastUpdated)) return 'malformed';
+  // The topic addresses the lock; a payload naming another lock is inconsistent.
+  if (state.lockId !== lockId) return 'unknownLock';
+  if (!known && (!admitted || !TOKEN_PATTERN.test(lockId))) return 'unknownLock';
+  if (!plausibleTimestamp(state.lastUpdated, now)) return 'badTimestamp';
+  return undefined;
+}
+
+/** A parsed ack's fields (whether anyone waits for it is `PendingCommands`' to say). */
+export function checkAck(ack: AckPayload): RefusalReason | undefined {
+  return shortStrings(ack.commandId, ack.lockId, ack.accepted ? '' : ack.reason) ? undefined : 'malformed';
+}
+
