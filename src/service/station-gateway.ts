@@ -113,6 +113,10 @@ export async function startMqttGateway(options: MqttGatewayOptions): Promise<Sta
   return gateway;
 }
 
+/** QoS 1 unlocks the gateway's session has waiting for a PUBACK at most, and behind them in its queue. */
+const GATEWAY_MAX_INFLIGHT = 1000;
+const GATEWAY_MAX_QUEUED = 20_000;
+
 class MqttStationGateway implements StartedMqttGateway {
   readonly mqttUrl: string;
   readonly clientId: string;
@@ -210,6 +214,10 @@ class MqttStationGateway implements StartedMqttGateway {
       keepalive: options.keepaliveSeconds ?? 30,
       reconnectPeriod: options.reconnectMs ?? 1000,
       connectTimeout: 10_000,
+      // One session carries every unlock of the API: the station default (100 in flight, 1,000
+      // queued) would refuse unlocks beyond 1,100 at once, a load the API otherwise takes.
+      maxInflight: GATEWAY_MAX_INFLIGHT,
+      maxQueued: GATEWAY_MAX_QUEUED,
     });
     this.#client = client;
     client.on('message', (topic, payload) => this.#onMessage(topic, payload));
