@@ -85,9 +85,10 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
 }
 
 /**
- * Stations per fleet reply. A reply per chunk keeps each MQTT message small (a snapshot is a few
- * hundred bytes, so a process of 100,000 stations would otherwise send one message of tens of MB),
- * and a long reset shows progress: the control plane waits as long as answers keep coming.
+ * Stations reset (or read) at a time. Each chunk is answered as it is done, in replies of at most
+ * FLEET_REPLY_MAX_BYTES each (a snapshot is a few hundred bytes, so a process of 100,000 stations
+ * would otherwise send one message of tens of MB), and a long reset shows progress: the control
+ * plane waits as long as answers keep coming.
  */
 export const FLEET_REPLY_CHUNK = 1000;
 
@@ -109,8 +110,34 @@ async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<stri
       const results = await Promise.allSettled(chunk.map((station) => station.reset()));
       chunk = chunk.filter((_, index) => results[index]!.status === 'fulfilled');
     }
-    answer(chunk.map((station) => station.model.snapshot()));
+    for (const part of bySize(chunk.map((station) => station.model.snapshot()))) answer(part);
   }
+}
+
+/**
+ * The encoded size a fleet reply stays under: brokers limit packets (Mosquitto's
+ * `max_packet_size 65536` in docs/mosquitto/station-sim.conf, the embedded broker's 64 KiB
+ * default), and a reply over the limit would close the agent's connection instead of arriving.
+ */
+export const FLEET_REPLY_MAX_BYTES = 48 * 1024;
+
+/** `snapshots` cut into runs whose JSON stays under FLEET_REPLY_MAX_BYTES (a run holds one snapshot at least). */
+function bySize(snapshots: StationSnapshot[]): StationSnapshot[][] {
+  const parts: StationSnapshot[][] = [];
+  let part: StationSnapshot[] = [];
+  let bytes = 0;
+  for (const snapshot of snapshots) {
+    const size = Buffer.byteLength(JSON.stringify(snapshot)) + 1;
+    if (part.length > 0 && bytes + size > FLEET_REPLY_MAX_BYTES) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(snapshot);
+    bytes += size;
+  }
+  parts.push(part);
+  return parts;
 }
 
 async function handleControl(station: StationClient, request: ControlRequest): Promise<ControlReply> {

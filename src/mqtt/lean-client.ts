@@ -114,9 +114,9 @@ export interface MqttSession {
   on(event: 'connect', listener: (connack: { sessionPresent: boolean }) => void): unknown;
   on(event: 'close', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  once(event: 'connect', listener: () => void): unknown;
+  once(event: 'connect' | 'close', listener: () => void): unknown;
   once(event: 'error', listener: (error: Error) => void): unknown;
-  off(event: 'connect', listener: () => void): unknown;
+  off(event: 'connect' | 'close', listener: () => void): unknown;
   off(event: 'error', listener: (error: Error) => void): unknown;
   removeAllListeners(event?: 'connect' | 'close' | 'error' | 'message'): unknown;
 }

@@ -303,16 +303,35 @@ export function connectError(error: Error & { code?: string | number }, brokerUr
  */
 export function firstConnect(client: MqttSession, transport: MqttTransport): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => {
+    let settled = false;
+    const settle = (): void => {
+      settled = true;
       client.off('connect', onConnect);
+      client.off('error', onError);
+      client.off('close', onClose);
+    };
+    const fail = (error: Error): void => {
+      settle();
       client.end(true);
       reject(connectError(error, brokerLabel(transport)));
     };
+    const onError = (error: Error): void => {
+      if (!settled) fail(error);
+    };
     const onConnect = (): void => {
-      client.off('error', onError);
+      settle();
       resolve();
+    };
+    // A connection that closes before its CONNACK without an error of its own (a peer that drops
+    // it after the TLS handshake, say) fails the start too, rather than leaving it waiting. Its
+    // error, when one comes with the close, is the better reason: it is given a turn to arrive.
+    const onClose = (): void => {
+      setImmediate(() => {
+        if (!settled) fail(new Error('the connection closed before the broker answered'));
+      });
     };
     client.once('error', onError);
     client.once('connect', onConnect);
+    client.once('close', onClose);
   });
 }

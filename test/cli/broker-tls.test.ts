@@ -37,6 +37,7 @@ describe.skipIf(!mosquittoAvailable())('station-sim stations against a TLS Mosqu
     pki = await makeTestPki();
     await pki.client('C1', { stem: 'certs/stations/C1' });
     await pki.client('station-sim-control', { stem: 'certs/control' });
+    await pki.client('station-sim-agent', { stem: 'certs/agent' });
     fixture = join(pki.dir, 'fixture.json');
     const stations = [{ token: 'C1', stationId: 1, locks: [{ lockId: '1' }] }];
     await writeFile(fixture, JSON.stringify({ mqtt: { certs: 'certs', tls: { ca: 'ca.crt' } }, stations }));

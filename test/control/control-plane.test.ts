@@ -33,7 +33,8 @@ const client = () => createClient({ baseUrl: api, email: 'ci@example.com', passw
 
 describe('/sim/v1 control plane', () => {
   it('reports health once every station has come up', async () => {
-    expect(await call('GET', '/health')).toEqual({ status: 200, json: { ready: true, stations: { total: 25, online: 24, offline: 1 } } });
+    const refused = { connect: 0, publish: 0, subscribe: 0, 'packet-too-large': 0 };
+    expect(await call('GET', '/health')).toEqual({ status: 200, json: { ready: true, stations: { total: 25, online: 24, offline: 1 }, broker: { refused } } });
   });
 
   it('lists the full simulated state of every station and of one', async () => {
@@ -182,8 +183,15 @@ describe('/sim/v1 and the stations at their edges', () => {
   it('ignores a control request whose id cannot be a topic level, and keeps answering', async () => {
     const { client: mqttClient } = await outsider([]);
     await mqttClient.publishAsync('station-sim/control/CI-1', JSON.stringify({ requestId: 'a/#', action: 'snapshot' }), { qos: 1 });
-    await mqttClient.publishAsync('station-sim/fleet', JSON.stringify({ requestId: 'x'.repeat(70_000), action: 'query' }), { qos: 1 });
+    await mqttClient.publishAsync('station-sim/fleet', JSON.stringify({ requestId: 'x'.repeat(60_000), action: 'query' }), { qos: 1 });
     await mqttClient.endAsync();
+    // Longer than a topic level may be, the request is over the broker's 64 KiB packet limit too: it closes the connection.
+    const { client: large } = await outsider([]);
+    large.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => large.once('close', () => resolve()));
+    large.publish('station-sim/fleet', JSON.stringify({ requestId: 'x'.repeat(70_000), action: 'query' }), { qos: 1 });
+    await closed;
+    large.end(true);
     expect((await call('GET', '/stations/CI-1')).status).toBe(200);
     expect((await call('GET', '/stations')).json.stations).toHaveLength(25);
   });

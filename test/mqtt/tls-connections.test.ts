@@ -39,6 +39,7 @@ describe.skipIf(!mosquittoAvailable())('MQTT over TLS and WebSocket, against Mos
     await pki.client('S9', { stem: 'certs/stations/S9', byOtherCa: true });
     await pki.client('station-sim-service', { stem: 'certs/service' });
     await pki.client('station-sim-control', { stem: 'certs/control' });
+    await pki.client('station-sim-agent', { stem: 'certs/agent' });
     await mkdir(join(pki.dir, 'secrets'), { mode: 0o755 });
     await writeFile(join(pki.dir, 'secrets', 'S2.pass'), `${FILE_SECRET}\nignored second line\n`);
     broker = await startTlsMosquitto(pki, { users: { S1: ENV_SECRET, S2: FILE_SECRET } });

@@ -5,7 +5,7 @@ import { redactUrl, redactUrlsIn } from '../../src/shared/redact-url.js';
 
 describe('broker URLs', () => {
   it('takes percent-encoded credentials, and refuses a bad escape or a password without a user name without showing them', () => {
-    expect(parseBrokerUrl('mqtt://st%40tion:p%25ss@127.0.0.1:1884')).toEqual({ host: '127.0.0.1', port: 1884, username: 'st@tion', password: 'p%ss' });
+    expect(parseBrokerUrl('mqtt://st%40tion:p%25ss@127.0.0.1:1884')).toEqual({ scheme: 'mqtt', host: '127.0.0.1', port: 1884, path: '/', username: 'st@tion', password: 'p%ss' });
     expect(() => parseBrokerUrl('mqtt://user:50%off@127.0.0.1')).toThrow(/Invalid broker URL "mqtt:\/\/\*\*\*@127\.0\.0\.1": the user name or password is not percent-encoded/);
     expect(() => parseBrokerUrl('mqtt://:secret@127.0.0.1')).toThrow(/a password needs a user name/);
     // Redacted up to the last @: a password may hold @ or / itself.

@@ -1,10 +1,11 @@
 /**
- * The whole simulator against a broker we did not write: Mosquitto 2 configured as
+ * The whole simulator against a broker we did not write, Mosquitto 2 configured as
  * docs/mqtt-security.md says production should be (TLS with `require_certificate`,
- * `use_identity_as_username`, the ACL file, the CRL), with certificates from `station-sim certs`.
- * Every station connects with its own certificate, unlocks go end to end through `/v1`, a station's
- * identity cannot change another station's state, a revoked station is refused, and a wrong CA, a
- * wrong host name and an expired certificate each fail with their own message.
+ * `use_identity_as_username`, the ACL file, the CRL), and against the embedded broker secured by
+ * the same fixture (its TLS listener), both with certificates from `station-sim certs`. On each,
+ * every station connects over TLS with its own certificate, unlocks go end to end through `/v1`,
+ * a station's identity cannot change another station's state, a revoked station is refused, and a
+ * wrong CA, a wrong host name and an expired certificate each fail with their own message.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,9 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateTestPki, revokeStation } from '../../src/certs/test-pki.js';
+import { embeddedBrokerSettings } from '../../src/broker/broker-settings.js';
+import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
+import { loadFixture } from '../../src/fixture/load-fixture.js';
 import { startSimulator } from '../../src/simulator/start-simulator.js';
 import { startTestSimulator, type TestSimulator } from '../../src/testing/test-simulator.js';
 import { eventually } from '../helpers/eventually.js';
@@ -21,11 +25,69 @@ import { makeExpiredStationCert, makeForeignCaStationCert } from '../helpers/tes
 const TOKENS = ['PM-1', 'PM-2', 'PM-3'];
 const PASSWORD = 'pm-account-password';
 
-describe.runIf(mosquittoAvailable())('the simulator on Mosquitto configured as production', () => {
+/** A broker requiring client certificates, as each kind is started for these tests. */
+interface SecuredBroker {
+  /** mqtts:// URL of the listener that requires a client certificate. */
+  url: string;
+  /**
+   * How it refuses an expired client certificate: Mosquitto at the TLS handshake, the embedded
+   * broker (which takes password clients on the same TLS listener) with CONNACK 5.
+   */
+  expiredRefusal: RegExp;
+  /** After a revocation: the URL of a listener that has read the new CRL. */
+  afterRevocation(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const brokers: { name: string; available: boolean; start: (certsDir: string, fixture: string) => Promise<SecuredBroker> }[] = [
+  {
+    name: 'Mosquitto configured as production',
+    available: mosquittoAvailable(),
+    start: async (certsDir) => {
+      const mosquitto: ProductionMosquitto = await startProductionMosquitto({ certsDir });
+      return {
+        url: mosquitto.certificateUrl,
+        expiredRefusal: /^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ refused the client certificate \(TLS alert: certificate expired\)$/,
+        afterRevocation: async () => {
+          await mosquitto.reload();
+          return mosquitto.certificateUrl;
+        },
+        stop: () => mosquitto.stop(),
+      };
+    },
+  },
+  {
+    name: 'the embedded broker secured by the fixture',
+    available: true,
+    start: async (_certsDir, fixture) => {
+      const start = async () => {
+        const { settings } = embeddedBrokerSettings(await loadFixture(fixture), { host: '127.0.0.1', tlsPort: 0 });
+        return startEmbeddedBroker({ port: 0, host: '127.0.0.1', ...settings });
+      };
+      const running = [await start()];
+      return {
+        url: running[0]!.tlsUrl!,
+        expiredRefusal: /^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ refused the connection: Not authorized$/,
+        // It reads its CRL when it starts: a broker started now knows the revocation.
+        afterRevocation: async () => {
+          const fresh = await start();
+          running.push(fresh);
+          return fresh.tlsUrl!;
+        },
+        stop: async () => {
+          await Promise.all(running.map((broker) => broker.stop()));
+        },
+      };
+    },
+  },
+];
+
+describe.each(brokers)('the simulator on $name', ({ available, start }) => {
+  if (!available) return;
   let dir: string;
   let certsDir: string;
   let fixture: string;
-  let broker: ProductionMosquitto;
+  let broker: SecuredBroker;
   let simulator: TestSimulator;
 
   beforeAll(async () => {
@@ -42,8 +104,8 @@ describe.runIf(mosquittoAvailable())('the simulator on Mosquitto configured as p
         mqtt: { certs: './certs' },
       }),
     );
-    broker = await startProductionMosquitto({ certsDir });
-    simulator = await startTestSimulator({ fixture, broker: broker.certificateUrl });
+    broker = await start(certsDir, fixture);
+    simulator = await startTestSimulator({ fixture, broker: broker.url });
   }, 120_000);
 
   afterAll(async () => {
@@ -65,14 +127,19 @@ describe.runIf(mosquittoAvailable())('the simulator on Mosquitto configured as p
   it("refuses a station's identity on another station's topics: the state the API serves does not change", async () => {
     const pki = (name: string) => readFile(join(certsDir, name));
     const intruder = await mqtt.connectAsync(
-      broker.certificateUrl,
-      { ca: await pki('ca.crt'), cert: await pki('stations/PM-1.crt'), key: await pki('stations/PM-1.key'), clientId: 'PM-1-second', reconnectPeriod: 0, protocolVersion: 4 },
+      broker.url,
+      { ca: await pki('ca.crt'), cert: await pki('stations/PM-1.crt'), key: await pki('stations/PM-1.key'), clientId: 'station-sim-PM-1', reconnectPeriod: 0, protocolVersion: 4 },
       false,
     );
+    intruder.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => intruder.once('close', () => resolve()));
+    // Mosquitto acknowledges and drops what its ACL refuses; the embedded broker closes the connection.
+    const attempt = (topic: string, payload: unknown, retain: boolean) =>
+      Promise.race([intruder.publishAsync(topic, JSON.stringify(payload), { qos: 1, retain }).catch(() => undefined), closed]);
     try {
       const fake = { stationId: 6666, status: 'offline', batteryVoltage: 99.9, lastConnection: new Date().toISOString() };
-      await intruder.publishAsync('stations/PM-2/status', JSON.stringify(fake), { qos: 1, retain: true });
-      await intruder.publishAsync('stations/PM-2/acks', JSON.stringify({ commandId: 'x', accepted: true }), { qos: 1 });
+      await attempt('stations/PM-2/status', fake, true);
+      await attempt('stations/PM-2/acks', { commandId: 'x', accepted: true }, false);
       // A publication of its own goes through: once the API sees it, the intruder's earlier ones had their chance.
       const client = await simulator.login('pm@example.com');
       const before = await client.getStation('PM-2');
@@ -86,21 +153,30 @@ describe.runIf(mosquittoAvailable())('the simulator on Mosquitto configured as p
   });
 
   it('refuses a revoked station once the broker reloads its CRL', async () => {
-    await revokeStation({ dir: certsDir, token: 'PM-3' });
-    await broker.reload();
     const pki = (name: string) => readFile(join(certsDir, name));
-    const options = { ca: await pki('ca.crt'), cert: await pki('stations/PM-3.crt'), key: await pki('stations/PM-3.key'), clientId: 'PM-3', reconnectPeriod: 0, protocolVersion: 4 as const };
+    const options = {
+      ca: await pki('ca.crt'),
+      cert: await pki('stations/PM-3.crt'),
+      key: await pki('stations/PM-3.key'),
+      clientId: 'station-sim-PM-3',
+      reconnectPeriod: 0,
+      protocolVersion: 4 as const,
+    };
+    // Before: the certificate is good (this connection takes over PM-3's own session for a moment).
+    await (await mqtt.connectAsync(broker.url, options, false)).endAsync();
+    await revokeStation({ dir: certsDir, token: 'PM-3' });
+    const url = await broker.afterRevocation();
     await eventually(async () => {
-      await expect(mqtt.connectAsync(broker.certificateUrl, options, false)).rejects.toThrow();
+      await expect(mqtt.connectAsync(url, options, false)).rejects.toThrow();
     }, { what: 'the revoked certificate refused' });
   });
 
   it('fails to start against the wrong CA, the wrong host name or an expired certificate, each with its own message', async () => {
     const foreign = await makeForeignCaStationCert('PM-1', join(dir, 'foreign'));
-    const wrongCa = startSimulator({ fixture, broker: broker.certificateUrl, brokerTls: { ca: foreign.ca }, http: false });
+    const wrongCa = startSimulator({ fixture, broker: broker.url, brokerTls: { ca: foreign.ca }, http: false });
     await expect(wrongCa).rejects.toThrow(/^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ has a certificate this machine does not trust \(.+\): give its CA with --broker-ca$/);
 
-    const wrongHost = startSimulator({ fixture, broker: broker.certificateUrl, brokerTls: { servername: 'not-the-broker.example' }, http: false });
+    const wrongHost = startSimulator({ fixture, broker: broker.url, brokerTls: { servername: 'not-the-broker.example' }, http: false });
     await expect(wrongHost).rejects.toThrow(/^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ has a certificate for another host name \(.*not-the-broker\.example.*\): connect by a name it carries, or give it with --broker-servername$/);
 
     const expiredDir = join(dir, 'expired');
@@ -113,7 +189,7 @@ describe.runIf(mosquittoAvailable())('the simulator on Mosquitto configured as p
         mqtt: { certs: './certs', identities: { station: { cert: expired.cert, key: expired.key } } },
       }),
     );
-    const expiredStart = startSimulator({ fixture: expiredFixture, broker: broker.certificateUrl, http: false });
-    await expect(expiredStart).rejects.toThrow(/^The MQTT broker at mqtts:\/\/127\.0\.0\.1:\d+ refused the client certificate \(TLS alert: certificate expired\)$/);
+    const expiredStart = startSimulator({ fixture: expiredFixture, broker: broker.url, http: false });
+    await expect(expiredStart).rejects.toThrow(broker.expiredRefusal);
   });
 });
