@@ -956,27 +956,57 @@ class PendingPushes {
  * pushed meanwhile waits here. The TLS options, and so the client's certificate and its secure
  * context, live only as long as the socket: a reconnect makes them again.
  */
-class SocketLink implements Link {
-  readonly #client: LeanMqttClient;
-  readonly #reader: PacketReader;
+/**
+ * What the links over the network share: the reader of what arrives, the packets pushed before
+ * the connection exists, TLS options that may still have to be made (a station's certificate is
+ * read as its connection opens), and how a close reaches the client, once.
+ */
+abstract class NetworkLink implements Link {
+  protected readonly client: LeanMqttClient;
+  protected readonly reader: PacketReader;
+  protected readonly waiting = new PendingPushes();
+  protected closed = false;
+
+  constructor(client: LeanMqttClient) {
+    this.client = client;
+    this.reader = new PacketReader(client, () => !this.closed);
+  }
+
+  /** Calls `connect` with `options`, made first when they come as a function; a failure to make them closes the link. */
+  protected connectWith(options: TlsSource | undefined, connect: (options: tls.ConnectionOptions | undefined) => void): void {
+    if (typeof options !== 'function') {
+      connect(options);
+      return;
+    }
+    options().then(
+      (made) => {
+        if (!this.closed) connect(made);
+      },
+      (error: Error) => this.close(error),
+    );
+  }
+
+  protected close(error?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.reader.clear();
+    if (error) this.client.onLinkError(error);
+    this.client.onLinkClosed(this);
+  }
+
+  abstract push(packet: Buffer | null): void;
+  abstract destroy(error?: Error): void;
+  abstract backlog(): number;
+}
+
+class SocketLink extends NetworkLink {
   #socket: net.Socket | undefined;
-  readonly #waiting = new PendingPushes();
-  #closed = false;
 
   constructor(client: LeanMqttClient, target: Extract<LeanTarget, { kind: 'tcp' | 'tls' }>) {
-    this.#client = client;
-    this.#reader = new PacketReader(client, () => !this.#closed);
+    super(client);
     const { host, port } = target;
     if (target.kind === 'tcp') this.#attach(net.connect({ host, port, noDelay: true }));
-    else if (typeof target.tls !== 'function') this.#attach(tls.connect({ ...target.tls, host, port }));
-    else {
-      target.tls().then(
-        (options) => {
-          if (!this.#closed) this.#attach(tls.connect({ ...options, host, port }));
-        },
-        (error: Error) => this.#close(error),
-      );
-    }
+    else this.connectWith(target.tls, (options) => this.#attach(tls.connect({ ...options, host, port })));
   }
 
   #attach(socket: net.Socket): void {
@@ -984,35 +1014,27 @@ class SocketLink implements Link {
     // tls.connect takes no `noDelay` option: set on the socket before it connects, it applies once it does.
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => {
-      const error = this.#reader.feed(chunk);
+      const error = this.reader.feed(chunk);
       if (error) socket.destroy(error);
     });
     socket.on('error', (error) => {
-      if (!this.#closed) this.#client.onLinkError(error);
+      if (!this.closed) this.client.onLinkError(error);
     });
     socket.on('drain', () => {
-      if (!this.#closed) this.#client.onLinkDrain(this);
+      if (!this.closed) this.client.onLinkDrain(this);
     });
-    socket.on('close', () => this.#close());
-    this.#waiting.drain(
+    socket.on('close', () => this.close());
+    this.waiting.drain(
       (packet) => socket.write(packet),
       () => socket.end(),
     );
   }
 
-  #close(error?: Error): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#reader.clear();
-    if (error) this.#client.onLinkError(error);
-    this.#client.onLinkClosed(this);
-  }
-
   /** Written before the socket connects, a packet waits in the socket's buffer (or here, before there is a socket). */
   push(packet: Buffer | null): void {
     const socket = this.#socket;
-    if (this.#closed || socket?.destroyed) return;
-    if (!socket) this.#waiting.add(packet);
+    if (this.closed || socket?.destroyed) return;
+    if (!socket) this.waiting.add(packet);
     else if (packet) socket.write(packet);
     else socket.end();
   }
@@ -1020,11 +1042,11 @@ class SocketLink implements Link {
   destroy(error?: Error): void {
     if (this.#socket) this.#socket.destroy(error);
     // No socket yet: closed on a later microtask, as a socket would report it.
-    else if (!this.#closed) queueMicrotask(() => this.#close(error));
+    else if (!this.closed) queueMicrotask(() => this.close(error));
   }
 
   backlog(): number {
-    return this.#waiting.bytes + (this.#socket?.writableLength ?? 0);
+    return this.waiting.bytes + (this.#socket?.writableLength ?? 0);
   }
 }
 
@@ -1033,28 +1055,14 @@ class SocketLink implements Link {
  * pushed as one frame; what arrives is read as a byte stream (a frame may hold part of a packet, or
  * several). Pushed while the WebSocket opens, packets wait here. ws sets TCP_NODELAY on its socket.
  */
-class WebSocketLink implements Link {
-  readonly #client: LeanMqttClient;
-  readonly #reader: PacketReader;
+class WebSocketLink extends NetworkLink {
   #socket: WebSocket | undefined;
-  readonly #waiting = new PendingPushes();
-  #closed = false;
   /** destroy() was called: what the WebSocket reports from here on is the drop we asked for. */
   #dropping = false;
 
   constructor(client: LeanMqttClient, target: Extract<LeanTarget, { kind: 'ws' }>) {
-    this.#client = client;
-    this.#reader = new PacketReader(client, () => !this.#closed);
-    const { url } = target;
-    if (typeof target.tls !== 'function') this.#attach(url, target.tls);
-    else {
-      target.tls().then(
-        (options) => {
-          if (!this.#closed) this.#attach(url, options);
-        },
-        (error: Error) => this.#close(error),
-      );
-    }
+    super(client);
+    this.connectWith(target.tls, (options) => this.#attach(target.url, options));
   }
 
   #attach(url: string, options: tls.ConnectionOptions | undefined): void {
@@ -1062,33 +1070,25 @@ class WebSocketLink implements Link {
     this.#socket = socket;
     socket.binaryType = 'nodebuffer';
     socket.on('open', () => {
-      this.#waiting.drain(
+      this.waiting.drain(
         (packet) => socket.send(packet, { binary: true }, this.#sent),
         () => socket.close(1000),
       );
     });
     socket.on('message', (data: Buffer) => {
-      const error = this.#reader.feed(data);
+      const error = this.reader.feed(data);
       if (error) this.destroy(error);
     });
     socket.on('error', (error) => {
-      if (!this.#closed && !this.#dropping) this.#client.onLinkError(error);
+      if (!this.closed && !this.#dropping) this.client.onLinkError(error);
     });
-    socket.on('close', () => this.#close());
-  }
-
-  #close(error?: Error): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#reader.clear();
-    if (error) this.#client.onLinkError(error);
-    this.#client.onLinkClosed(this);
+    socket.on('close', () => this.close());
   }
 
   push(packet: Buffer | null): void {
     const socket = this.#socket;
-    if (this.#closed || this.#dropping) return;
-    if (!socket || socket.readyState === WebSocket.CONNECTING) this.#waiting.add(packet);
+    if (this.closed || this.#dropping) return;
+    if (!socket || socket.readyState === WebSocket.CONNECTING) this.waiting.add(packet);
     else if (socket.readyState !== WebSocket.OPEN) return;
     else if (packet) socket.send(packet, { binary: true }, this.#sent);
     else socket.close(1000);
@@ -1096,19 +1096,19 @@ class WebSocketLink implements Link {
 
   /** A frame went out: once nothing waits in the WebSocket's buffer, the client may send what it held back. */
   readonly #sent = (): void => {
-    if (!this.#closed && this.#socket !== undefined && this.#socket.bufferedAmount === 0) this.#client.onLinkDrain(this);
+    if (!this.closed && this.#socket !== undefined && this.#socket.bufferedAmount === 0) this.client.onLinkDrain(this);
   };
 
   destroy(error?: Error): void {
-    if (this.#closed || this.#dropping) return;
+    if (this.closed || this.#dropping) return;
     this.#dropping = true;
-    if (error) this.#client.onLinkError(error);
+    if (error) this.client.onLinkError(error);
     if (this.#socket) this.#socket.terminate();
-    else queueMicrotask(() => this.#close());
+    else queueMicrotask(() => this.close());
   }
 
   backlog(): number {
-    return this.#waiting.bytes + (this.#socket?.bufferedAmount ?? 0);
+    return this.waiting.bytes + (this.#socket?.bufferedAmount ?? 0);
   }
 }
 

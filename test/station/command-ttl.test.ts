@@ -8,24 +8,18 @@ import { COMMAND_CLOCK_SKEW_MS, StationModel } from '../../src/station/station-m
 import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
 import mqtt from 'mqtt';
-import { BUILTIN_BEHAVIOUR, parseFixture } from '../../src/fixture/load-fixture.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
 import { StationClient } from '../../src/mqtt/station-client.js';
 import { eventually } from '../helpers/eventually.js';
+import { oneLockStation } from '../helpers/station-config.js';
 import type { StationConfig } from '../../src/fixture/fixture-schema.js';
 import type { AckPayload, LockStatePayload } from '../../src/mqtt/topics.js';
 
 function makeStation(commandTtlMs = 30_000) {
   const clock = new ManualClock(Date.parse('2026-01-01T00:00:00.000Z'));
   const out = { locks: [] as LockStatePayload[], acks: [] as AckPayload[] };
-  const config: StationConfig = {
-    token: 'T-1',
-    stationId: 1,
-    batteryVoltage: 12.6,
-    initialStatus: 'online',
-    locks: [{ lockId: '1', status: 'locked' }],
-    behaviour: { ...BUILTIN_BEHAVIOUR, unlockDelayMs: 1000, relockMs: 5000, heartbeatMs: 30_000, commandTtlMs },
-  };
+  const config: StationConfig = oneLockStation({ commandTtlMs });
   const model = new StationModel({
     config,
     clock,

@@ -2,20 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { StationModel, type LockPhase } from '../../src/station/station-model.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
-import { BUILTIN_BEHAVIOUR } from '../../src/fixture/load-fixture.js';
 import type { StationConfig } from '../../src/fixture/fixture-schema.js';
+import { oneLockStation } from '../helpers/station-config.js';
 
 function makeStation() {
   const clock = new ManualClock();
   const phases: LockPhase[] = [];
-  const config: StationConfig = {
-    token: 'T-1',
-    stationId: 1,
-    batteryVoltage: 12.6,
-    initialStatus: 'online',
-    locks: [{ lockId: '1', status: 'locked' }],
-    behaviour: { ...BUILTIN_BEHAVIOUR, unlockDelayMs: 1000, relockMs: 5000, heartbeatMs: 30_000 },
-  };
+  const config: StationConfig = oneLockStation();
   const model = new StationModel({
     config,
     clock,
