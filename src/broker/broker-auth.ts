@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
 import type { Fixture, Topics } from '../fixture/fixture-schema.js';
-import type { MqttRole, SecretSource } from '../fixture/mqtt-schema.js';
+import { DEFAULT_IDENTITIES, type MqttRole, type SecretSource } from '../fixture/mqtt-schema.js';
 
 /** The simulator's own control namespace (src/control/control-protocol.ts, SIM_TOPICS), which only the control identity may touch. */
 export const SIM_NAMESPACE = 'station-sim';
@@ -51,13 +51,9 @@ export interface BrokerSecurity {
   lockSetOf: number[];
 }
 
-const DEFAULT_IDENTITIES: Record<MqttRole, IdentityTemplates> = {
-  station: { clientId: 'station-sim-{token}', username: '{token}', password: undefined },
-  service: { clientId: 'station-sim-api', username: 'station-sim-service', password: undefined },
-  control: { clientId: 'station-sim-control', username: 'station-sim-control', password: undefined },
-  agent: { clientId: 'station-sim-agent', username: 'station-sim-agent', password: undefined },
-  observer: { clientId: undefined, username: 'station-sim-observer', password: undefined },
-};
+const DEFAULT_TEMPLATES = Object.fromEntries(
+  Object.entries(DEFAULT_IDENTITIES).map(([role, { clientId, username }]) => [role, { clientId, username, password: undefined }]),
+) as Record<MqttRole, IdentityTemplates>;
 
 /**
  * The broker's rules for `fixture`. Authentication is on when `auth` says so, else when the
@@ -67,9 +63,9 @@ export function brokerSecurity(fixture: Pick<Fixture, 'source' | 'stations' | 'm
   const mqtt = fixture.mqtt ?? {};
   const auth = options.auth ?? mqtt.broker?.auth ?? (mqtt.identities !== undefined || mqtt.certs !== undefined);
   const identities = {} as Record<MqttRole, IdentityTemplates>;
-  for (const role of Object.keys(DEFAULT_IDENTITIES) as MqttRole[]) {
+  for (const role of Object.keys(DEFAULT_TEMPLATES) as MqttRole[]) {
     const given = mqtt.identities?.[role];
-    const fallback = DEFAULT_IDENTITIES[role];
+    const fallback = DEFAULT_TEMPLATES[role];
     identities[role] = {
       clientId: given?.clientId ?? fallback.clientId,
       username: given?.username ?? fallback.username,
@@ -383,7 +379,7 @@ export class BrokerGuard {
     this.#locksOf = new Map(security.tokens.map((token, index) => [token, lockSets[security.lockSetOf[index]!]!]));
     const user = security.identities.station.username;
     this.#stationUser = user === '{token}' ? undefined : templateRegExp(user);
-    const clientId = security.identities.station.clientId ?? DEFAULT_IDENTITIES.station.clientId!;
+    const clientId = security.identities.station.clientId ?? DEFAULT_TEMPLATES.station.clientId!;
     const [pre, post, ...more] = clientId.split('{token}');
     this.#stationClientId = more.length === 0 && post !== undefined ? { pre: pre!, post } : undefined;
     const sets = security.topicSets;
@@ -461,7 +457,7 @@ export class BrokerGuard {
     const byName = this.#byUsername(cn);
     if (byName) return byName;
     if (this.#tokens.has(cn)) return { role: 'station', token: cn };
-    for (const role of ['service', 'control', 'agent', 'observer'] as const) if (DEFAULT_IDENTITIES[role].username === cn) return { role };
+    for (const role of ['service', 'control', 'agent', 'observer'] as const) if (DEFAULT_TEMPLATES[role].username === cn) return { role };
     return undefined;
   }
 
@@ -480,7 +476,7 @@ export class BrokerGuard {
 
   #clientIdBelongs(who: Who, clientId: string): boolean {
     const template = this.security.identities[who.role].clientId;
-    if (who.role === 'station') return clientId === (template ?? DEFAULT_IDENTITIES.station.clientId!).replaceAll('{token}', who.token);
+    if (who.role === 'station') return clientId === (template ?? DEFAULT_TEMPLATES.station.clientId!).replaceAll('{token}', who.token);
     return template === undefined || clientId === template || clientId.startsWith(`${template}-`);
   }
 

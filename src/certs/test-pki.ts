@@ -12,17 +12,16 @@ import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } fr
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SimError } from '../errors.js';
+import { DEFAULT_IDENTITIES } from '../fixture/mqtt-schema.js';
 import { createCa, createCrl, issueCertificate, loadSigningCa, readCrl, sanCovers, type CertificatePurpose, type IssuedPair, type SigningCa } from './x509.js';
 
 /** The broker certificate always names these; `hosts` adds to them. */
 export const DEFAULT_SERVER_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];
-/** The identities besides stations: file stem and certificate CN (docs/mqtt-security.md, "Identities"). */
-export const IDENTITY_CERTS = [
-  { name: 'service', commonName: 'station-sim-service' },
-  { name: 'control', commonName: 'station-sim-control' },
-  { name: 'agent', commonName: 'station-sim-agent' },
-  { name: 'observer', commonName: 'station-sim-observer' },
-] as const;
+/** The identities besides stations: file stem and certificate CN, their default user name (docs/mqtt-security.md, "Identities"). */
+export const IDENTITY_CERTS: readonly { name: string; commonName: string }[] = (['service', 'control', 'agent', 'observer'] as const).map((role) => ({
+  name: DEFAULT_IDENTITIES[role].certs,
+  commonName: DEFAULT_IDENTITIES[role].username,
+}));
 export const CA_COMMON_NAME = 'station-sim test CA';
 const CA_YEARS = 10;
 const DAY_MS = 86_400_000;

@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { SimError } from '../errors.js';
-import type { MqttIdentity, MqttRole, MqttSettings, SecretSource } from '../fixture/mqtt-schema.js';
+import { DEFAULT_IDENTITIES, type MqttIdentity, type MqttRole, type MqttSettings, type SecretSource } from '../fixture/mqtt-schema.js';
 import type { BrokerTls, ClientCertificate, ClientCertSource } from './transport.js';
 
 /** What the command line says about TLS; it wins over the fixture. */
@@ -79,15 +79,8 @@ export interface MqttIdentities {
   control(part?: 'agent'): Promise<SharedIdentity>;
 }
 
-/** Default templates of docs/mqtt-security.md, "Identities". */
-const DEFAULTS: Record<'station' | 'service' | 'control' | 'agent', { clientId: string; username: string; certs: string }> = {
-  station: { clientId: 'station-sim-{token}', username: '{token}', certs: 'stations/{token}' },
-  service: { clientId: 'station-sim-api', username: 'station-sim-service', certs: 'service' },
-  control: { clientId: 'station-sim-control', username: 'station-sim-control', certs: 'control' },
-  // An identity of its own, not control's: on a broker that makes the user name the client id
-  // (Mosquitto's use_username_as_clientid), two connections of one identity throw each other off.
-  agent: { clientId: 'station-sim-agent', username: 'station-sim-agent', certs: 'agent' },
-};
+/** Default templates of docs/mqtt-security.md, "Identities" (the observer has no client of its own here). */
+const DEFAULTS = DEFAULT_IDENTITIES as Readonly<Record<'station' | 'service' | 'control' | 'agent', { clientId: string; username: string; certs: string }>>;
 
 /**
  * Files read at once by the station identities, at most: a fleet of 10,000 reconnecting together
