@@ -194,6 +194,13 @@ export interface Acl {
   readonly identity: string;
   canPublish(topic: string): boolean;
   canSubscribe(filter: string): boolean;
+  /**
+   * A reading role's wider filter (`stations/#`, `#`): granted when it can match something the
+   * role may read, with each message then checked as it is delivered (`canRead`), as Mosquitto's
+   * ACL file does. Absent for stations, held to their exact filters.
+   */
+  overlapsReadable?(filter: string): boolean;
+  canRead?(topic: string): boolean;
 }
 
 const EVERYTHING: Acl = { identity: 'internal', canPublish: () => true, canSubscribe: () => true };
@@ -255,6 +262,35 @@ class PatternAcl implements Acl {
     if (this.#exact.has(filter)) return true;
     for (const pattern of this.#subscribe) if (filterFits(pattern, filter)) return true;
     return false;
+  }
+
+  overlapsReadable(filter: string): boolean {
+    if (this.#exact.has(filter)) return true;
+    for (const pattern of this.#subscribe) if (filterOverlaps(pattern, filter)) return true;
+    return false;
+  }
+
+  canRead(topic: string): boolean {
+    if (this.#exact.has(topic)) return true;
+    for (const pattern of this.#subscribe) if (topicFits(pattern, topic)) return true;
+    return false;
+  }
+}
+
+/**
+ * True when `filter` can match some topic `pattern` covers: level by level, `#` takes the rest,
+ * `+` any one level, a literal level must be one the pattern's level takes.
+ */
+function filterOverlaps(pattern: Level[], filter: string): boolean {
+  const parts = filter.split('/');
+  for (let index = 0; ; index++) {
+    const part = parts[index];
+    const level = pattern[index];
+    if (part === '#') return true;
+    if (level !== undefined && 'multi' in level) return true;
+    if (part === undefined || level === undefined) return part === undefined && level === undefined;
+    if (part === '+') continue;
+    if ('lit' in level ? part !== level.lit : 'any' in level ? part === '' : !level.re.test(part)) return false;
   }
 }
 
@@ -349,7 +385,9 @@ interface GuardedClient {
 }
 
 const ACL = Symbol('acl');
-type WithAcl = GuardedClient & { [ACL]?: Acl };
+/** Set on a connection granted a filter wider than its read rights: its deliveries are checked. */
+const WIDE = Symbol('wide');
+type WithAcl = GuardedClient & { [ACL]?: Acl; [WIDE]?: boolean };
 
 type AuthError = Error & { returnCode: 2 | 4 | 5 };
 const authError = (returnCode: 2 | 4 | 5, message: string): AuthError => Object.assign(new Error(message), { returnCode });
@@ -511,7 +549,13 @@ export class BrokerGuard {
         // Its own start-up sync topic (src/service/station-gateway.ts), besides the shared rules.
         const sync = `${SIM_NAMESPACE}/service/${clientId}/sync`;
         const shared = this.#service;
-        return { identity: 'service', canPublish: (topic) => topic === sync || shared.canPublish(topic), canSubscribe: (filter) => filter === sync || shared.canSubscribe(filter) };
+        return {
+          identity: 'service',
+          canPublish: (topic) => topic === sync || shared.canPublish(topic),
+          canSubscribe: (filter) => filter === sync || shared.canSubscribe(filter),
+          overlapsReadable: (filter) => filter === sync || shared.overlapsReadable(filter),
+          canRead: (topic) => topic === sync || shared.canRead(topic),
+        };
       }
       case 'control':
       case 'agent':
@@ -530,11 +574,25 @@ export class BrokerGuard {
     done(new Error('publish not authorized'));
   }
 
+  /**
+   * aedes' `authorizeForward`, asked for every message delivered to every client: only a
+   * connection granted a wider filter has each message checked against what it may read.
+   */
+  authorizeForward<P extends { topic: string }>(client: GuardedClient, packet: P): P | null {
+    const guarded = client as WithAcl;
+    if (guarded[WIDE] !== true) return packet;
+    return guarded[ACL]?.canRead?.(packet.topic) === true ? packet : null;
+  }
+
   /** aedes' `authorizeSubscribe`: a refused filter gets 128 in the SUBACK. */
   authorizeSubscribe(client: GuardedClient, sub: { topic: string }, done: (error: Error | null, sub?: unknown) => void): void {
     if (!this.security.auth) return done(null, sub);
     const acl = (client as WithAcl)[ACL];
     if (acl?.canSubscribe(sub.topic)) return done(null, sub);
+    if (acl?.overlapsReadable?.(sub.topic)) {
+      (client as WithAcl)[WIDE] = true;
+      return done(null, sub);
+    }
     this.refusals.add({ kind: 'subscribe', clientId: client.id, topic: sub.topic, reason: 'not allowed to subscribe here', ...(acl ? { identity: acl.identity } : {}) });
     done(null, null);
   }

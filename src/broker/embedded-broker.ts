@@ -259,6 +259,7 @@ function createAedes(persistence: ReturnType<typeof indexedMemoryPersistence>, g
       ? {
           authorizePublish: (client, packet, callback) => guard.authorizePublish(client, packet, callback),
           authorizeSubscribe: (client, sub, callback) => guard.authorizeSubscribe(client, sub, callback as never),
+          authorizeForward: (client, packet) => guard.authorizeForward(client, packet),
         }
       : {}),
   });

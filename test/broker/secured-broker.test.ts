@@ -198,7 +198,6 @@ describe('the secured embedded broker', () => {
     expect(await subscribeGranted(api, 'stations/+/locks/+/state')).toBe(1);
     expect(await subscribeGranted(api, 'stations/+/acks')).toBe(1);
     expect(await subscribeGranted(api, 'station-sim/service/station-sim-api-test/sync')).toBe(1);
-    expect(await subscribeGranted(api, '#')).toBe(128);
     expect(await subscribeGranted(api, 'station-sim/control/+')).toBe(128);
     expect(await publishOutcome(api, 'stations/ST-2/locks/1/unlock', '{}')).toBe('acked');
     expect(await publishOutcome(api, 'station-sim/service/station-sim-api-test/sync', '{}')).toBe('acked');
@@ -210,9 +209,32 @@ describe('the secured embedded broker', () => {
   it('lets an observer read station topics only', async () => {
     const reader = await connect(observer);
     expect(await subscribeGranted(reader, 'stations/+/locks/+/state')).toBe(1);
-    expect(await subscribeGranted(reader, '#')).toBe(128);
     expect(await subscribeGranted(reader, 'station-sim/#')).toBe(128);
     expect(await publishOutcome(reader, 'stations/ST-1/locks/1/unlock', '{}')).toBe('closed');
+  });
+
+  it("grants a reader's wider filter, as Mosquitto does, and holds back at delivery what it may not read", async () => {
+    const wide = await connect({ ...observer, clientId: 'dashboard-wide' });
+    const seen: string[] = [];
+    wide.on('message', (topic) => seen.push(topic));
+    expect(await subscribeGranted(wide, '#')).toBe(1);
+    const control = await connect({ clientId: 'station-sim-control-wide', username: 'station-sim-control', password: PASS.control });
+    expect(await publishOutcome(control, 'station-sim/control/ST-2', '{"hidden":true}')).toBe('acked');
+    const owner = await connect(station('ST-2'));
+    expect(await publishOutcome(owner, 'stations/ST-2/status', '{"seen":true}')).toBe('acked');
+    await eventually(() => expect(seen).toContain('stations/ST-2/status'), { what: 'the station status through #' });
+    await broker.sync();
+    expect(seen.filter((topic) => !topic.startsWith('stations/'))).toEqual([]);
+    // The service's `#` is held to what it reads too.
+    const api = await connect({ ...service, clientId: 'station-sim-api-wide' });
+    const apiSeen: string[] = [];
+    api.on('message', (topic) => apiSeen.push(topic));
+    expect(await subscribeGranted(api, '#')).toBe(1);
+    expect(await publishOutcome(control, 'station-sim/control/ST-2', '{"hidden":true}')).toBe('acked');
+    expect(await publishOutcome(owner, 'stations/ST-2/status', '{"seen":2}')).toBe('acked');
+    await eventually(() => expect(apiSeen).toContain('stations/ST-2/status'), { what: 'the status through the service’s #' });
+    await broker.sync();
+    expect(apiSeen.filter((topic) => !topic.startsWith('stations/'))).toEqual([]);
   });
 
   it('gives the control topics to the control identity only', async () => {
