@@ -8,7 +8,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import http from 'node:http';
 import https from 'node:https';
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
@@ -117,6 +117,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
     bound = await listen(server, { port: options.port ?? 1883, host, fallbackToFreePort: options.fallbackToFreePort ?? false, label: 'MQTT' });
     servers.push(server);
     const secure = options.certs === undefined ? undefined : tlsOptions(options.certs);
+    /** The TLS listeners, told of a new CRL (or certificates) when `station-sim certs` rewrites them. */
+    const secured: { setSecureContext(options: tls.SecureContextOptions): void }[] = [];
     if (options.tlsPort !== undefined) {
       if (!secure) throw new SimError('BAD_REQUEST', 'the embedded broker\'s TLS listener needs certificates: give mqtt.certs (a folder made by `station-sim certs`)');
       const tlsServer = tls.createServer(secure, (socket) => {
@@ -124,12 +126,14 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
         accept(socket);
       });
       tlsServer.on('secureConnection', track);
+      secured.push(tlsServer);
       const tlsBound = await listen(tlsServer, { port: options.tlsPort, host, fallbackToFreePort: false, label: 'MQTT TLS' });
       servers.push(tlsServer);
       tlsUrl = `mqtts://${urlHost}:${tlsBound.port}`;
     }
     if (options.wsPort !== undefined) {
       const httpServer = secure ? https.createServer(secure) : http.createServer();
+      if (secure) secured.push(httpServer as https.Server);
       const wss = new WebSocketServer({
         server: httpServer,
         // Bounds what one WebSocket message may hold (it may carry several MQTT packets); the MQTT limit is the parser's guard.
@@ -147,6 +151,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       servers.push({ close: (callback) => wss.close(() => httpServer.close(() => callback())) });
       wsUrl = `${secure ? 'wss' : 'ws'}://${urlHost}:${wsBound.port}`;
     }
+    if (options.certs !== undefined && secured.length > 0) servers.push(watchCrl(options.certs, secured));
   } catch (error) {
     await stopAll();
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
@@ -185,6 +190,33 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       for (const stream of streams) stream.destroy();
       refusals.stop();
       await closed;
+    },
+  };
+}
+
+/**
+ * Re-reads the folder when its `crl.pem` changes (`station-sim certs --revoke`), so a revoked
+ * station is refused from its next connection on, without a restart; as with Mosquitto's reload,
+ * a connection already open stays open. Checked every second; a folder that cannot be read then
+ * keeps the context in force.
+ */
+function watchCrl(certs: string, listeners: { setSecureContext(options: tls.SecureContextOptions): void }[]): { close(callback: () => void): void } {
+  const crl = path.join(certs, 'crl.pem');
+  const onChange = (now: Stats, before: Stats): void => {
+    if (now.mtimeMs === before.mtimeMs && now.size === before.size) return;
+    let options: tls.TlsOptions;
+    try {
+      options = tlsOptions(certs);
+    } catch {
+      return;
+    }
+    for (const listener of listeners) listener.setSecureContext(options);
+  };
+  watchFile(crl, { interval: 1000, persistent: false }, onChange);
+  return {
+    close: (callback) => {
+      unwatchFile(crl, onChange);
+      callback();
     },
   };
 }
