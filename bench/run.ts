@@ -117,7 +117,7 @@ for (const name of options.parts) {
           unlockStations: options.tlsUnlockStations,
           unlocks: options.tlsUnlocks,
           unlockSeconds: 60,
-          stormSeconds: 120,
+          stormSeconds: 180,
           stormIntervalMs: 200,
           log,
           verbose,

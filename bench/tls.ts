@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateTestPki } from '../src/certs/test-pki.js';
-import { bootTimeoutMs, type BootFailure } from './boot.js';
+import type { BootFailure } from './boot.js';
 import type { FleetBootFigures, StormSamples } from './children/boot-fleet.js';
 import type { RawBootFigures } from './children/raw-clients.js';
 import { ChildError, startChild, type BenchChild } from './lib/child.js';
@@ -145,6 +145,15 @@ export interface TlsResult {
   };
 }
 
+/**
+ * How long a boot over TLS may take: 2 minutes, or 20 ms per client when that is more. A TLS
+ * connection with a client certificate costs the connecting process about 5 ms of CPU here (2,000
+ * stations took 11 s, the stations' process busy, Mosquitto at 20 %), so 10,000 take about a minute.
+ */
+export function tlsBootTimeoutMs(count: number): number {
+  return Math.max(120_000, count * 20);
+}
+
 /** Where the PKI of a fleet of `stations` is kept between runs. */
 export function pkiDir(stations: number): string {
   return path.join(tmpdir(), `station-sim-bench-pki-${stations}`);
@@ -264,14 +273,14 @@ async function stationsRun(dir: string, options: TlsOptions): Promise<{ boot: Tl
     child = startChild<FleetBootFigures>({
       script: 'boot-fleet.ts',
       args: ['--stations', String(options.stations), '--locks', String(options.locks), '--broker', mosquitto.certificateUrl, '--certs', dir],
-      readyTimeoutMs: bootTimeoutMs(options.stations),
+      readyTimeoutMs: tlsBootTimeoutMs(options.stations),
       label: `tls stations ×${options.stations}`,
       echo: options.verbose ?? false,
     });
     const ready = await child.ready;
     const boot = bootFigures(ready, options.stations, child.peakRssKiB, brokerBefore, mosquitto.memory());
     const storm = await restartStorm(child, mosquitto, options);
-    const stopped = await child.stop<{ stopMs: number }>(bootTimeoutMs(options.stations));
+    const stopped = await child.stop<{ stopMs: number }>(tlsBootTimeoutMs(options.stations));
     if (stopped) boot.stopMs = Math.round(stopped.stopMs);
     return { boot, storm };
   } finally {
@@ -326,13 +335,13 @@ async function rawRun(dir: string, options: TlsOptions): Promise<TlsBootRun> {
     child = startChild<RawBootFigures>({
       script: 'raw-clients.ts',
       args: ['--clients', String(options.stations), '--locks', String(options.locks), '--broker', mosquitto.certificateUrl, '--certs', dir],
-      readyTimeoutMs: bootTimeoutMs(options.stations),
+      readyTimeoutMs: tlsBootTimeoutMs(options.stations),
       label: `tls raw mqtt.js ×${options.stations}`,
       echo: options.verbose ?? false,
     });
     const ready = await child.ready;
     const figures = bootFigures(ready, options.stations, child.peakRssKiB, brokerBefore, mosquitto.memory());
-    const stopped = await child.stop<{ stopMs: number }>(bootTimeoutMs(options.stations));
+    const stopped = await child.stop<{ stopMs: number }>(tlsBootTimeoutMs(options.stations));
     if (stopped) figures.stopMs = Math.round(stopped.stopMs);
     return figures;
   } finally {
