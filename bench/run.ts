@@ -11,6 +11,7 @@ import { runBoot } from './boot.js';
 import { runUnlock } from './unlock.js';
 import { runSoak } from './soak.js';
 import { runProfile } from './profile.js';
+import { runTls } from './tls.js';
 import { USAGE, defaultOutPath, parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { currentCommit, runHeader } from './lib/machine.js';
 import { renderMarkdown, type BenchResult } from './lib/report.js';
@@ -26,6 +27,10 @@ if (options.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
+
+// Every child inherits it; the bench fixtures then ask the embedded broker for authentication and ACLs (bench/lib/fixtures.ts).
+if (options.brokerAuth) process.env.BENCH_BROKER_AUTH = '1';
+else delete process.env.BENCH_BROKER_AUTH;
 
 const startedAt = new Date();
 const started = performance.now();
@@ -101,6 +106,22 @@ for (const name of options.parts) {
           verbose,
         });
         result.mosquitto = { boot, unlock: await runUnlock({ broker: 'mosquitto', ...unlockShape }) };
+      });
+      break;
+    case 'tls':
+      await part('tls', async () => {
+        result.tls = await runTls({
+          stations: options.tlsStations,
+          locks: options.locks,
+          runs: options.runs,
+          unlockStations: options.tlsUnlockStations,
+          unlocks: options.tlsUnlocks,
+          unlockSeconds: 60,
+          stormSeconds: 180,
+          stormIntervalMs: 200,
+          log,
+          verbose,
+        });
       });
       break;
     case 'soak':

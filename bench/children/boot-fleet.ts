@@ -2,8 +2,11 @@
  * Benchmark child: boots a fleet of N stations × L locks with `startSimulator({ http: false })`
  * (what `station-sim stations` runs), with the embedded broker in this process or against
  * `--broker`. Ready data is a `FleetBootFigures`; `stop` stops the fleet and reports how long that took.
+ * With `--certs DIR` (a folder made by `generateTestPki`) the fixture has `mqtt: { certs: DIR }`: every
+ * station connects to an `mqtts://` broker with its own certificate (the `tls` part). `storm` samples
+ * the online count while the harness restarts the broker (the reconnect storm).
  *
- *   (started by bench/boot.ts) boot-fleet.ts --stations 10000 --locks 4 [--broker mqtt://127.0.0.1:P]
+ *   (started by bench/boot.ts) boot-fleet.ts --stations 10000 --locks 4 [--broker mqtt://127.0.0.1:P] [--certs DIR]
  */
 import { parseArgs } from 'node:util';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
@@ -33,7 +36,7 @@ export interface FleetBootFigures {
 }
 
 const { values } = parseArgs({
-  options: { stations: { type: 'string' }, locks: { type: 'string', default: '4' }, broker: { type: 'string' } },
+  options: { stations: { type: 'string' }, locks: { type: 'string', default: '4' }, broker: { type: 'string' }, certs: { type: 'string' } },
 });
 const stations = Number(values.stations);
 const locks = Number(values.locks);
@@ -44,7 +47,7 @@ await serveParent(
     collectGarbage();
     const before = processMemory();
     let started = performance.now();
-    const fixture = parseFixture(bootFixture({ stations, locksPerStation: locks }));
+    const fixture = parseFixture(bootFixture({ stations, locksPerStation: locks, ...(values.certs ? { mqtt: { certs: values.certs } } : {}) }));
     const fixtureMs = performance.now() - started;
     let lastReport = 0;
     started = performance.now();
@@ -69,6 +72,7 @@ await serveParent(
     return { stations, locks, fixtureMs, bootMs, online, ...retainedFigures, before, after: processMemory() };
   },
   {
+    methods: { storm: (params) => watchStorm(params as StormParams) },
     stop: async () => {
       const started = performance.now();
       await sim?.stop();
@@ -76,6 +80,47 @@ await serveParent(
     },
   },
 );
+
+export interface StormParams {
+  /** Between samples of the online count. */
+  intervalMs: number;
+  /** Give up this long after the call. */
+  timeoutMs: number;
+}
+
+/** One sample: wall-clock time (`Date.now()`, comparable with the harness's) and stations online. */
+export interface OnlineSample {
+  at: number;
+  online: number;
+}
+
+export interface StormSamples {
+  samples: OnlineSample[];
+  /** Whether the count fell below N and came back to N before the timeout. */
+  allBack: boolean;
+  stations: number;
+}
+
+/**
+ * Samples `onlineCount()` every `intervalMs` from the call on, while the harness kills and restarts
+ * the broker: until the count has fallen below N and is back at N, or `timeoutMs`. Bounded: at
+ * most timeoutMs / intervalMs samples.
+ */
+async function watchStorm(params: StormParams): Promise<StormSamples> {
+  if (!sim) throw new Error('no fleet');
+  const fleet = sim.fleet;
+  const samples: OnlineSample[] = [];
+  const deadline = Date.now() + params.timeoutMs;
+  let dropped = false;
+  for (;;) {
+    const online = fleet.onlineCount();
+    samples.push({ at: Date.now(), online });
+    if (online < stations) dropped = true;
+    if (dropped && online === stations) return { samples, allBack: true, stations };
+    if (Date.now() >= deadline) return { samples, allBack: false, stations };
+    await new Promise((resolve) => setTimeout(resolve, params.intervalMs));
+  }
+}
 
 /**
  * How many retained messages the embedded broker holds right after boot, and how long until it

@@ -5,11 +5,19 @@
  * process, or TCP with TCP_NODELAY to `--broker`), subscribes to its unlock filter and publishes
  * 1 + L retained QoS 1 messages of a station's size, waiting for each PUBACK. Same concurrency as
  * `startFleet` (200). The difference to `boot-fleet.ts` is what station-sim itself costs.
+ *
+ * With `--certs DIR` (a folder made by `generateTestPki`, for the tokens of `bootFixture`) and an
+ * `mqtts://` `--broker`, client i is station i: it reads station i's certificate and key as it
+ * connects (as a station does) and checks the broker against the folder's CA, so its CN (the
+ * token) is its user name and its topics `stations/<token>/…` pass the broker's ACL.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { MqttClient } from 'mqtt';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { createMqttClient, type MqttTransport } from '../../src/mqtt/transport.js';
+import { bootTokens } from '../lib/fixtures.js';
 import { collectGarbage, reportProgress, serveParent } from '../lib/ipc.js';
 import { processMemory, type ProcessMemory } from '../lib/protocol.js';
 
@@ -26,20 +34,26 @@ export interface RawBootFigures {
 
 const CONCURRENCY = 200;
 const { values } = parseArgs({
-  options: { clients: { type: 'string' }, locks: { type: 'string', default: '4' }, broker: { type: 'string' } },
+  options: { clients: { type: 'string' }, locks: { type: 'string', default: '4' }, broker: { type: 'string' }, certs: { type: 'string' } },
 });
 const count = Number(values.clients);
+const certs = values.certs;
+const tokens = certs ? bootTokens(count) : [];
 const locks = Number(values.locks);
 const clients: MqttClient[] = [];
 let broker: StartedBroker | undefined;
 
 /** One client's connect, subscribe and retained publications, shaped like a station's. */
 async function bootOne(transport: MqttTransport, index: number): Promise<void> {
-  const token = `R-${index}`;
+  const token = certs ? tokens[index]! : `R-${index}`;
+  const clientCert = certs
+    ? { cert: await readFile(path.join(certs, 'stations', `${token}.crt`), 'utf8'), key: await readFile(path.join(certs, 'stations', `${token}.key`), 'utf8') }
+    : undefined;
   const now = new Date().toISOString();
   const status = (state: string): string => JSON.stringify({ stationId: index + 1, status: state, batteryVoltage: 12.6, lastConnection: now });
   const client = createMqttClient(transport, {
     clientId: `raw-${token}`,
+    ...(clientCert ? { clientCert } : {}),
     clean: true,
     keepalive: 30,
     reconnectPeriod: 0,
@@ -65,7 +79,8 @@ await serveParent(
     collectGarbage();
     const before = processMemory();
     broker = values.broker ? undefined : await startEmbeddedBroker({ port: 0 });
-    const transport: MqttTransport = broker ? { kind: 'memory', broker } : { kind: 'tcp', url: values.broker! };
+    const tls = certs ? { ca: await readFile(path.join(certs, 'ca.crt'), 'utf8') } : undefined;
+    const transport: MqttTransport = broker ? { kind: 'memory', broker } : { kind: 'tcp', url: values.broker!, ...(tls ? { tls } : {}) };
     const started = performance.now();
     let next = 0;
     let done = 0;

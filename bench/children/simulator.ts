@@ -4,7 +4,9 @@
  * (`station-sim stations --broker`). Ready data is `{ apiUrl?, bootMs }`; the harness then asks for
  * `stats` while it puts load on the API.
  *
- *   simulator.ts --fixture F [--broker mqtt://…] [--count-messages]
+ * `--with-api` keeps the API on with `--broker` (the `tls` part's unlock: one process, external broker).
+ *
+ *   simulator.ts --fixture F [--broker mqtt://…] [--with-api] [--count-messages]
  */
 import { parseArgs } from 'node:util';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
@@ -13,7 +15,7 @@ import { processMemory } from '../lib/protocol.js';
 import { countCommandTraffic, serverChildMethods, type CommandTraffic, type ServerStats } from '../lib/server-stats.js';
 
 const { values } = parseArgs({
-  options: { fixture: { type: 'string' }, broker: { type: 'string' }, 'count-messages': { type: 'boolean', default: false } },
+  options: { fixture: { type: 'string' }, broker: { type: 'string' }, 'with-api': { type: 'boolean', default: false }, 'count-messages': { type: 'boolean', default: false } },
 });
 let sim: StartedSimulator | undefined;
 let traffic: CommandTraffic | undefined;
@@ -27,7 +29,7 @@ const stats = (): ServerStats => ({
 await serveParent(
   async () => {
     const started = performance.now();
-    sim = await startSimulator({ fixture: values.fixture!, ...(values.broker ? { broker: values.broker, http: false } : {}) });
+    sim = await startSimulator({ fixture: values.fixture!, ...(values.broker ? { broker: values.broker, http: values['with-api'] === true } : {}) });
     if (values['count-messages'] && sim.broker) traffic = await countCommandTraffic(sim.broker);
     return { apiUrl: sim.apiUrl, bootMs: performance.now() - started, online: sim.fleet.onlineCount() };
   },

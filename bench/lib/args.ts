@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const PARTS = ['boot', 'unlock', 'mosquitto', 'soak', 'profile'] as const;
+export const PARTS = ['boot', 'unlock', 'mosquitto', 'tls', 'soak', 'profile'] as const;
 export type Part = (typeof PARTS)[number];
 /** What runs without `--only`: everything. */
 export const DEFAULT_PARTS: readonly Part[] = PARTS;
@@ -44,6 +44,14 @@ export interface BenchOptions {
   floodAddresses: number[];
   /** Seconds of load while the API is profiled. @default 10 */
   profileSeconds: number;
+  /** Stations of the TLS boot, its raw baseline and the reconnect storm. @default 10000 (quick: 1000) */
+  tlsStations: number;
+  /** Stations of the TLS part's unlock fleet. @default 100 */
+  tlsUnlockStations: number;
+  /** Sequential unlocks per broker and run in the TLS part. @default 300 (quick: 100) */
+  tlsUnlocks: number;
+  /** The embedded broker authenticates and checks its ACL (`mqtt.broker.auth: true` in the bench fixtures). @default false */
+  brokerAuth: boolean;
   /** Where the JSON goes; the markdown table goes next to it (`.md`). @default bench/results/<date>[-quick].json */
   out: string | undefined;
   /** Copy the children's output to stderr. @default false */
@@ -70,6 +78,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --flood-rate R        wrong logins per second of each flood (default 43)
   --flood-addresses L   source addresses of the flood phases, one phase each, 1 to 250 (default 1,64)
   --profile-seconds S   seconds of load while profiling the API (default 10)
+  --tls-stations N      stations of the tls part's boot, baseline and reconnect storm (default 10000, quick 1000)
+  --tls-unlock-stations N  stations of the tls part's unlock fleet (default 100)
+  --tls-unlocks N       sequential unlocks per broker and run in the tls part (default 300, quick 100)
+  --broker-auth         the embedded broker authenticates and checks its ACL (fixtures get mqtt.broker.auth: true)
   --out FILE            JSON output (default bench/results/<date>.json; markdown next to it)
   --verbose             show the children's output
   --help                this text
@@ -98,6 +110,10 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'flood-rate': { type: 'string' },
       'flood-addresses': { type: 'string' },
       'profile-seconds': { type: 'string' },
+      'tls-stations': { type: 'string' },
+      'tls-unlock-stations': { type: 'string' },
+      'tls-unlocks': { type: 'string' },
+      'broker-auth': { type: 'boolean', default: false },
       out: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -122,6 +138,10 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     floodRate: positiveNumber('--flood-rate', values['flood-rate'], 43),
     floodAddresses: floodAddresses(values['flood-addresses']),
     profileSeconds: positiveNumber('--profile-seconds', values['profile-seconds'], 10),
+    tlsStations: positiveInteger('--tls-stations', values['tls-stations'], quick ? 1000 : 10_000),
+    tlsUnlockStations: positiveInteger('--tls-unlock-stations', values['tls-unlock-stations'], 100),
+    tlsUnlocks: positiveInteger('--tls-unlocks', values['tls-unlocks'], quick ? 100 : 300),
+    brokerAuth: values['broker-auth'] ?? false,
     out: values.out,
     verbose: values.verbose ?? false,
     help: values.help ?? false,

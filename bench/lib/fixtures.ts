@@ -11,6 +11,25 @@ export interface BootFixtureOptions {
   locksPerStation: number;
   /** Token pattern of the generated fleet. @default "B-{n}" */
   tokenPattern?: string;
+  /** The fixture's `mqtt` section (docs/mqtt-security.md), e.g. `{ certs: DIR }`. @default none, or `benchMqttSection()` */
+  mqtt?: object;
+}
+
+/**
+ * `BENCH_BROKER_AUTH=1` (set by `npm run bench -- --broker-auth`, inherited by every child): the
+ * bench fixtures ask the embedded broker to authenticate every connection and check its ACL
+ * (`mqtt.broker.auth: true`, docs/mqtt-security.md, "The embedded broker, secured"), so boot and
+ * unlock can be measured with the checks on. Without it the fixtures have no `mqtt` section and the
+ * broker is open, as on loopback by default.
+ */
+export function benchMqttSection(): object | undefined {
+  return process.env.BENCH_BROKER_AUTH === '1' ? { broker: { auth: true } } : undefined;
+}
+
+/** The tokens `bootFixture` generates: `B-{n}` zero-padded to the width of the count (docs/fixtures.md). */
+export function bootTokens(stations: number): string[] {
+  const width = String(stations).length;
+  return Array.from({ length: stations }, (_, index) => `B-${String(index + 1).padStart(width, '0')}`);
 }
 
 /**
@@ -18,7 +37,9 @@ export interface BootFixtureOptions {
  * no accounts.
  */
 export function bootFixture(options: BootFixtureOptions): object {
+  const mqtt = options.mqtt ?? benchMqttSection();
   return {
+    ...(mqtt === undefined ? {} : { mqtt }),
     description: `bench: boot ${options.stations} stations x ${options.locksPerStation} locks`,
     defaults: { heartbeatMs: 0 },
     fleets: [{ count: options.stations, tokenPattern: options.tokenPattern ?? 'B-{n}', firstStationId: 1, locksPerStation: options.locksPerStation }],
@@ -33,6 +54,8 @@ export interface UnlockFixtureOptions {
    * rotation comes back to it. @default 50
    */
   relockMs?: number;
+  /** The fixture's `mqtt` section. @default none, or `benchMqttSection()` */
+  mqtt?: object;
 }
 
 /**
@@ -42,7 +65,9 @@ export interface UnlockFixtureOptions {
  */
 export function unlockFixture(options: UnlockFixtureOptions): object {
   const tokens = unlockTokens(options.stations);
+  const mqtt = options.mqtt ?? benchMqttSection();
   return {
+    ...(mqtt === undefined ? {} : { mqtt }),
     description: `bench: unlock round trip over ${options.stations} stations x ${options.locksPerStation} locks`,
     defaults: {
       unlockDelayMs: 0,

@@ -68,7 +68,8 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<St
   };
 }
 
-async function waitForPort(port: number, timeoutMs: number, exited: Promise<void>): Promise<void> {
+/** Resolves once something accepts TCP connections on `port`; rejects if `exited` resolves first or after `timeoutMs`. */
+export async function waitForPort(port: number, timeoutMs: number, exited: Promise<void>): Promise<void> {
   let gone = false;
   void exited.then(() => {
     gone = true;

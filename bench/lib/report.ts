@@ -7,6 +7,7 @@ import type { UnlockResult } from '../unlock.js';
 import { checkTargets, P99_RATIO_TARGET } from '../unlock.js';
 import type { SoakResult } from '../soak.js';
 import type { ProfileResult } from '../profile.js';
+import type { TlsResult } from '../tls.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { BenchOptions } from './args.js';
 import type { RunHeader } from './machine.js';
@@ -23,6 +24,7 @@ export interface BenchResult {
   boot?: BootRow[];
   unlock?: UnlockResult;
   mosquitto?: { boot: BootRow[]; unlock: UnlockResult };
+  tls?: TlsResult;
   soak?: SoakResult;
   profile?: ProfileResult;
   /** Parts that failed as a whole, one line each. */
@@ -79,6 +81,7 @@ export function renderHeader(header: BenchResult['header']): string {
     `- Commit ${commit}${header.commitAtEnd ? `; at the end ${header.commitAtEnd.slice(0, 10)}: the code changed during the run` : ''}`,
     `- Load average at start ${header.loadAverageAtStart.join(' / ')}${header.loadAverageAtEnd ? `, at end ${header.loadAverageAtEnd.join(' / ')}` : ''}${header.totalSeconds === undefined ? '' : `; whole run ${formatMs(header.totalSeconds * 1000)}`}`,
     `- Each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (fleets of 100,000: ${options.bigRuns})${options.quick ? '; quick run' : ''}; loads of ${options.durationSeconds} s after ${options.warmupSeconds} s of warm-up${options.rampSeconds ? `, each measured after a ramp of ${options.rampSeconds} s on its own connections` : ''}`,
+    ...(options.brokerAuth ? ['- Embedded broker with authentication and ACL checks on (`--broker-auth`: the bench fixtures have `mqtt.broker.auth: true`)'] : []),
   ].join('\n');
 }
 
@@ -100,6 +103,78 @@ export function renderBoot(rows: BootRow[]): string {
     return [...cells, formatMs(m.bootMs), formatMiB(m.peakRssMiB), formatKiB(m.kibPerClient), ...broker, formatMs(m.stopMs), runs];
   });
   return table(head, body);
+}
+
+/** The `tls` part: PKI, boot against the raw baseline, reconnect storm, unlock over TLS against plain MQTT, and its targets line. */
+export function renderTls(result: TlsResult): string {
+  const out: string[] = [];
+  const n = formatCount(result.stations);
+  if (result.pki) {
+    const { pki } = result;
+    out.push(
+      `Test PKI (\`generateTestPki\`, as \`station-sim certs\`) for ${formatCount(pki.stations)} stations in \`${pki.dir}\`: ${formatMs(pki.ms)} (${formatCount(pki.issued)} certificates issued, ${formatCount(pki.kept)} kept${pki.reused ? ': reused, every certificate checked' : ''}); not part of boot.`,
+    );
+  }
+  const bootHead = ['clients', 'N', 'all online', 'peak RSS', 'KiB / client', 'Mosquitto peak RSS', 'Mosquitto KiB / session', 'stop', 'runs'];
+  const bootBody = result.boot.map((row) => {
+    const what = row.kind === 'stations' ? `stations (${result.locks} locks), lean client, own certificate each` : 'raw mqtt.js, station i’s certificate';
+    const runs = `${row.runs.length}${row.failures.length > 0 ? ` (+${row.failures.length} failed)` : ''}`;
+    if (row.runs.length === 0) {
+      const failure = row.failures[0];
+      return [what, formatCount(row.count), failure ? `FAILED after ${formatMs(failure.elapsedMs)}${describeProgress(failure.lastProgress)}: ${failure.error}` : 'not run', '', '', '', '', '', runs];
+    }
+    const m = row.median;
+    return [what, formatCount(row.count), formatMs(m.bootMs), formatMiB(m.peakRssMiB), formatKiB(m.kibPerClient), formatMiB(m.brokerPeakRssMiB), formatKiB(m.brokerKibPerClient), formatMs(m.stopMs), runs];
+  });
+  out.push('### Boot over TLS (certificate listener)', table(bootHead, bootBody));
+  const storm = result.stormMedian;
+  if (result.storm.length > 0) {
+    const back = result.storm.filter((run) => run.allBack).length;
+    out.push(
+      '### Reconnect storm: Mosquitto killed and restarted under the fleet',
+      table(
+        ['stations', 'all back after the kill', 'after the restart', 'restart (kill → ports open)', 'fewest online', 'peak reconnects / s', 'mean reconnects / s', 'runs all back'],
+        [[n, formatMs(storm.killToAllBackMs), formatMs(storm.restartToAllBackMs), formatMs(storm.restartMs), formatCount(storm.lowestOnline ?? Number.NaN), formatCount(storm.peakPerSecond ?? Number.NaN), formatCount(storm.meanPerSecond ?? Number.NaN), `${back} of ${result.storm.length}`]],
+      ),
+    );
+  }
+  for (const failure of result.stormFailures) out.push(`- storm not measured: ${failure}`);
+  const u = result.unlockMedian;
+  if (result.unlock.length > 0) {
+    const count = (pick: (run: TlsUnlockRunView) => { ok: number; requests: number }): string => {
+      const ok = result.unlock.reduce((sum, run) => sum + pick(run).ok, 0);
+      const requests = result.unlock.reduce((sum, run) => sum + pick(run).requests, 0);
+      return `${formatCount(ok)} of ${formatCount(requests)}`;
+    };
+    out.push(
+      `### Unlock round trip over TLS (one simulator process, ${formatCount(result.unlockStations)} stations, sequential unlocks through /v1)`,
+      table(
+        ['broker', 'p50', 'p99', 'successful'],
+        [
+          ['Mosquitto as docs/mosquitto/station-sim.conf ships it, TLS + client certificates', formatMs(u.tlsP50), formatMs(u.tlsP99), count((run) => run.tls)],
+          ['the same + `set_tcp_nodelay true`', formatMs(u.noDelayP50), formatMs(u.noDelayP99), count((run) => run.tlsNoDelay)],
+          ['Mosquitto, open, plain TCP (`set_tcp_nodelay true`)', formatMs(u.plainP50), formatMs(u.plainP99), count((run) => run.plain)],
+          ['ratio TLS as shipped ÷ plain', fixed(u.p50Ratio), fixed(u.p99Ratio), ''],
+          ['ratio TLS + nodelay ÷ plain', fixed(u.noDelayP50Ratio), fixed(u.noDelayP99Ratio), ''],
+        ],
+      ),
+    );
+  }
+  for (const failure of result.unlockFailures) out.push(`- ${failure}`);
+  const ratio = result.bootRatio;
+  const targets = [
+    `boot of ${n} stations over TLS within 2× of raw mqtt.js over TLS: ${ratio === undefined ? 'not measured' : `${ratio.toFixed(2)}× (${ratio <= 2 ? 'met' : 'NOT met'})`}`,
+    `unlock over TLS: p50 ${formatMs(u.tlsP50)}, p99 ${formatMs(u.tlsP99)} (${fixed(u.p99Ratio)}× plain MQTT's p99; with set_tcp_nodelay ${formatMs(u.noDelayP50)} / ${formatMs(u.noDelayP99)}, ${fixed(u.noDelayP99Ratio)}×)`,
+    `reconnect storm: ${result.storm.length === 0 ? 'not measured' : `all ${n} back ${formatMs(storm.restartToAllBackMs)} after the restart, peak ${formatCount(storm.peakPerSecond ?? Number.NaN)}/s`}`,
+  ];
+  out.push(`**Targets:** ${targets.join('; ')}.`);
+  return out.join('\n\n');
+}
+
+type TlsUnlockRunView = TlsResult['unlock'][number];
+
+function fixed(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(2);
 }
 
 function describeProgress(progress: unknown): string {
@@ -245,6 +320,7 @@ export function renderMarkdown(result: BenchResult): string {
   if (boot.length > 0) sections.push('## Fleet boot', renderBoot(boot));
   if (result.unlock) sections.push('## Unlock round trip, embedded broker', renderUnlock(result.unlock));
   if (result.mosquitto) sections.push('## Unlock round trip, Mosquitto (stations and API in their own processes)', renderUnlock(result.mosquitto.unlock));
+  if (result.tls) sections.push('## TLS with per-station certificates, Mosquitto configured as production', renderTls(result.tls));
   if (result.soak) sections.push('## Soak', renderSoak(result.soak));
   if (result.profile) sections.push('## Where the unlock time goes (CPU profile of the API process, each thread)', renderProfile(result.profile));
   if (result.errors.length > 0) sections.push('## Errors', result.errors.map((error) => `- ${error}`).join('\n'));

@@ -43,10 +43,10 @@ export interface UnlockServerOptions {
 }
 
 /** Writes the unlock fixture to a temporary file for the children; `remove()` deletes it. */
-export function writeUnlockFixture(stations: number, locks: number): { path: string; remove(): void } {
+export function writeUnlockFixture(stations: number, locks: number, mqtt?: object): { path: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'station-sim-bench-'));
   const file = path.join(dir, 'unlock-fixture.json');
-  writeFileSync(file, JSON.stringify(unlockFixture({ stations, locksPerStation: locks })));
+  writeFileSync(file, JSON.stringify(unlockFixture({ stations, locksPerStation: locks, ...(mqtt === undefined ? {} : { mqtt }) })));
   return { path: file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
