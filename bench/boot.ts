@@ -174,7 +174,8 @@ function perClientKiB(before: ProcessMemory, after: ProcessMemory, key: 'rss' | 
   return round((after[key] - before[key]) / 1024 / count, 1);
 }
 
-function toFailure(error: unknown): BootFailure {
+/** A failed child as a boot row records it (also used by the tls part). */
+export function toFailure(error: unknown): BootFailure {
   if (error instanceof ChildError) {
     return {
       error: error.message,

@@ -19,10 +19,10 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateTestPki } from '../src/certs/test-pki.js';
-import type { BootFailure } from './boot.js';
+import { toFailure, type BootFailure } from './boot.js';
 import type { FleetBootFigures, StormSamples } from './children/boot-fleet.js';
 import type { RawBootFigures } from './children/raw-clients.js';
-import { ChildError, startChild, type BenchChild } from './lib/child.js';
+import { startChild, type BenchChild } from './lib/child.js';
 import { bootTokens, unlockPath, unlockTargets, unlockTokens } from './lib/fixtures.js';
 import { startMosquitto } from './lib/mosquitto.js';
 import { startBenchProductionMosquitto, type BenchProductionMosquitto } from './lib/production-mosquitto.js';
@@ -421,17 +421,4 @@ async function sequentialUnlocks(apiUrl: string, token: string, options: TlsOpti
   }
   result.seconds = round((performance.now() - started) / 1000, 1);
   return { ...result, latency: summarizeLatencies(latencies) };
-}
-
-function toFailure(error: unknown): BootFailure {
-  if (error instanceof ChildError) {
-    return {
-      error: error.message,
-      elapsedMs: error.details.elapsedMs,
-      ...(error.details.peakRssKiB === undefined ? {} : { peakRssMiB: round(error.details.peakRssKiB / 1024) }),
-      ...(error.details.lastProgress === undefined ? {} : { lastProgress: error.details.lastProgress }),
-      ...(error.details.stderrTail === '' ? {} : { outputTail: error.details.stderrTail.slice(-600) }),
-    };
-  }
-  return { error: error instanceof Error ? error.message : String(error), elapsedMs: 0 };
 }

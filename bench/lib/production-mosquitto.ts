@@ -2,8 +2,8 @@
  * Mosquitto configured as production would be, for the `tls` part: docs/mosquitto/station-sim.conf
  * and docs/mosquitto/acl as shipped, with only the ports (free ones, on 127.0.0.1) and the folder
  * changed, and the certificates of a folder made by `generateTestPki` (`station-sim certs`). The
- * same recipe as test/helpers/production-mosquitto.ts, without
- * the test helpers' vitest imports, and with the broker's pid for /proc.
+ * folder and config are made by `prepareProductionBroker`, which test/helpers/production-mosquitto.ts
+ * uses too (this module has no vitest imports); this one adds the broker's pid for /proc.
  *
  * `restart()` kills the broker (SIGKILL: every session is gone, as on a crash) and starts it again
  * on the same ports: the reconnect storm.
@@ -18,8 +18,9 @@ import { waitForPort } from './mosquitto.js';
 import { readKernelMemory, type KernelMemory } from './proc.js';
 
 const DOCS = fileURLToPath(new URL('../../docs/mosquitto/', import.meta.url));
-const PRODUCTION_DIR = '/etc/mosquitto/station-sim';
-const PRODUCTION_PORTS = { certificate: 8883, password: 8884 } as const;
+/** Where the shipped config expects the files, and the ports it listens on. */
+export const PRODUCTION_DIR = '/etc/mosquitto/station-sim';
+export const PRODUCTION_PORTS = { certificate: 8883, password: 8884 } as const;
 const BROKER_FILES = ['ca.crt', 'server.crt', 'server.key', 'crl.pem'] as const;
 
 export interface BenchProductionMosquitto {
@@ -56,17 +57,38 @@ export interface BenchProductionOptions {
   binary?: string;
 }
 
-export async function startBenchProductionMosquitto(options: BenchProductionOptions): Promise<BenchProductionMosquitto> {
+/** A broker folder ready to run: the config file, and how to copy the certificates in again (at a reload). */
+export interface ProductionBrokerFolder {
+  dir: string;
+  configFile: string;
+  /** The config as written. */
+  config: string;
+  certificatePort: number;
+  passwordPort: number;
+  copyBrokerFiles(): Promise<void>;
+}
+
+/**
+ * Makes a folder for Mosquitto from a `station-sim certs` folder: the shipped config with free
+ * ports and this folder put in (and `extraLines` after it), the shipped ACL, a password file of
+ * `users` (made with `mosquitto_passwd -b`), and copies of ca.crt, server.crt, server.key and
+ * crl.pem, owned by the `mosquitto` user when run as root (Mosquitto drops to it).
+ */
+export async function prepareProductionBroker(options: { certsDir: string; users?: Record<string, string>; extraLines?: string[] }): Promise<ProductionBrokerFolder> {
   const [certificatePort, passwordPort] = [await freePort(), await freePort()];
-  const dir = await mkdtemp(path.join(tmpdir(), 'station-sim-bench-mosquitto-tls-'));
+  const dir = await mkdtemp(path.join(tmpdir(), 'station-sim-mosquitto-production-'));
   await chmod(dir, 0o755);
-  // Mosquitto drops to the `mosquitto` user when started as root; it must still read the key.
   const owner = userInfo().uid === 0 ? mosquittoUser() : undefined;
   const own = async (file: string): Promise<void> => {
     if (owner) await chown(file, owner.uid, owner.gid);
   };
-  await writeFile(path.join(dir, 'passwd'), '', { mode: 0o600 });
-  await own(path.join(dir, 'passwd'));
+  const passwordFile = path.join(dir, 'passwd');
+  await writeFile(passwordFile, '', { mode: 0o600 });
+  for (const [name, password] of Object.entries(options.users ?? {})) {
+    const made = spawnSync('mosquitto_passwd', ['-b', passwordFile, name, password]);
+    if (made.status !== 0) throw new Error(`mosquitto_passwd failed: ${made.stderr.toString()}`);
+  }
+  await own(passwordFile);
   await copyFile(path.join(DOCS, 'acl'), path.join(dir, 'acl'));
   await own(path.join(dir, 'acl'));
   const copyBrokerFiles = async (): Promise<void> => {
@@ -77,9 +99,18 @@ export async function startBenchProductionMosquitto(options: BenchProductionOpti
   };
   await copyBrokerFiles();
   const configFile = path.join(dir, 'mosquitto.conf');
-  const config = benchProductionConfig(await readFile(path.join(DOCS, 'station-sim.conf'), 'utf8'), { dir, certificatePort, passwordPort });
+  const shipped = benchProductionConfig(await readFile(path.join(DOCS, 'station-sim.conf'), 'utf8'), { dir, certificatePort, passwordPort });
   // General options go anywhere in mosquitto.conf; these follow the listeners.
-  await writeFile(configFile, [config.trimEnd(), ...(options.extraLines ?? []), ''].join('\n'), { mode: 0o644 });
+  const config = options.extraLines?.length ? [shipped.trimEnd(), ...options.extraLines, ''].join('\n') : shipped;
+  await writeFile(configFile, config, { mode: 0o644 });
+  return { dir, configFile, config, certificatePort, passwordPort, copyBrokerFiles };
+}
+
+export async function startBenchProductionMosquitto(options: BenchProductionOptions): Promise<BenchProductionMosquitto> {
+  const { dir, configFile, certificatePort, passwordPort, copyBrokerFiles } = await prepareProductionBroker({
+    certsDir: options.certsDir,
+    ...(options.extraLines ? { extraLines: options.extraLines } : {}),
+  });
 
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
