@@ -95,6 +95,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
         }),
       );
     }
+    // Each station holds its own now; the map would otherwise live as long as the fleet's closures.
+    identityOf.clear();
     let ready = 0;
     await runBounded([...stations.values()], concurrency, async (station) => {
       await station.start();

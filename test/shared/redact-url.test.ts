@@ -12,6 +12,10 @@ describe('broker URLs', () => {
     expect(redactUrl('mqtt://user:s3cr@t@127.0.0.1:1')).toBe('mqtt://***@127.0.0.1:1');
     expect(redactUrl('mqtt://user:pa/ss@127.0.0.1:1')).toBe('mqtt://***@127.0.0.1:1');
     expect(redactUrl('mqtt://127.0.0.1:1883')).toBe('mqtt://127.0.0.1:1883');
+    // A pre-signed WebSocket URL carries its credential in the query.
+    const signed = 'wss://iot.example.com/mqtt?X-Amz-Security-Token=tok3n&X-Amz-Signature=s1gnature';
+    expect(redactUrl(signed)).toBe('wss://iot.example.com/mqtt?***');
+    expect(redactUrlsIn(`The MQTT broker at ${signed} cannot be reached (ECONNREFUSED)`)).toBe('The MQTT broker at wss://iot.example.com/mqtt?*** cannot be reached (ECONNREFUSED)');
     // Inside a message, every URL's userinfo goes, up to its last `@`.
     expect(redactUrlsIn('Invalid URL: ws://user:pa/ss@h@host:1/x and nope://a:b@c')).toBe('Invalid URL: ws://***@host:1/x and nope://***@c');
     expect(() => parseBrokerUrl('mqtt://user:pa/ss@127.0.0.1:1')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('pa/ss') }));
