@@ -29,8 +29,7 @@ export class FleetReadiness {
   /** Per station that has changed status since its first report: when it last did, and the status it had held steadily before. */
   readonly #changes = new Map<string, { since: number; steady: StationStatus | undefined }>();
   readonly #wallClock: () => number;
-  /** The fixture's stations: only their statuses are kept (anyone on the broker can publish others). */
-  readonly #tokens: ReadonlySet<string>;
+  /** The fixture's stations, token to station id: only their statuses are kept (anyone on the broker can publish others), and a status must carry the station's own id. */
   readonly #stationIds: ReadonlyMap<string, number>;
   /**
    * What `cameUp` waits for, per fixture station: the fixture's starting status, and after a lost
@@ -54,7 +53,6 @@ export class FleetReadiness {
   #awaitingAnyReport = false;
 
   constructor(options: FleetReadinessOptions) {
-    this.#tokens = new Set(options.fixture.stations.map((station) => station.token));
     this.#stationIds = new Map(options.fixture.stations.map((station) => [station.token, station.stationId]));
     this.#target = new Map(options.fixture.stations.map((station) => [station.token, station.initialStatus]));
     this.#initial = new Map(this.#target);
@@ -104,7 +102,7 @@ export class FleetReadiness {
   forgetStatuses(): void {
     if (this.#cameUp) {
       const now = this.#wallClock();
-      for (const token of this.#tokens) {
+      for (const token of this.#stationIds.keys()) {
         const change = this.#changes.get(token);
         const known =
           this.#intended.get(token)?.status ??
@@ -126,13 +124,13 @@ export class FleetReadiness {
   controlled(token: string | undefined, action: { action: string; online?: boolean }): void {
     const at = this.#wallClock();
     if (action.action === 'reset') {
-      for (const station of token === undefined ? this.#tokens : [token]) {
+      for (const station of token === undefined ? this.#stationIds.keys() : [token]) {
         const initial = this.#initial.get(station);
         if (initial !== undefined) this.#intended.set(station, { status: initial, at });
       }
       return;
     }
-    if (token === undefined || !this.#tokens.has(token)) return;
+    if (token === undefined || !this.#stationIds.has(token)) return;
     // A reboot comes back on its own: the station is expected online.
     if (action.action === 'connection') this.#intended.set(token, { status: action.online ? 'online' : 'offline', at });
     else if (action.action === 'reboot') this.#intended.set(token, { status: 'online', at });
@@ -160,7 +158,7 @@ export class FleetReadiness {
    */
   expectedOnlineAllOffline(): number {
     let offline = 0;
-    for (const token of this.#tokens) {
+    for (const token of this.#stationIds.keys()) {
       const expected = this.#intended.get(token)?.status ?? this.#target.get(token);
       if (expected !== 'online') continue;
       if (this.#statuses.get(token) !== 'offline') return 0;
@@ -188,7 +186,7 @@ export class FleetReadiness {
 
   /** A status a station reported (over MQTT); only the fixture's stations count (anyone on the broker can publish others). */
   report(token: string, status: StationStatus): void {
-    if (!this.#tokens.has(token)) return;
+    if (!this.#stationIds.has(token)) return;
     if (this.#awaitingAnyReport) {
       this.#awaitingAnyReport = false;
       this.#cameUp = true;

@@ -1066,7 +1066,7 @@ class WebSocketLink extends NetworkLink {
   }
 
   #attach(url: string, options: tls.ConnectionOptions | undefined): void {
-    const socket = new WebSocket(url, MQTT_SUBPROTOCOL, { ...options, perMessageDeflate: false });
+    const socket = new WebSocket(url, MQTT_WS_PROTOCOL, { ...options, perMessageDeflate: false });
     this.#socket = socket;
     socket.binaryType = 'nodebuffer';
     socket.on('open', () => {
@@ -1112,8 +1112,8 @@ class WebSocketLink extends NetworkLink {
   }
 }
 
-/** The MQTT-over-WebSocket subprotocol (MQTT 3.1.1, section 6). */
-const MQTT_SUBPROTOCOL = 'mqtt';
+/** The MQTT-over-WebSocket subprotocol (MQTT 3.1.1, section 6); mqtt.js's WebSocket sessions (transport.ts) use it too. */
+export const MQTT_WS_PROTOCOL = 'mqtt';
 
 /** The CONNECT packet of these settings (mqtt-packet throws for one MQTT forbids, such as a password without a user name). */
 function encodeConnect(

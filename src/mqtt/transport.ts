@@ -10,7 +10,7 @@ import tls from 'node:tls';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import WebSocket, { createWebSocketStream } from 'ws';
 import { duplexPair } from './duplex-pair.js';
-import { LeanMqttClient, type LeanClientOptions, type LeanTarget, type MqttSession, type TlsSource } from './lean-client.js';
+import { LeanMqttClient, MQTT_WS_PROTOCOL, type LeanClientOptions, type LeanTarget, type MqttSession, type TlsSource } from './lean-client.js';
 import { SimError } from '../errors.js';
 import type { StreamAcceptor } from './broker-link.js';
 
@@ -123,8 +123,6 @@ function webSocketUrl(address: BrokerAddress): string {
   return `${address.scheme}://${host}:${address.port}${address.path}`;
 }
 
-/** The MQTT-over-WebSocket subprotocol (MQTT 3.1.1, section 6). */
-export const MQTT_WS_PROTOCOL = 'mqtt';
 
 /**
  * Where the client certificate comes from: given, or read when each connection opens (a station's,
