@@ -164,8 +164,11 @@ describe.skipIf(!mosquittoAvailable())('MQTT over TLS and WebSocket, against Mos
   /** The error of a first connection that must fail, from the lean client and from mqtt.js. */
   async function failures(url: string, ids: MqttIdentities, token = 'S1'): Promise<SimError[]> {
     const transport: MqttTransport = { kind: 'tcp', url, tls: ids.tls };
-    const lean = createSession(transport, { ...(await ids.station(token)), reconnectPeriod: 0 });
-    const viaMqttJs = createMqttClient(transport, { ...(await ids.service()), reconnectPeriod: 0 });
+    const [station, service] = [await ids.station(token), await ids.service()];
+    // firstConnect listens from the moment a client exists: an await in between could let a fast
+    // handshake fail before anyone listens (its error lost, or the start never settling).
+    const lean = createSession(transport, { ...station, reconnectPeriod: 0 });
+    const viaMqttJs = createMqttClient(transport, { ...service, reconnectPeriod: 0 });
     const errors = await Promise.all([firstConnect(lean, transport), firstConnect(viaMqttJs, transport)].map((connecting) => connecting.then(() => undefined, (error: unknown) => error)));
     return errors.map((error) => {
       expect(error).toBeInstanceOf(SimError);
