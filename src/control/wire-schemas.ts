@@ -3,7 +3,7 @@
  * TypeBox schemas: the station snapshot, faults, every event of the stream, the request bodies and
  * the replies. The server validates and serialises with them (control-plane.ts), `@fastify/swagger`
  * documents them in `/v1/openapi.json`, and the dashboard takes its types from them
- * (src/dashboard/sim-types.ts, a type-only import allowed in test/architecture/import-graph.test.ts),
+ * (src/client/sim-types.ts, a type-only import allowed in test/architecture/import-graph.test.ts),
  * so the two ends cannot drift apart.
  *
  * What a fixture can also say (lock and station states, faults, the physical lock actions and the

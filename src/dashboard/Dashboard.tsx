@@ -6,7 +6,7 @@
 import { useMemo, useRef, useState } from 'react';
 import { Box, Text, useApp, useStdin } from 'ink';
 import type { Clock } from '../shared/clock.js';
-import type { DashboardControl } from './control-connection.js';
+import type { DashboardControl } from '../client/control-client.js';
 import { createDashboardActions, type UnlockFunction } from './dashboard-actions.js';
 import { EventLog } from './EventLog.js';
 import { FleetTable, tableColumns } from './FleetTable.js';

@@ -14,7 +14,7 @@ import {
   lockLook,
   type IconSet,
 } from './format.js';
-import type { SimStation } from './sim-types.js';
+import type { SimStation } from '../client/sim-types.js';
 
 export interface TableColumns {
   token: number;

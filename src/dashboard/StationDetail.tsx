@@ -11,7 +11,7 @@ import {
   lockLook,
   type IconSet,
 } from './format.js';
-import type { Fault, SimStation } from './sim-types.js';
+import type { Fault, SimStation } from '../client/sim-types.js';
 
 export interface StationDetailProps {
   station: SimStation | undefined;

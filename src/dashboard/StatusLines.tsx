@@ -1,6 +1,6 @@
 /** The lines around the fleet: title and counts, connection progress or stream state, key hints. */
 import { Text } from 'ink';
-import type { StreamState } from './control-connection.js';
+import type { StreamState } from '../client/control-client.js';
 import type { HealthProgress } from './use-health-progress.js';
 import type { IconSet } from './format.js';
 

@@ -14,7 +14,7 @@
  * own time of the change). Under `--clock manual` the states of a long advance all arrive at its
  * end, and under `--time-scale` a few ms of delivery are many simulated ones.
  */
-import type { SimEvent, SimStation } from './sim-types.js';
+import type { SimEvent, SimStation } from '../client/sim-types.js';
 
 type Pending = SimStation['locks'][number]['pending'];
 /** A lock's phase before an accepted command and after it. */

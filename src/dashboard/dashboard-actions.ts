@@ -2,10 +2,10 @@
  * What the dashboard's keys do. Each action calls the control plane (or the injected unlock), puts
  * the station it gets back into the store, and logs its result, success or the error's message.
  */
-import { networkErrorCode, type DashboardControl } from './control-connection.js';
+import { networkErrorCode, type DashboardControl } from '../client/control-client.js';
 import type { FleetStore } from './fleet-store.js';
 import { FULL_VOLTAGE } from './format.js';
-import type { SimStation } from './sim-types.js';
+import type { SimStation } from '../client/sim-types.js';
 
 /**
  * Unlocks one lock through the `/v1` API; the CLI wires it to the reference client logged in as a

@@ -6,7 +6,7 @@
 import { useRef } from 'react';
 import type { FleetStore } from './fleet-store.js';
 import { DETAIL_LINES, type ScreenLayout } from './layout.js';
-import type { SimStation } from './sim-types.js';
+import type { SimStation } from '../client/sim-types.js';
 
 export interface ViewState {
   /** Selection by token, so it stays on its station when others come, go or are filtered. */

@@ -6,8 +6,8 @@
  */
 import { systemClock, type Clock } from '../shared/clock.js';
 import { ActivityLog, type LogTone, type UnlockResult } from './activity-log.js';
-import type { StreamState } from './control-connection.js';
-import type { SimEvent, SimLock, SimStation } from './sim-types.js';
+import type { StreamState } from '../client/control-client.js';
+import type { SimEvent, SimLock, SimStation } from '../client/sim-types.js';
 
 /** What an event changed: nothing, one station, or which stations there are. */
 export type FleetChange = 'none' | 'station' | 'membership';

@@ -1,5 +1,5 @@
 /** How values read on the dashboard: battery gauges, ages, timers, lock icons. Pure functions. */
-import type { BatteryModel, SimLock } from './sim-types.js';
+import type { BatteryModel, SimLock } from '../client/sim-types.js';
 
 /**
  * Symbols the screen uses. Every lock icon takes `cellWidth` terminal cells once padded, so the

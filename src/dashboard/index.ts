@@ -3,14 +3,14 @@ export { startDashboard, NOT_A_TTY_MESSAGE, type DashboardOptions, type StartedD
 export type { UnlockFunction } from './dashboard-actions.js';
 export { DashboardUrlError, parseDashboardUrl } from './dashboard-url.js';
 export {
-  ControlConnection,
+  ControlClient,
   ControlPlaneError,
-  type ControlConnectionOptions,
+  type ControlClientOptions,
   type DashboardControl,
   type EventStreamHandlers,
   type EventSubscription,
   type StreamState,
-} from './control-connection.js';
+} from '../client/control-client.js';
 export { FleetStore, applyFleetEvent, type FleetChange, type FleetStoreOptions } from './fleet-store.js';
-export type * from './sim-types.js';
-export { parseSimEvent } from './sim-types.js';
+export type * from '../client/sim-types.js';
+export { parseSimEvent } from '../client/sim-types.js';

@@ -10,7 +10,7 @@
  * moves it forward at once: a manual clock's advance shows before the next answer.
  */
 import type { Clock, TimerHandle } from '../shared/clock.js';
-import type { ClockReply } from './sim-types.js';
+import type { ClockReply } from '../client/sim-types.js';
 
 /** `GET /sim/v1/clock`. */
 export type SimulatorClockReading = ClockReply;

@@ -5,7 +5,7 @@
  */
 import { render } from 'ink';
 import { systemClock, type Clock } from '../shared/clock.js';
-import { ControlConnection, type DashboardControl } from './control-connection.js';
+import { ControlClient, type DashboardControl } from '../client/control-client.js';
 import { Dashboard } from './Dashboard.js';
 import type { UnlockFunction } from './dashboard-actions.js';
 import { FleetStore } from './fleet-store.js';
@@ -91,7 +91,7 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
   const stdout = options.stdout ?? process.stdout;
   if (!stdout.isTTY) throw new Error(NOT_A_TTY_MESSAGE);
   const clock = options.clock ?? systemClock;
-  const control = new ControlConnection({
+  const control = new ControlClient({
     url,
     controlToken: options.controlToken,
     fetch: options.fetch,
@@ -171,7 +171,7 @@ function trimPerformanceEntries(clock: Clock, intervalMs: number): () => void {
 }
 
 /** `control` as is, except that the time of every event of its stream also goes to `time`. */
-function observingEventTimes(control: ControlConnection, time: SimulatorTime): DashboardControl {
+function observingEventTimes(control: ControlClient, time: SimulatorTime): DashboardControl {
   return {
     health: () => control.health(),
     station: (token) => control.station(token),

@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import type { DashboardControl } from './control-connection.js';
+import type { DashboardControl } from '../client/control-client.js';
 import type { FleetStore } from './fleet-store.js';
 
 /**

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { Clock, TimerHandle } from '../shared/clock.js';
-import { ControlPlaneError, type DashboardControl } from './control-connection.js';
+import { ControlPlaneError, type DashboardControl } from '../client/control-client.js';
 
 export interface HealthProgress {
   ready: boolean;

@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 import type { Clock, TimerHandle } from '../shared/clock.js';
-import type { DashboardControl } from './control-connection.js';
+import type { DashboardControl } from '../client/control-client.js';
 import type { FleetStore } from './fleet-store.js';
 
 /**

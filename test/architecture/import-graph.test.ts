@@ -20,7 +20,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cli', 'testing'], // the ways in: the command line, and the helpers for test suites
   ['simulator'], // startSimulator: the parts put together
   ['transcript'], // recording and reading what a simulator did
-  ['service', 'control', 'fleet', 'dashboard', 'client'], // the parts: /v1, /sim/v1, stations on MQTT, the terminal UI, the /v1 client
+  ['service', 'control', 'fleet', 'dashboard', 'client'], // the parts: /v1, /sim/v1, stations on MQTT, the terminal UI, the /v1 and /sim/v1 clients
   ['broker', 'mqtt'], // the embedded broker; the topic contract and the MQTT clients
   ['station', 'certs'], // the pure firmware model; the test PKI of `station-sim certs`
   ['fixture'], // the schemas of what a simulation can be told, and the loader
@@ -49,10 +49,15 @@ const SIDEWAYS: readonly { from: string; to: string; typeOnly?: true; reason: st
     reason: 'the reference client takes the /v1 wire types from the schemas the API validates with, so the two cannot drift',
   },
   {
-    from: 'dashboard',
+    from: 'client',
     to: 'control/wire-schemas.ts',
     typeOnly: true,
-    reason: 'the dashboard takes the /sim/v1 wire types from the schemas the control plane validates and serialises with, so the two cannot drift',
+    reason: 'the control client takes the /sim/v1 wire types from the schemas the control plane validates and serialises with, so the two cannot drift',
+  },
+  {
+    from: 'dashboard',
+    to: 'client',
+    reason: 'the dashboard drives the simulator through the typed control client that test suites use',
   },
   {
     from: 'broker',

@@ -3,7 +3,7 @@
  * stream sends and every reply of the control plane must pass them, checked with TypeBox's own
  * compiler (not fastify's, which serialises by them and would hide a mismatch), and every event
  * must be one the dashboard's parser accepts. The dashboard's types are the schemas' (a compile-time
- * fact, src/dashboard/sim-types.ts); this holds the schemas to what the server really sends.
+ * fact, src/client/sim-types.ts); this holds the schemas to what the server really sends.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
@@ -20,7 +20,7 @@ import {
   SimStationSchema,
   StationListReplySchema,
 } from '../../src/control/wire-schemas.js';
-import { parseSimEvent } from '../../src/dashboard/sim-types.js';
+import { parseSimEvent } from '../../src/client/sim-types.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { EventSocket } from '../helpers/event-socket.js';
 

@@ -1,7 +1,7 @@
 /** The log's unlock chains: which events belong to which unlock, and on which clock they are timed. */
 import { describe, expect, it } from 'vitest';
 import { ActivityLog, describeEntry, type UnlockChain } from '../../src/dashboard/activity-log.js';
-import type { SimEvent } from '../../src/dashboard/sim-types.js';
+import type { SimEvent } from '../../src/client/sim-types.js';
 import { applyFleetEvent } from '../../src/dashboard/fleet-store.js';
 import { makeStation } from './fake-control-plane.js';
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
 import { systemClock } from '../../src/shared/clock.js';
-import { ControlConnection } from '../../src/dashboard/control-connection.js';
+import { ControlClient } from '../../src/client/control-client.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import type { UnlockFunction } from '../../src/dashboard/dashboard-actions.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
@@ -29,7 +29,7 @@ async function setup(options: { stations?: number; unlock?: UnlockFunction; read
   const unlock = vi.fn<UnlockFunction>(options.unlock ?? (async () => ({ success: true })));
   const view = render(
     <Dashboard
-      control={new ControlConnection({ url: fake.url })}
+      control={new ControlClient({ url: fake.url })}
       store={new FleetStore()}
       unlock={unlock}
       clock={systemClock}
@@ -208,7 +208,7 @@ describe('the dashboard', () => {
     const store = new FleetStore();
     const view = render(
       <Dashboard
-        control={new ControlConnection({ url: fake.url, controlToken: 'wrong-token' })}
+        control={new ControlClient({ url: fake.url, controlToken: 'wrong-token' })}
         store={store}
         unlock={async () => ({ success: true })}
         clock={systemClock}
@@ -229,7 +229,7 @@ describe('the dashboard', () => {
     fake = await startFakeControlPlane({ stations: [makeStation(1)], controlToken: 'right-token' });
     const view = render(
       <Dashboard
-        control={new ControlConnection({ url: fake.url })}
+        control={new ControlClient({ url: fake.url })}
         store={new FleetStore()}
         unlock={async () => ({ success: true })}
         clock={systemClock}
@@ -246,7 +246,7 @@ describe('the dashboard', () => {
       expect(frame().replace(/\n +/g, ' ')).toMatch(/events refused: control token needed: pass --control-token or set STATION_SIM_CONTROL_TOKEN/),
     );
     expect(frame()).not.toContain('invalid');
-    await expect(new ControlConnection({ url: fake.url }).setBattery('ST-1001', 12)).rejects.toThrow(
+    await expect(new ControlClient({ url: fake.url }).setBattery('ST-1001', 12)).rejects.toThrow(
       'control token needed: pass --control-token or set STATION_SIM_CONTROL_TOKEN',
     );
   });
@@ -255,7 +255,7 @@ describe('the dashboard', () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const view = render(
       <Dashboard
-        control={new ControlConnection({ url: nobody })}
+        control={new ControlClient({ url: nobody })}
         store={new FleetStore()}
         unlock={async () => ({ success: true })}
         clock={systemClock}

@@ -6,7 +6,7 @@
 import Fastify from 'fastify';
 import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
-import type { SimEvent, SimHealth, SimStation } from '../../src/dashboard/sim-types.js';
+import type { SimEvent, SimHealth, SimStation } from '../../src/client/sim-types.js';
 
 export interface RecordedRequest {
   method: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/shared/clock.js';
 import { describeEntry, type UnlockChain } from '../../src/dashboard/activity-log.js';
 import { FleetStore, applyFleetEvent } from '../../src/dashboard/fleet-store.js';
-import type { SimEvent, SimStation } from '../../src/dashboard/sim-types.js';
+import type { SimEvent, SimStation } from '../../src/client/sim-types.js';
 import { makeStation } from './fake-control-plane.js';
 
 const T0 = Date.parse('2026-11-22T08:00:00.000Z');

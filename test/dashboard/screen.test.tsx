@@ -4,13 +4,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/shared/clock.js';
-import type { DashboardControl } from '../../src/dashboard/control-connection.js';
+import type { DashboardControl } from '../../src/client/control-client.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS, EMOJI_ICONS, type IconSet } from '../../src/dashboard/format.js';
 import { layoutFor } from '../../src/dashboard/layout.js';
 import { COMPACT_HELP_KEYS, HELP_KEYS } from '../../src/dashboard/HelpOverlay.js';
-import type { SimStation } from '../../src/dashboard/sim-types.js';
+import type { SimStation } from '../../src/client/sim-types.js';
 import { makeStation } from './fake-control-plane.js';
 import { eventually, renderInTerminal, settle, type TerminalRender } from './terminal.js';
 

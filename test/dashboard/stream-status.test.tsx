@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/shared/clock.js';
-import type { DashboardControl, EventStreamHandlers } from '../../src/dashboard/control-connection.js';
+import type { DashboardControl, EventStreamHandlers } from '../../src/client/control-client.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS } from '../../src/dashboard/format.js';

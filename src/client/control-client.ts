@@ -18,7 +18,7 @@ import {
   type SimStation,
 } from './sim-types.js';
 
-export interface ControlConnectionOptions {
+export interface ControlClientOptions {
   /** Base URL of the simulator's HTTP server, e.g. `http://127.0.0.1:8080`; `/sim/v1` is added. */
   url: string;
   /**
@@ -98,7 +98,7 @@ export const CONTROL_TOKEN_NEEDED = 'control token needed: pass --control-token 
 /** "Try again later": the control plane drops a client with more than 1 MiB waiting. */
 const CLOSE_TRY_AGAIN_LATER = 1013;
 
-export class ControlConnection {
+export class ControlClient {
   readonly #base: string;
   readonly #token: string | undefined;
   readonly #fetch: typeof fetch;
@@ -113,7 +113,7 @@ export class ControlConnection {
   /** Aborted by `close()`: every request still in flight ends with it. */
   readonly #closing = new AbortController();
 
-  constructor(options: ControlConnectionOptions) {
+  constructor(options: ControlClientOptions) {
     // Keep any path prefix of the base URL (a reverse proxy may mount the simulator under one).
     this.#base = `${options.url.replace(/\/+$/, '')}/sim/v1`;
     this.#token = options.controlToken;
@@ -376,4 +376,4 @@ export function describeFetchError(error: unknown): string {
 }
 
 /** What the dashboard uses of the control plane; tests can hand in a stand-in. */
-export type DashboardControl = Pick<ControlConnection, 'health' | 'station' | 'setConnection' | 'setBattery' | 'reboot' | 'physical' | 'subscribe'>;
+export type DashboardControl = Pick<ControlClient, 'health' | 'station' | 'setConnection' | 'setBattery' | 'reboot' | 'physical' | 'subscribe'>;

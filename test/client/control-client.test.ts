@@ -1,11 +1,11 @@
 /** The data layer against a fake control plane: real HTTP and a real WebSocket on port 0. */
 import { createConnection, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ControlConnection, ControlPlaneError, type StreamState } from '../../src/dashboard/control-connection.js';
-import { eventually } from './terminal.js';
+import { ControlClient, ControlPlaneError, type StreamState } from '../../src/client/control-client.js';
+import { eventually } from '../dashboard/terminal.js';
 import { ManualClock, type Clock } from '../../src/shared/clock.js';
-import type { SimEvent } from '../../src/dashboard/sim-types.js';
-import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
+import type { SimEvent } from '../../src/client/sim-types.js';
+import { makeStation, startFakeControlPlane, type FakeControlPlane } from '../dashboard/fake-control-plane.js';
 
 let fake: FakeControlPlane | undefined;
 const cleanups: (() => void)[] = [];
@@ -15,10 +15,10 @@ afterEach(async () => {
   fake = undefined;
 });
 
-describe('ControlConnection over HTTP', () => {
+describe('ControlClient over HTTP', () => {
   it('calls every action of /sim/v1 with the control token', async () => {
     fake = await startFakeControlPlane({ stations: [makeStation(1)], controlToken: 'secret' });
-    const control = new ControlConnection({ url: `${fake.url}/`, controlToken: 'secret' });
+    const control = new ControlClient({ url: `${fake.url}/`, controlToken: 'secret' });
 
     expect(await control.health()).toEqual({ ready: true, stations: { total: 1, online: 1, offline: 0 } });
     expect((await control.setConnection('ST-1001', false)).status).toBe('offline');
@@ -43,7 +43,7 @@ describe('ControlConnection over HTTP', () => {
   it('reads a 503 from health as not ready, and turns error answers into their message', async () => {
     fake = await startFakeControlPlane({ stations: [makeStation(1)] });
     fake.health = { ready: false, stations: { total: 3, online: 1, offline: 0 } };
-    const control = new ControlConnection({ url: fake.url });
+    const control = new ControlClient({ url: fake.url });
     expect(await control.health()).toMatchObject({ ready: false });
 
     await expect(control.setConnection('ST-404', false)).rejects.toThrow(new ControlPlaneError(404, 'Station not found'));
@@ -56,15 +56,15 @@ describe('ControlConnection over HTTP', () => {
     const url = fake.url;
     await fake.close();
     fake = undefined;
-    await expect(new ControlConnection({ url }).health()).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/cannot reach the control plane: ECONNREFUSED/) });
+    await expect(new ControlClient({ url }).health()).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/cannot reach the control plane: ECONNREFUSED/) });
   });
 });
 
-describe('ControlConnection event stream', () => {
+describe('ControlClient event stream', () => {
   it('delivers the snapshot, then events in order', async () => {
     fake = await startFakeControlPlane({ stations: [makeStation(1)] });
     const events: SimEvent[] = [];
-    const subscription = new ControlConnection({ url: fake.url }).subscribe({ onEvent: (event) => events.push(event) });
+    const subscription = new ControlClient({ url: fake.url }).subscribe({ onEvent: (event) => events.push(event) });
     cleanups.push(() => subscription.close());
     await fake.waitForConnections(1);
     fake.push({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' });
@@ -79,7 +79,7 @@ describe('ControlConnection event stream', () => {
     const events: SimEvent[] = [];
     const states: StreamState[] = [];
     const clock = new ManualClock();
-    const subscription = new ControlConnection({ url: fake.url, reconnectBaseMs: 20, random: () => 0, clock }).subscribe({
+    const subscription = new ControlClient({ url: fake.url, reconnectBaseMs: 20, random: () => 0, clock }).subscribe({
       onEvent: (event) => events.push(event),
       onState: (state) => states.push(state),
     });
@@ -113,7 +113,7 @@ describe('ControlConnection event stream', () => {
     await fake.close();
     fake = undefined;
     const delays: number[] = [];
-    const subscription = new ControlConnection({ url, reconnectBaseMs: 5, reconnectMaxMs: 40, random: () => 0.999 }).subscribe({
+    const subscription = new ControlClient({ url, reconnectBaseMs: 5, reconnectMaxMs: 40, random: () => 0.999 }).subscribe({
       onEvent: () => undefined,
       onState: (state) => {
         if (state.phase === 'waiting') delays.push(state.retryInMs);
@@ -128,7 +128,7 @@ describe('ControlConnection event stream', () => {
     fake = await startFakeControlPlane({ stations: [], controlToken: 'right' });
     const states: StreamState[] = [];
     const clock = new ManualClock();
-    const subscription = new ControlConnection({ url: fake.url, controlToken: 'wrong', reconnectBaseMs: 5, clock }).subscribe({
+    const subscription = new ControlClient({ url: fake.url, controlToken: 'wrong', reconnectBaseMs: 5, clock }).subscribe({
       onEvent: () => undefined,
       onState: (state) => states.push(state),
     });
@@ -142,7 +142,7 @@ describe('ControlConnection event stream', () => {
 
   it('reports a URL the WebSocket cannot use as refused instead of throwing, with no credentials in the reason', () => {
     const states: StreamState[] = [];
-    const subscription = new ControlConnection({ url: 'localhost:8080' }).subscribe({ onEvent: () => undefined, onState: (state) => states.push(state) });
+    const subscription = new ControlClient({ url: 'localhost:8080' }).subscribe({ onEvent: () => undefined, onState: (state) => states.push(state) });
     cleanups.push(() => subscription.close());
     expect(states.map((state) => state.phase)).toEqual(['connecting', 'refused']);
     const reason = (states[1] as { reason: string }).reason;
@@ -150,7 +150,7 @@ describe('ControlConnection event stream', () => {
     expect(reason).not.toContain('localhost');
 
     const secret: StreamState[] = [];
-    new ControlConnection({ url: 'nope://user:NOT-A-REAL-SECRET@host' }).subscribe({ onEvent: () => undefined, onState: (state) => secret.push(state) }).close();
+    new ControlClient({ url: 'nope://user:NOT-A-REAL-SECRET@host' }).subscribe({ onEvent: () => undefined, onState: (state) => secret.push(state) }).close();
     expect(JSON.stringify(secret)).not.toContain('NOT-A-REAL-SECRET');
   });
 
@@ -168,7 +168,7 @@ describe('ControlConnection event stream', () => {
       setTimeout: (callback, ms) => (scheduled.push(ms), manual.setTimeout(callback, ms)),
       clearTimeout: (handle) => manual.clearTimeout(handle),
     };
-    const subscription = new ControlConnection({ url: proxy.url, pingIntervalMs: 20, pongTimeoutMs: 50, reconnectBaseMs: 10, random: () => 0, clock }).subscribe({
+    const subscription = new ControlClient({ url: proxy.url, pingIntervalMs: 20, pongTimeoutMs: 50, reconnectBaseMs: 10, random: () => 0, clock }).subscribe({
       onEvent: (event) => events.push(event),
       onState: (state) => states.push(state),
     });
@@ -206,7 +206,7 @@ describe('ControlConnection event stream', () => {
     });
     const { port } = silent.address() as { port: number };
     const states: StreamState[] = [];
-    const subscription = new ControlConnection({ url: `http://127.0.0.1:${port}`, handshakeTimeoutMs: 50, reconnectBaseMs: 10 }).subscribe({
+    const subscription = new ControlClient({ url: `http://127.0.0.1:${port}`, handshakeTimeoutMs: 50, reconnectBaseMs: 10 }).subscribe({
       onEvent: () => undefined,
       onState: (state) => states.push(state),
     });
@@ -249,7 +249,7 @@ async function startProxy(port: string): Promise<{ url: string; partition(): voi
   };
 }
 
-describe('ControlConnection request timeout', () => {
+describe('ControlClient request timeout', () => {
   it('fails a request that gets no answer after requestTimeoutMs, on a timer of its own (not AbortSignal.timeout, which Node 20 can collect)', async () => {
     vi.useFakeTimers();
     try {
@@ -261,7 +261,7 @@ describe('ControlConnection request timeout', () => {
           init.signal!.addEventListener('abort', () => reject(init.signal!.reason), { once: true });
         });
       }) as unknown as typeof fetch;
-      const control = new ControlConnection({ url: 'http://127.0.0.1:9', fetch: hangingFetch, requestTimeoutMs: 60_000 });
+      const control = new ControlClient({ url: 'http://127.0.0.1:9', fetch: hangingFetch, requestTimeoutMs: 60_000 });
       const settled = vi.fn();
       void control.simulatorClock().then(settled, settled);
       await vi.advanceTimersByTimeAsync(59_999);
