@@ -11,6 +11,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiInstance } from '../service/build-api.js';
 import { bearerToken } from '../service/http/bearer-token.js';
 import { SimError } from '../errors.js';
+import { MAX_LOCK_ID_LENGTH, MAX_TOKEN_LENGTH, TOKEN_PATTERN } from '../fixture/fixture-schema.js';
 import { faultRoutes, healthAndClockRoutes, stationRoutes, type ControlRoutesOptions } from './control-routes.js';
 import type { EventHub } from './event-hub.js';
 import { closeEventStreams, eventStreamRoute } from './event-stream-route.js';
@@ -54,7 +55,8 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
 /**
  * Every request of the API is summarised for the event stream: method, route pattern, status,
- * time. The route pattern (`/v1/stations/:station_token`) carries no token of any kind.
+ * time, the station and lock it names and what it came to. Never a bearer token, a password or a
+ * body: the route pattern (`/v1/stations/:station_token`) stands for the URL.
  */
 function reportApiRequests(app: ApiInstance, hub: EventHub): void {
   // A callback hook rather than an async one: it runs on every request, and without a listener
@@ -62,17 +64,35 @@ function reportApiRequests(app: ApiInstance, hub: EventHub): void {
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown route';
     if (hub.listening && !route.startsWith('/sim/v1')) {
+      const { token, lockId } = routeTarget(request.params);
       hub.emit({
         type: 'api.request',
         method: request.method,
         route,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
+        ...(token !== undefined ? { token } : {}),
+        ...(lockId !== undefined ? { lockId } : {}),
+        ...(request.outcome ? { outcome: request.outcome } : {}),
         ...(request.commandId ? { commandId: request.commandId } : {}),
       });
     }
     done();
   });
+}
+
+/**
+ * The station and lock a request's route names (`:station_token`, `:lock_id`). A station's token is
+ * its id (`CI-1`), not a credential; still, only a value that could be a token or lock id of a
+ * fixture is reported, so a bearer token pasted into the path by mistake never reaches the stream.
+ */
+function routeTarget(params: unknown): { token?: string; lockId?: string } {
+  if (typeof params !== 'object' || params === null) return {};
+  const { station_token: token, lock_id: lockId } = params as Record<string, unknown>;
+  return {
+    ...(typeof token === 'string' && token.length <= MAX_TOKEN_LENGTH && TOKEN_PATTERN.test(token) ? { token } : {}),
+    ...(typeof lockId === 'string' && lockId.length <= MAX_LOCK_ID_LENGTH && TOKEN_PATTERN.test(lockId) ? { lockId } : {}),
+  };
 }
 
 /**
