@@ -172,7 +172,11 @@ export const ApiRequestEventSchema = event('api.request', {
   status: Type.Integer(),
   /** How long the request took, in real time (the API's own measure, whatever the clock). */
   ms: Type.Integer({ minimum: 0 }),
-  /** The station of the route (its `:station_token`, the station's id such as `CI-1`), when it has one. */
+  /**
+   * The station of the route (its `:station_token`, the station's id such as `CI-1`), when it has
+   * one: a station of the fixture, or a short name that is not one (a typo). A long value that is
+   * no station (a credential pasted into the path) is left out.
+   */
   token: Type.Optional(Type.String()),
   /** The lock of the route (`:lock_id`), when it has one. */
   lockId: Type.Optional(Type.String()),

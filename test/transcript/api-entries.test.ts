@@ -21,6 +21,7 @@ describe('API entries of a transcript', () => {
   it('name the station, the lock and the outcome of each request, good or failed', async () => {
     const file = join(await mkdtemp(join(tmpdir(), 'transcript-')), 't.jsonl');
     const sim = await startSimulator({ fixture: 'ci', clock: 'manual', record: file });
+    const secrets: string[] = [];
     try {
       const ci = createClient({ baseUrl: sim.apiUrl!, email: 'ci@example.com', password: 'ci-password' });
       const other = createClient({ baseUrl: sim.apiUrl!, email: 'other@example.com', password: 'other-password' });
@@ -35,11 +36,23 @@ describe('API entries of a transcript', () => {
       const unanswered = ci.unlock('CI-2', '1').catch((error: unknown) => error);
       for (let i = 0; i < 10 && !(await settledWithin(unanswered)); i += 1) await sim.clock.advance(500);
       expect(await unanswered).toMatchObject({ status: 504 });
+      // Credentials pasted into the path by mistake: the entries name neither, a short typo they do.
+      const login = await fetch(`${sim.apiUrl}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ci@example.com', password: 'ci-password' }) });
+      const { accessToken, refreshToken } = (await login.json()) as { accessToken: string; refreshToken: string };
+      const bearer = { authorization: `Bearer ${accessToken}` };
+      // A path as long as a JWT is refused before routing (414), with no route to name anything.
+      expect((await fetch(`${sim.apiUrl}/v1/stations/${accessToken}`, { headers: bearer })).status).toBe(414);
+      expect((await fetch(`${sim.apiUrl}/v1/stations/${refreshToken}`, { headers: bearer })).status).toBe(404);
+      expect((await fetch(`${sim.apiUrl}/v1/stations/CI-1/locks/${refreshToken}/unlock`, { method: 'POST', headers: bearer })).status).toBe(404);
+      expect((await fetch(`${sim.apiUrl}/v1/stations/CI-l`, { headers: bearer })).status).toBe(404);
+      secrets.push(accessToken, refreshToken);
     } finally {
       await sim.stop();
     }
     const text = await readFile(file, 'utf8');
     expect(text).not.toMatch(/eyJ|ci-password|other-password|Bearer|refreshToken/);
+    expect(secrets).toHaveLength(2);
+    for (const secret of secrets) expect(text).not.toContain(secret);
     const { entries } = await readTranscript(text);
     const api = entries.filter((entry): entry is ApiEntry => entry.kind === 'api' && entry.route.includes('/stations/'));
     expect(api.map(({ station, lockId, status, outcome }) => ({ station, lockId, status, outcome }))).toEqual([
@@ -49,6 +62,9 @@ describe('API entries of a transcript', () => {
       { station: 'CI-1', lockId: '9', status: 404, outcome: 'LOCK_NOT_FOUND' },
       { station: 'CI-1', lockId: '1', status: 404, outcome: 'STATION_NOT_FOUND' },
       { station: 'CI-2', lockId: '1', status: 504, outcome: 'UNLOCK_OUTCOME_UNKNOWN' },
+      { station: undefined, lockId: undefined, status: 404, outcome: 'STATION_NOT_FOUND' },
+      { station: 'CI-1', lockId: undefined, status: 404, outcome: 'LOCK_NOT_FOUND' },
+      { station: 'CI-l', lockId: undefined, status: 404, outcome: 'STATION_NOT_FOUND' },
     ]);
     // A login names no station; under the manual clock no entry has a real-time duration.
     const login = entries.find((entry): entry is ApiEntry => entry.kind === 'api' && entry.route === '/v1/auth/login');
