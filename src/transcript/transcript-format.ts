@@ -191,8 +191,22 @@ export function isEntryKind(value: string): value is EntryKind {
 /** True when `entry` is of one of `kinds`: its kind, its MQTT message or its `sim` event. */
 export function entryHasKind(entry: TranscriptEntry, kinds: ReadonlySet<EntryKind>): boolean {
   if (kinds.has(entry.kind)) return true;
-  if (entry.kind === 'mqtt') return entry.message !== undefined && kinds.has(entry.message);
+  if (entry.kind === 'mqtt') {
+    const message = messageOf(entry);
+    return message !== undefined && kinds.has(message);
+  }
   return entry.kind === 'sim' && isEntryKind(entry.event) && kinds.has(entry.event);
+}
+
+/**
+ * Which contract message an MQTT entry is. Older files did not record it: there it is read from
+ * the direction and the default topic templates' last level, and is unknown for other templates.
+ */
+function messageOf(entry: MqttEntry): MqttEntry['message'] {
+  if (entry.message !== undefined) return entry.message;
+  if (entry.direction === 'down') return 'unlock';
+  const last = entry.topic.slice(entry.topic.lastIndexOf('/') + 1);
+  return last === 'state' ? 'lockState' : last === 'acks' || last === 'status' ? last : undefined;
 }
 
 /**
