@@ -15,7 +15,7 @@ import {
 } from '../../transcript/transcript-format.js';
 import { TranscriptReader } from '../../transcript/transcript-reader.js';
 import { SimError } from '../../errors.js';
-import type { CliIo } from '../output.js';
+import { UsageError, type CliIo } from '../output.js';
 
 export function transcriptCommand(io: CliIo): CommandModule {
   return {
@@ -49,11 +49,14 @@ export function transcriptCommand(io: CliIo): CommandModule {
 /** How many candidates an ambiguous `--command` prefix names. */
 const MAX_CANDIDATES = 5;
 
-/** The entries `--station` and `--kind` keep (each repeatable; both given, an entry must pass both). */
+/**
+ * The entries `--station` and `--kind` keep (each repeatable; both given, an entry must pass both).
+ * A kind that does not exist is a usage error, answered with the kinds that do.
+ */
 function entryFilter(stations: string[] | undefined, kinds: string[] | undefined): (entry: TranscriptEntry) => boolean {
   const unknown = (kinds ?? []).filter((kind) => !isEntryKind(kind));
-  if (unknown.length > 0) throw new SimError('BAD_REQUEST', `unknown --kind ${unknown.map((kind) => JSON.stringify(kind)).join(', ')}: the kinds are ${ENTRY_KINDS.join(', ')}`);
-  if (stations?.some((station) => station === '')) throw new SimError('BAD_REQUEST', '--station needs a station token, e.g. --station CI-1');
+  if (unknown.length > 0) throw new UsageError(`unknown --kind ${unknown.map((kind) => JSON.stringify(kind)).join(', ')}: the kinds are ${ENTRY_KINDS.join(', ')}`);
+  if (stations?.some((station) => station === '')) throw new UsageError('--station needs a station token, e.g. --station CI-1');
   const stationSet = stations && stations.length > 0 ? new Set(stations) : undefined;
   const kindSet = kinds && kinds.length > 0 ? new Set(kinds.filter(isEntryKind)) : undefined;
   return (entry) => (stationSet === undefined || entryIsAbout(entry, stationSet)) && (kindSet === undefined || entryHasKind(entry, kindSet));
@@ -71,7 +74,7 @@ interface ShowOptions {
  * ends it quietly.
  */
 async function showTranscript(io: CliIo, file: string, options: ShowOptions): Promise<void> {
-  if (options.command === '') throw new SimError('BAD_REQUEST', '--command needs a command id or the start of one');
+  if (options.command === '') throw new UsageError('--command needs a command id or the start of one');
   // A prefix costs one more pass over the file: the first finds the one id it stands for.
   const commandId = options.command === undefined ? undefined : await resolveCommandId(io, file, options.command);
   const input = await openTranscript(file);
