@@ -61,6 +61,8 @@ const scenarioFixture = {
     { at: '2s', station: 'R-2', do: 'reboot', downMs: 1500 },
     { at: '4s', station: 'R-3', do: 'fault', fault: { kind: 'reject', reason: 'maintenance', count: 1 } },
     { at: '5s', station: 'R-3', do: 'jam', lockId: '2' },
+    // Every station at once: their messages must still come in one order.
+    { at: '5500ms', do: 'reset' },
   ],
 };
 
@@ -105,6 +107,7 @@ describe('transcripts of a manual clock', () => {
     expect(first).toMatch(/"kind":"sim","event":"control","station":"R-1","detail":"[^"]*offline/);
     expect(first).toMatch(/"station":"R-1"[^\n]*"status":"offline"/);
     expect(first).toMatch(/"event":"control","station":"R-2","detail":"[^"]*reboot/);
+    expect(first).toMatch(/"event":"control","detail":"[^"]*reset/);
     expect(first).toContain('"outcome":"STATION_OFFLINE"');
     expect(first).toContain('"outcome":"accepted"');
     expect(first).not.toMatch(/"ms":/);
