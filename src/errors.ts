@@ -18,7 +18,7 @@ export const ERRORS = {
   CERTS_CA_MISMATCH: { status: 500, message: 'The CA key does not match the CA certificate' },
   CERTS_UNKNOWN_STATION: { status: 404, message: 'The certificates folder has no certificate for that station' },
   JWT_SECRET_WEAK: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) is too predictable: use 32 random bytes, e.g. `openssl rand -base64 32`' },
-  // `/v1` API (interface section 7, and DESIGN.md for the gaps)
+  // `/v1` API (interface section 7, and docs/design.md for the gaps)
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },
   LOGIN_THROTTLED: { status: 429, message: 'Too many failed logins; try again later' },
   LOGIN_BUSY: { status: 503, message: 'Too many logins at once; try again shortly' },

@@ -1,5 +1,5 @@
 /**
- * The embedded broker, secured (docs/mqtt-security.md, "The embedded broker, secured"; DESIGN.md,
+ * The embedded broker, secured (docs/mqtt-security.md, "The embedded broker, secured"; docs/design.md,
  * "Trust model"): who a connection is, and what it may publish and subscribe to.
  *
  * `brokerSecurity(fixture)` turns a fixture into plain data (it crosses to the broker's thread);

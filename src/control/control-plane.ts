@@ -11,6 +11,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiInstance } from '../service/build-api.js';
 import { bearerToken } from '../service/http/bearer-token.js';
 import { SimError } from '../errors.js';
+import { TOKEN_PATTERN, type Fixture } from '../fixture/fixture-schema.js';
 import { faultRoutes, healthAndClockRoutes, stationRoutes, type ControlRoutesOptions } from './control-routes.js';
 import type { EventHub } from './event-hub.js';
 import { closeEventStreams, eventStreamRoute } from './event-stream-route.js';
@@ -32,7 +33,7 @@ export interface ControlPlaneOptions extends ControlRoutesOptions {
 export async function registerControlPlane(app: ApiInstance, options: ControlPlaneOptions): Promise<void> {
   await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: selectProtocol }, preClose: closeEventStreams });
   app.addHook('onRequest', refuseUpgradesElsewhere);
-  reportApiRequests(app, options.hub);
+  reportApiRequests(app, options.hub, options.fixture);
 
   await app.register(
     async (instance) => {
@@ -54,25 +55,53 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
 
 /**
  * Every request of the API is summarised for the event stream: method, route pattern, status,
- * time. The route pattern (`/v1/stations/:station_token`) carries no token of any kind.
+ * time, the station and lock it names and what it came to. Never a bearer token, a password or a
+ * body: the route pattern (`/v1/stations/:station_token`) stands for the URL.
  */
-function reportApiRequests(app: ApiInstance, hub: EventHub): void {
+function reportApiRequests(app: ApiInstance, hub: EventHub, fixture: Fixture): void {
+  // Built on the first request that names a station while someone listens: most runs never need it.
+  let stations: ReadonlyMap<string, Fixture['stations'][number]> | undefined;
+  const stationOf = (token: string) => (stations ??= new Map(fixture.stations.map((station) => [station.token, station]))).get(token);
   // A callback hook rather than an async one: it runs on every request, and without a listener
   // (the common case under load) it is only this check.
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown route';
     if (hub.listening && !route.startsWith('/sim/v1')) {
+      const { token, lockId } = routeTarget(request.params, stationOf);
       hub.emit({
         type: 'api.request',
         method: request.method,
         route,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
+        ...(token !== undefined ? { token } : {}),
+        ...(lockId !== undefined ? { lockId } : {}),
+        ...(request.outcome ? { outcome: request.outcome } : {}),
         ...(request.commandId ? { commandId: request.commandId } : {}),
       });
     }
     done();
   });
+}
+
+/**
+ * Route values longer than this are reported only when they name a station of the fixture. A
+ * station's token is its id (`CI-1`), not a credential, but the path is whatever the caller put
+ * there: a refresh token (43 characters) or a JWT pasted into it by mistake must not reach the
+ * stream, while a short typo (`CI-l`) is worth seeing.
+ */
+const MAX_UNKNOWN_TOKEN_LENGTH = 32;
+
+/** The station and lock a request's route names (`:station_token`, `:lock_id`), when they may be told. */
+function routeTarget(params: unknown, stationOf: (token: string) => Fixture['stations'][number] | undefined): { token?: string; lockId?: string } {
+  if (typeof params !== 'object' || params === null) return {};
+  const { station_token: token, lock_id: lockId } = params as Record<string, unknown>;
+  const mayTell = (value: unknown): value is string => typeof value === 'string' && value.length <= MAX_UNKNOWN_TOKEN_LENGTH && TOKEN_PATTERN.test(value);
+  if (typeof token !== 'string') return {};
+  const station = stationOf(token);
+  if (!station && !mayTell(token)) return {};
+  const knownLock = typeof lockId === 'string' && station?.locks.some((lock) => lock.lockId === lockId) === true;
+  return { token, ...(knownLock || mayTell(lockId) ? { lockId: lockId as string } : {}) };
 }
 
 /**

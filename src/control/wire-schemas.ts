@@ -167,10 +167,25 @@ export const ControlEventSchema = event('control', {
 });
 export const ApiRequestEventSchema = event('api.request', {
   method: Type.String(),
-  /** The route pattern, e.g. `/v1/stations/:station_token`; never a token or body. */
+  /** The route pattern, e.g. `/v1/stations/:station_token`; never a bearer token, password or body. */
   route: Type.String(),
   status: Type.Integer(),
+  /** How long the request took, in real time (the API's own measure, whatever the clock). */
   ms: Type.Integer({ minimum: 0 }),
+  /**
+   * The station of the route (its `:station_token`, the station's id such as `CI-1`), when it has
+   * one: a station of the fixture, or a short name that is not one (a typo). A long value that is
+   * no station (a credential pasted into the path) is left out.
+   */
+  token: Type.Optional(Type.String()),
+  /** The lock of the route (`:lock_id`), when it has one. */
+  lockId: Type.Optional(Type.String()),
+  /**
+   * What the request came to, when there is something to say: for an error, its code
+   * (`STATION_NOT_FOUND`, `UNLOCK_OUTCOME_UNKNOWN`, docs/errors.md); for an unlock answered 200,
+   * `accepted` or the failure (`STATION_OFFLINE`, `BATTERY_LOW`, … in docs/api.md).
+   */
+  outcome: Type.Optional(Type.String()),
   /** For an unlock, the command it published. */
   commandId: Type.Optional(Type.String()),
 });

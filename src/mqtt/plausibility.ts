@@ -1,5 +1,5 @@
 /**
- * What is believed of what arrives on a station's topics (DESIGN.md, "Trust model": checked before
+ * What is believed of what arrives on a station's topics (docs/design.md, "Trust model": checked before
  * it is believed). Anyone who can publish on the broker can publish on a station's topics; a broker
  * ACL stops that at the source (docs/mqtt-security.md), and these rules hold whatever the broker is.
  * The `/v1` gateway (src/service/gateway/plausibility.ts counts and logs its refusals) and the

@@ -1,6 +1,6 @@
 /**
  * The firmware's MQTT binding: one station = one MQTT session with its own client id, last will and
- * retained state (DESIGN.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
+ * retained state (docs/design.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
  * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
  */
 import { StationModel, type LockPhase } from '../station/station-model.js';
@@ -245,7 +245,7 @@ export class StationClient {
 
   #onMessage(topic: string, payload: Buffer, packet: { retain: boolean } | undefined): void {
     // A command someone published with the retain flag comes again on every subscription: it is
-    // not a new command, and firmware acts only on live ones (commands are never retained, DESIGN.md).
+    // not a new command, and firmware acts only on live ones (commands are never retained, docs/design.md).
     if (packet?.retain) return;
     // A command is about 100 bytes; a larger payload is not read at all (src/mqtt/plausibility.ts).
     if (payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes) return;

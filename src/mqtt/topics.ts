@@ -1,5 +1,5 @@
 /**
- * The MQTT topic contract (DESIGN.md, "Default MQTT topic contract"). Every topic template and
+ * The MQTT topic contract (docs/design.md, "Default MQTT topic contract"). Every topic template and
  * payload type is owned here: the firmware binding, the `/v1` service and the tests all build and
  * parse topics through this module. The payload schemas are declared one layer down, in
  * src/station/station-payloads.ts, and re-exported below: the station model builds payloads itself

@@ -29,6 +29,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the unlock route once its command is published. */
     commandId?: string;
+    /**
+     * What the request came to, for request summaries: the error code of an error answer, or
+     * `accepted` or the failure of an unlock answered 200 (unlock-outcome.ts).
+     */
+    outcome?: string;
   }
 }
 export type { ApiLoggerOption, ApiLoggerSettings } from './http/request-logging.js';
@@ -161,6 +166,7 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
 async function registerRoutes(app: ApiInstance, auth: AuthService, gateway: StationGateway, limits: HttpLimits): Promise<void> {
   // The command id of an unlock, for request summaries (the event stream and transcripts).
   app.decorateRequest('commandId', undefined);
+  app.decorateRequest('outcome', undefined);
   // Set by request sampling (request-sampler.ts); declared here so requests keep one shape.
   app.decorateRequest('logSampledOut', false);
   installServerLimits(app, limits);

@@ -70,6 +70,12 @@ export interface MqttGatewayOptions {
   logger?: ServiceLogger;
   /** Source of `sentAt` in commands. @default real time */
   clock?: ServiceClock;
+  /**
+   * Names each unlock command. Ids must not repeat among the commands a station sees (it runs a
+   * command id once); the simulator under a manual clock passes a seeded sequence so a run replays.
+   * @default crypto.randomUUID
+   */
+  commandIds?: () => string;
   /** Timers of the ack waits. @default the global setTimeout/clearTimeout */
   timers?: CommandTimers;
   /** Delay between reconnect attempts after the session is lost. @default 1000 */
@@ -126,6 +132,7 @@ class MqttStationGateway implements StartedMqttGateway {
   readonly #pending: PendingCommands;
   readonly #logger: ServiceLogger;
   readonly #clock: ServiceClock;
+  readonly #commandIds: () => string;
   readonly #commandTimeoutMs: number;
   readonly #syncTopic: string;
   #client: MqttSession | undefined;
@@ -145,6 +152,7 @@ class MqttStationGateway implements StartedMqttGateway {
     this.#pending = new PendingCommands(options.timers);
     this.#logger = options.logger ?? silentLogger();
     this.#clock = options.clock ?? systemServiceClock();
+    this.#commandIds = options.commandIds ?? randomUUID;
     this.#refusals = new RefusalCounter({ now: () => this.#clock.now(), log: (line) => this.#logger.warn(line) });
     this.#commandTimeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     // A topic only this session uses; it carries nothing but the start-up sync marker.
@@ -179,7 +187,7 @@ class MqttStationGateway implements StartedMqttGateway {
     const client = this.#client;
     if (!client || !this.#ready || this.#cache.statusOf(token) !== 'online') return unlockFailed('STATION_OFFLINE');
 
-    const commandId = randomUUID();
+    const commandId = this.#commandIds();
     const topics = this.#router.topicsOf(token)!;
     const answer = this.#pending.wait(commandId, { token, lockId }, this.#commandTimeoutMs);
     const command = encodePayload('unlock', { commandId, sentAt: new Date(this.#clock.now()).toISOString() });

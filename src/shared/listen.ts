@@ -1,5 +1,5 @@
 /**
- * Binding a server to a port, with the CLI's rule (DESIGN.md, "Interfaces"): port 0 picks a free
+ * Binding a server to a port, with the CLI's rule (docs/design.md, "Interfaces"): port 0 picks a free
  * port; a default port that is taken falls back to a free one (the caller says so); a port given
  * explicitly that is taken is an error.
  */
@@ -96,7 +96,7 @@ function bind(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-/** True for a host that only this machine can reach (DESIGN.md, trust model: loopback by default). */
+/** True for a host that only this machine can reach (docs/design.md, trust model: loopback by default). */
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host) || /^::ffff:127\./i.test(host);
 }

@@ -14,6 +14,7 @@ import { isSecureScheme, parseBrokerUrl, type MqttTransport } from '../mqtt/tran
 import { loadIdentities, type MqttIdentities } from '../mqtt/identity.js';
 import { redactUrl } from '../shared/redact-url.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../shared/clock.js';
+import { seededUuids } from '../shared/seeded-ids.js';
 import { SimError } from '../errors.js';
 import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown, SHIPPED_FIXTURES, type HttpOptions, type ShippedFixtureName, type SimulatorOptions } from './simulator-options.js';
 import { startTranscript } from '../transcript/transcript-recorder.js';
@@ -287,6 +288,7 @@ async function serveHttp(
   control: StartedControl,
   options: HttpOptions,
   cleanups: Cleanups,
+  commandIds?: () => string,
 ): Promise<StartedHttp> {
   const api = await startApi({
     fixture,
@@ -296,7 +298,7 @@ async function serveHttp(
     port: options.httpPort ?? 0,
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.fallbackToFreePort ?? false,
-    gateway: { transport, clock, identity: await identities.service() },
+    gateway: { transport, clock, identity: await identities.service(), ...(commandIds ? { commandIds } : {}) },
     beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages }),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'loginThrottle', 'logger']),
     // The session store's "lost" and "back" lines go where the simulator's other notices go.
@@ -345,7 +347,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     cleanups.add(() => fleet.stop());
-    const http = control ? await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups) : undefined;
+    // Under a manual clock a run replays exactly, command ids included (docs/fixtures.md,
+    // "Reproducible runs"); otherwise they are random, as two processes on one broker need.
+    const commandIds = clock.manual ? seededUuids(seed) : undefined;
+    const http = control ? await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups, commandIds) : undefined;
     return { clock, fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();

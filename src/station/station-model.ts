@@ -1,5 +1,5 @@
 /**
- * The pure firmware model of one station (DESIGN.md rule 2): lock state machine, delays, battery and
+ * The pure firmware model of one station (docs/design.md rule 2): lock state machine, delays, battery and
  * heartbeat, with no knowledge of MQTT. It is driven by `handleUnlock`, `connected` and
  * `disconnected`, and reports every change through the `output` callbacks, which the MQTT binding
  * turns into publications. Time and randomness come in as options.
@@ -187,7 +187,7 @@ export class StationModel {
 
   /**
    * An unlock command arrived. The ack goes out at once; a command id already seen (QoS 1
-   * redelivery, DESIGN.md) is acknowledged again with the same answer and not executed again.
+   * redelivery, docs/design.md) is acknowledged again with the same answer and not executed again.
    *
    * `sentAt` (the service's clock) is checked against this station's clock, the simulated one: a
    * command older than `behaviour.commandTtlMs` is refused `expired` and never acted on, so a

@@ -1,5 +1,5 @@
 /**
- * The payloads of the station contract (DESIGN.md, "Default MQTT topic contract"): what a station
+ * The payloads of the station contract (docs/design.md, "Default MQTT topic contract"): what a station
  * reports and what it is told. src/mqtt/topics.ts owns the contract and re-exports these; callers
  * import them from there.
  *

@@ -1,12 +1,14 @@
 /**
  * The transcript file: JSON lines, one entry per MQTT message of the contract and per API request,
  * with the time and, where there is one, the command id that links an unlock request to its MQTT
- * command, ack and the lock states that follow. Never a token or a password: API entries carry the
- * route pattern, not the URL, and no headers or bodies.
+ * command, ack and the lock states that follow. Never a bearer token or a password: API entries
+ * carry the route pattern, not the URL, with the station and lock it names (a station's token is
+ * its id, e.g. `CI-1`) and the outcome, and no headers or bodies.
  *
  * Files written before an entry field was added still read: `message` (which contract message an
- * MQTT entry is) and the `commandId`/`lockId` of `sim` entries are optional, and a reader falls
- * back to what older recorders wrote when they are missing.
+ * MQTT entry is), the `commandId`/`lockId` of `sim` entries and the `station`/`lockId`/`outcome` of
+ * `api` entries are optional, and a reader falls back to what older recorders wrote when they are
+ * missing.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -36,7 +38,18 @@ export const ApiEntrySchema = Type.Object({
   method: Type.String(),
   route: Type.String(),
   status: Type.Integer(),
-  ms: Type.Number(),
+  /**
+   * How long the request took, in real time. Left out under a manual clock, where it is the one
+   * thing that would differ between two runs of the same fixture and seed (docs/fixtures.md,
+   * "Reproducible runs").
+   */
+  ms: Type.Optional(Type.Number()),
+  /** The station the route names (its token, e.g. `CI-1`). Absent in older files. */
+  station: Type.Optional(Type.String()),
+  /** The lock the route names. Absent in older files. */
+  lockId: Type.Optional(Type.String()),
+  /** What the request came to: an error code, or `accepted` or the failure of an unlock. Absent in older files. */
+  outcome: Type.Optional(Type.String()),
   commandId: Type.Optional(Type.String()),
 });
 export const SimEntrySchema = Type.Object({
@@ -76,7 +89,8 @@ function simCommandId(entry: Static<typeof SimEntrySchema>): string | undefined 
   return /(?:^|\s)command (\S+)(?:\s|$)/.exec(entry.detail)?.[1];
 }
 
-function entryCommandId(entry: TranscriptEntry): string | undefined {
+/** The command id an entry carries or is about, if any (older `sim` entries: from their detail). */
+export function entryCommandId(entry: TranscriptEntry): string | undefined {
   return entry.kind === 'sim' ? simCommandId(entry) : entry.commandId;
 }
 
@@ -140,8 +154,12 @@ export function printable(text: string): string {
 export function formatEntry(entry: TranscriptEntry, origin: number): string {
   const offset = `+${((Date.parse(entry.t) - origin) / 1000).toFixed(3)}s`.padStart(10);
   switch (entry.kind) {
-    case 'api':
-      return `${offset}  API   ${printable(`${entry.method} ${entry.route}`)} → ${entry.status} (${entry.ms} ms)${entry.commandId ? `  [${printable(entry.commandId)}]` : ''}`;
+    case 'api': {
+      const where = entry.station ? `  ${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}` : '';
+      const outcome = entry.outcome ? ` ${entry.outcome}` : '';
+      const ms = entry.ms !== undefined ? ` (${entry.ms} ms)` : '';
+      return `${offset}  API   ${printable(`${entry.method} ${entry.route}${where} → ${entry.status}${outcome}${ms}`)}${entry.commandId ? `  [${printable(entry.commandId)}]` : ''}`;
+    }
     case 'sim':
       return `${offset}  SIM   ${printable(`${entry.event}${entry.station ? ` ${entry.station}` : ''}: ${entry.detail}`)}`;
     case 'mqtt': {
@@ -157,4 +175,45 @@ export function formatEntry(entry: TranscriptEntry, origin: number): string {
 export function formatTimeline(entries: readonly TranscriptEntry[]): string[] {
   const origin = entries.length > 0 ? Date.parse(entries[0]!.t) : 0;
   return entries.map((entry) => formatEntry(entry, origin));
+}
+
+/**
+ * What `--kind` can name: an entry's kind (`api`, `mqtt`, `sim`), the contract message of an MQTT
+ * entry, or the event of a `sim` entry.
+ */
+export const ENTRY_KINDS = ['api', 'mqtt', 'sim', 'status', 'lockState', 'unlock', 'acks', 'fault', 'control', 'timeout'] as const;
+export type EntryKind = (typeof ENTRY_KINDS)[number];
+
+export function isEntryKind(value: string): value is EntryKind {
+  return (ENTRY_KINDS as readonly string[]).includes(value);
+}
+
+/** True when `entry` is of one of `kinds`: its kind, its MQTT message or its `sim` event. */
+export function entryHasKind(entry: TranscriptEntry, kinds: ReadonlySet<EntryKind>): boolean {
+  if (kinds.has(entry.kind)) return true;
+  if (entry.kind === 'mqtt') {
+    const message = messageOf(entry);
+    return message !== undefined && kinds.has(message);
+  }
+  return entry.kind === 'sim' && isEntryKind(entry.event) && kinds.has(entry.event);
+}
+
+/**
+ * Which contract message an MQTT entry is. Older files did not record it: there it is read from
+ * the direction and the default topic templates' last level, and is unknown for other templates.
+ */
+function messageOf(entry: MqttEntry): MqttEntry['message'] {
+  if (entry.message !== undefined) return entry.message;
+  if (entry.direction === 'down') return 'unlock';
+  const last = entry.topic.slice(entry.topic.lastIndexOf('/') + 1);
+  return last === 'state' ? 'lockState' : last === 'acks' || last === 'status' ? last : undefined;
+}
+
+/**
+ * True when `entry` is about one of `stations`. A `sim` entry with no station (a reset, a clock
+ * advance) concerns every station and is kept; an API entry with none (a login) is not.
+ */
+export function entryIsAbout(entry: TranscriptEntry, stations: ReadonlySet<string>): boolean {
+  if (entry.station === undefined) return entry.kind === 'sim';
+  return stations.has(entry.station);
 }

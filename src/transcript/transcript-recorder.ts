@@ -14,7 +14,12 @@ export interface TranscriptOptions {
   /** The JSON-lines file to write; replaced if it exists. */
   path: string;
   hub: EventHub;
-  clock: Clock;
+  /**
+   * Simulated time, for the entries' `t`. Under a manual clock (`manual: true`, as the simulator's
+   * clock says) the API entries leave out `ms`, the request's duration in real time: the file is
+   * then the same, byte for byte, on every run of the same fixture and seed.
+   */
+  clock: Clock & { readonly manual?: boolean };
   /**
    * Told, in one line naming the file and the error, when the transcript cannot be written (a
    * full disk, say). Recording stops at the first such error: the file then ends there.
@@ -55,8 +60,9 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
     const entry = mqttEntry(message, new Date(options.clock.now()).toISOString());
     if (entry) write(entry);
   });
+  const realDurations = options.clock.manual !== true;
   const stopEvents = options.hub.subscribe((event) => {
-    const entry = eventEntry(event);
+    const entry = eventEntry(event, realDurations);
     if (entry) write(entry);
   });
   // The stream destroys itself on a write error; whatever is still queued is lost.
@@ -119,12 +125,26 @@ function mqttEntry(message: ContractMessage, t: string): TranscriptEntry | undef
   };
 }
 
-/** The entry of an event of the hub's stream, for the kinds a transcript records. */
-function eventEntry(event: SimStreamEvent): TranscriptEntry | undefined {
+/**
+ * The entry of an event of the hub's stream, for the kinds a transcript records; `realDurations`
+ * false leaves out what was measured in real time.
+ */
+function eventEntry(event: SimStreamEvent, realDurations: boolean): TranscriptEntry | undefined {
   switch (event.type) {
     case 'api.request': {
-      const { method, route, status, ms } = event;
-      return { t: event.time, kind: 'api', method, route, status, ms, ...(event.commandId ? { commandId: event.commandId } : {}) };
+      const { method, route, status } = event;
+      return {
+        t: event.time,
+        kind: 'api',
+        method,
+        route,
+        status,
+        ...(realDurations ? { ms: event.ms } : {}),
+        ...(event.token !== undefined ? { station: event.token } : {}),
+        ...(event.lockId !== undefined ? { lockId: event.lockId } : {}),
+        ...(event.outcome !== undefined ? { outcome: event.outcome } : {}),
+        ...(event.commandId ? { commandId: event.commandId } : {}),
+      };
     }
     case 'fault.applied':
       return {

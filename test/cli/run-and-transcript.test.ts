@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -88,4 +89,51 @@ describe('transcripts', () => {
     expect(run.stderr).toMatch(/transcript \/dev\/full could not be written \(ENOSPC\b.*recording stopped/);
     expect(run.stderr.match(/could not be written/g)).toHaveLength(1);
   });
+
+  it('with --clock manual, replay the same run byte for byte once the start instant is taken out', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'transcript-'));
+    const fixture = join(dir, 'f.json');
+    await writeFile(
+      fixture,
+      JSON.stringify({
+        defaults: { unlockDelayMs: { min: 100, max: 900 }, relockMs: 400, heartbeatMs: 500 },
+        accounts: [{ email: 'm@example.com', password: 'pw', stations: ['M-1', 'M-2'] }],
+        stations: [
+          { token: 'M-1', stationId: 1, locks: [{ lockId: '1' }] },
+          { token: 'M-2', stationId: 2, locks: [{ lockId: '1' }] },
+        ],
+        scenario: [
+          { at: '1s', station: 'M-1', do: 'offline' },
+          { at: '2s', station: 'M-1', do: 'online' },
+          { at: '1500ms', station: 'M-2', do: 'reboot', downMs: 1000 },
+        ],
+      }),
+    );
+    // Unlocks one after another between advances of the manual clock, through /v1 and /sim/v1.
+    const script = `
+      const api = process.env.STATION_SIM_API_URL, control = process.env.STATION_SIM_CONTROL_URL;
+      const post = (url, body, headers = {}) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      (async () => {
+        const { accessToken } = await (await post(api + '/v1/auth/login', { email: 'm@example.com', password: 'pw' })).json();
+        for (let round = 0; round < 6; round += 1) {
+          for (const token of ['M-1', 'M-2']) await post(api + '/v1/stations/' + token + '/locks/1/unlock', undefined, { authorization: 'Bearer ' + accessToken });
+          await post(control + '/clock/advance', { ms: 600 });
+        }
+      })();`;
+    const record = async (name: string): Promise<string> => {
+      const file = join(dir, name);
+      const run = await runCliToEnd(['run', '--fixture', fixture, '--seed', '5', '--clock', 'manual', '--record', file, '--', node, '-e', script]);
+      expect(run.code, run.stderr).toBe(0);
+      const text = await readFile(file, 'utf8');
+      // Nothing happens before the first advance but at the start: the first entry's time is the start.
+      const start = Date.parse((JSON.parse(text.slice(0, text.indexOf('\n'))) as { t: string }).t);
+      return text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, (time) => `+${Date.parse(time) - start}`);
+    };
+    const first = await record('a.jsonl');
+    const again = await record('b.jsonl');
+    expect(first).toContain('"outcome":"STATION_OFFLINE"');
+    expect(first).toContain('"outcome":"accepted"');
+    if (again !== first) expect(again.split('\n')).toEqual(first.split('\n'));
+    expect(createHash('sha256').update(again).digest('hex')).toBe(createHash('sha256').update(first).digest('hex'));
+  }, 60_000);
 });

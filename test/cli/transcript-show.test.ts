@@ -116,4 +116,76 @@ describe('transcript show', () => {
     expect(await cli.exited).toBe(0);
     expect(cli.stderr).not.toMatch(/EPIPE|Error/);
   });
+
+  describe('--command, --station and --kind', () => {
+    const at = (ms: number): string => new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString();
+    const unlock = (ms: number, station: string, commandId: string): string =>
+      JSON.stringify({ t: at(ms), kind: 'mqtt', direction: 'down', station, lockId: '1', topic: `stations/${station}/locks/1/unlock`, message: 'unlock', payload: { commandId }, commandId });
+    const lines = [
+      JSON.stringify({ t: at(0), kind: 'api', method: 'POST', route: '/v1/auth/login', status: 200 }),
+      unlock(1, 'A', 'aaaa-1111'),
+      JSON.stringify({ t: at(2), kind: 'api', method: 'POST', route: '/v1/stations/:station_token/locks/:lock_id/unlock', status: 200, station: 'A', lockId: '1', outcome: 'accepted', commandId: 'aaaa-1111' }),
+      unlock(3, 'B', 'aaaa-2222'),
+      JSON.stringify({ t: at(4), kind: 'api', method: 'POST', route: '/v1/stations/:station_token/locks/:lock_id/unlock', status: 200, station: 'B', lockId: '1', outcome: 'BATTERY_LOW', commandId: 'aaaa-2222' }),
+      JSON.stringify({ t: at(5), kind: 'sim', event: 'control', detail: 'reset' }),
+      JSON.stringify({ t: at(6), kind: 'sim', event: 'fault', station: 'C', detail: 'dropCommands', lockId: '1', commandId: 'bbbb-3333' }),
+      unlock(7, 'C', 'bbbb-3333'),
+      ...['cccc-01', 'cccc-02', 'cccc-03', 'cccc-04', 'cccc-05', 'cccc-06', 'cccc-07'].map((id, i) => unlock(8 + i, 'D', id)),
+    ];
+    const show = async (...args: string[]) => {
+      const file = await transcriptFile(lines);
+      const stdout = sink();
+      const stderr = sink();
+      const code = await runCli(['transcript', 'show', file, ...args], { stdout: stdout.stream, stderr: stderr.stream });
+      return { code, out: stdout.seen.text.trim().split('\n').filter(Boolean), err: stderr.seen.text };
+    };
+
+    it('takes a unique prefix of a command id for the whole id', async () => {
+      const { code, out } = await show('--command', 'bbbb');
+      expect(code).toBe(0);
+      expect(out).toHaveLength(2);
+      expect(out[0]).toContain('SIM   fault C: dropCommands');
+      expect(out[1]).toContain('MQTT  → C/1');
+      const whole = await show('--command', 'aaaa-2222');
+      expect(whole.out).toHaveLength(2);
+      expect(whole.out[1]).toContain('B/1 → 200 BATTERY_LOW');
+    });
+
+    it('refuses an ambiguous prefix naming up to five candidates, and a prefix that matches nothing', async () => {
+      const two = await show('--command', 'aaaa');
+      expect(two.code).not.toBe(0);
+      expect(two.err).toContain('--command aaaa is ambiguous');
+      expect(two.err).toContain('2 command ids start with it (aaaa-1111, aaaa-2222); give more of the id');
+      const seven = await show('--command', 'cccc');
+      expect(seven.err).toContain('7 command ids start with it (cccc-01, cccc-02, cccc-03, cccc-04, cccc-05, and 2 more)');
+      const none = await show('--command', 'zz');
+      expect(none.code).not.toBe(0);
+      expect(none.err).toMatch(/no command zz in \S+ \(no command id is or starts with it\)/);
+      expect(none.out).toEqual([]);
+    });
+
+    it('keeps the entries of the stations named, with fleet-wide actions', async () => {
+      const { code, out } = await show('--station', 'A', '--station', 'C');
+      expect(code).toBe(0);
+      expect(out.map((line) => line.replace(/^\s*\+\d+\.\d+s\s+/, '').slice(0, 4).trim())).toEqual(['MQTT', 'API', 'SIM', 'SIM', 'MQTT']);
+      expect(out.join('\n')).not.toMatch(/ B\/1| D\/1|auth\/login/);
+    });
+
+    it('keeps the kinds named: an entry kind, a contract message or a sim event', async () => {
+      expect((await show('--kind', 'api')).out).toHaveLength(3);
+      expect((await show('--kind', 'unlock', '--station', 'D')).out).toHaveLength(7);
+      const both = await show('--kind', 'fault', '--kind', 'control');
+      expect(both.out).toHaveLength(2);
+      const chain = await show('--command', 'aaaa-1', '--kind', 'api');
+      expect(chain.out).toHaveLength(1);
+      expect(chain.out[0]).toContain('A/1 → 200 accepted  [aaaa-1111]');
+    });
+
+    it('refuses an unknown kind, listing the known ones', async () => {
+      const { code, err, out } = await show('--kind', 'api', '--kind', 'http');
+      expect(code).not.toBe(0);
+      expect(err).toContain('unknown --kind "http": the kinds are api, mqtt, sim, status, lockState, unlock, acks, fault, control, timeout');
+      expect(out).toEqual([]);
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CommandChain, commandChain, formatTimeline, parseEntry, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
+import { CommandChain, commandChain, ENTRY_KINDS, entryHasKind, entryIsAbout, formatTimeline, parseEntry, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
 import { readTranscript } from '../helpers/read-transcript.js';
 
 const at = (ms: number): string => new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString();
@@ -127,5 +127,30 @@ describe('command chains', () => {
     for (let i = 0; i < 10_000; i += 1) chain.add(lockState(10_001 + i, 'locked', 'stations/S/locks/2/state', '2'));
     chain.add(lockState(30_000, 'unlocked'));
     expect(chain.entries.map((e) => e.t)).toEqual([at(10_000), at(30_000)]);
+  });
+});
+
+describe('entry kinds and stations', () => {
+  const at = '2026-01-01T00:00:00.000Z';
+  const old = (topic: string, direction: 'up' | 'down'): TranscriptEntry => ({ t: at, kind: 'mqtt', direction, station: 'S', topic, payload: {} });
+
+  it('reads the contract message of entries from files that did not record it', () => {
+    const kindsOf = (entry: TranscriptEntry) => ENTRY_KINDS.filter((kind) => entryHasKind(entry, new Set([kind])));
+    expect(kindsOf(old('stations/S/status', 'up'))).toEqual(['mqtt', 'status']);
+    expect(kindsOf(old('stations/S/locks/1/state', 'up'))).toEqual(['mqtt', 'lockState']);
+    expect(kindsOf(old('stations/S/acks', 'up'))).toEqual(['mqtt', 'acks']);
+    expect(kindsOf(old('stations/S/locks/1/unlock', 'down'))).toEqual(['mqtt', 'unlock']);
+    expect(kindsOf(old('site/S/whatever', 'up'))).toEqual(['mqtt']);
+    expect(kindsOf({ t: at, kind: 'sim', event: 'timeout', station: 'S', detail: 'x' })).toEqual(['sim', 'timeout']);
+    expect(kindsOf({ t: at, kind: 'api', method: 'GET', route: '/v1/x', status: 200 })).toEqual(['api']);
+  });
+
+  it('keeps fleet-wide sim entries for any station, and API entries only with their station', () => {
+    const stations = new Set(['S']);
+    expect(entryIsAbout({ t: at, kind: 'sim', event: 'control', detail: 'reset' }, stations)).toBe(true);
+    expect(entryIsAbout({ t: at, kind: 'api', method: 'POST', route: '/v1/auth/login', status: 200 }, stations)).toBe(false);
+    expect(entryIsAbout({ t: at, kind: 'api', method: 'GET', route: '/v1/stations/:station_token', status: 200, station: 'S' }, stations)).toBe(true);
+    expect(entryIsAbout({ ...old('stations/T/status', 'up'), station: 'T' } as TranscriptEntry, stations)).toBe(false);
+    expect(entryIsAbout(old('stations/S/status', 'up'), stations)).toBe(true);
   });
 });

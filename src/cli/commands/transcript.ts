@@ -1,10 +1,21 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { CommandModule } from 'yargs';
-import { CommandChain, formatEntry, formatTimeline } from '../../transcript/transcript-format.js';
+import {
+  CommandChain,
+  ENTRY_KINDS,
+  entryCommandId,
+  entryHasKind,
+  entryIsAbout,
+  formatEntry,
+  formatTimeline,
+  isEntryKind,
+  printable,
+  type TranscriptEntry,
+} from '../../transcript/transcript-format.js';
 import { TranscriptReader } from '../../transcript/transcript-reader.js';
 import { SimError } from '../../errors.js';
-import type { CliIo } from '../output.js';
+import { UsageError, type CliIo } from '../output.js';
 
 export function transcriptCommand(io: CliIo): CommandModule {
   return {
@@ -18,12 +29,43 @@ export function transcriptCommand(io: CliIo): CommandModule {
           builder: (y) =>
             y
               .positional('file', { type: 'string', demandOption: true })
-              .option('command', { type: 'string', describe: 'Only the chain of this command id: request, command, acks, faults, timeout, lock states' }),
-          handler: async (argv) => showTranscript(io, argv.file as string, argv.command as string | undefined),
+              .option('command', {
+                type: 'string',
+                describe: 'Only the chain of this command id, or of the one command whose id starts with it: request, command, acks, faults, timeout, lock states',
+              })
+              .option('station', { type: 'string', array: true, describe: 'Only entries about this station (repeatable); fleet-wide actions such as a reset are kept' })
+              .option('kind', { type: 'string', array: true, describe: `Only entries of this kind (repeatable): ${ENTRY_KINDS.join(', ')}` }),
+          handler: async (argv) =>
+            showTranscript(io, argv.file as string, {
+              command: argv.command as string | undefined,
+              filter: entryFilter(argv.station as string[] | undefined, argv.kind as string[] | undefined),
+            }),
         })
         .demandCommand(1, 'name an action: show'),
     handler: () => undefined,
   };
+}
+
+/** How many candidates an ambiguous `--command` prefix names. */
+const MAX_CANDIDATES = 5;
+
+/**
+ * The entries `--station` and `--kind` keep (each repeatable; both given, an entry must pass both).
+ * A kind that does not exist is a usage error, answered with the kinds that do.
+ */
+function entryFilter(stations: string[] | undefined, kinds: string[] | undefined): (entry: TranscriptEntry) => boolean {
+  const unknown = (kinds ?? []).filter((kind) => !isEntryKind(kind));
+  if (unknown.length > 0) throw new UsageError(`unknown --kind ${unknown.map((kind) => JSON.stringify(kind)).join(', ')}: the kinds are ${ENTRY_KINDS.join(', ')}`);
+  if (stations?.some((station) => station === '')) throw new UsageError('--station needs a station token, e.g. --station CI-1');
+  const stationSet = stations && stations.length > 0 ? new Set(stations) : undefined;
+  const kindSet = kinds && kinds.length > 0 ? new Set(kinds.filter(isEntryKind)) : undefined;
+  return (entry) => (stationSet === undefined || entryIsAbout(entry, stationSet)) && (kindSet === undefined || entryHasKind(entry, kindSet));
+}
+
+interface ShowOptions {
+  /** A command id or a unique prefix of one. */
+  command: string | undefined;
+  filter: (entry: TranscriptEntry) => boolean;
 }
 
 /**
@@ -31,7 +73,10 @@ export function transcriptCommand(io: CliIo): CommandModule {
  * file; with a command id, only that command's chain is kept. A reader that goes away (`| head`)
  * ends it quietly.
  */
-async function showTranscript(io: CliIo, file: string, commandId: string | undefined): Promise<void> {
+async function showTranscript(io: CliIo, file: string, options: ShowOptions): Promise<void> {
+  if (options.command === '') throw new UsageError('--command needs a command id or the start of one');
+  // A prefix costs one more pass over the file: the first finds the one id it stands for.
+  const commandId = options.command === undefined ? undefined : await resolveCommandId(io, file, options.command);
   const input = await openTranscript(file);
   const reader = new TranscriptReader(input);
   const out = new LineWriter(io.stdout);
@@ -40,26 +85,57 @@ async function showTranscript(io: CliIo, file: string, commandId: string | undef
       let origin: number | undefined;
       for await (const entry of reader) {
         origin ??= Date.parse(entry.t);
-        if (!(await out.write(formatEntry(entry, origin)))) return;
+        if (options.filter(entry) && !(await out.write(formatEntry(entry, origin)))) return;
       }
     } else {
       const chain = new CommandChain(commandId);
       for await (const entry of reader) chain.add(entry);
-      if (chain.entries.length === 0) {
-        reportSkipped(io, file, reader.skipped);
-        throw new SimError('BAD_REQUEST', `no command ${commandId} in ${file}`);
-      }
-      for (const line of formatTimeline(chain.entries)) if (!(await out.write(line))) return;
+      for (const line of formatTimeline(chain.entries.filter(options.filter))) if (!(await out.write(line))) return;
     }
     if (!(await out.end())) return;
   } catch (error) {
-    if (error instanceof SimError) throw error;
-    throw new SimError('BAD_REQUEST', `cannot read transcript ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw readError(file, error);
   } finally {
     input.destroy();
     out.release();
   }
   reportSkipped(io, file, reader.skipped);
+}
+
+/**
+ * The one command id of the file that is `given` or starts with it. None, or several (an
+ * ambiguous prefix, answered with up to MAX_CANDIDATES of them), is a BAD_REQUEST.
+ */
+async function resolveCommandId(io: CliIo, file: string, given: string): Promise<string> {
+  const input = await openTranscript(file);
+  const reader = new TranscriptReader(input);
+  const candidates = new Set<string>();
+  try {
+    for await (const entry of reader) {
+      const id = entryCommandId(entry);
+      if (id === undefined || !id.startsWith(given)) continue;
+      if (id === given) return id;
+      candidates.add(id);
+    }
+  } catch (error) {
+    throw readError(file, error);
+  } finally {
+    input.destroy();
+  }
+  const [only, ...others] = candidates;
+  if (only !== undefined && others.length === 0) return only;
+  if (only === undefined) {
+    reportSkipped(io, file, reader.skipped);
+    throw new SimError('BAD_REQUEST', `no command ${printable(given)} in ${file} (no command id is or starts with it)`);
+  }
+  const shown = [...candidates].slice(0, MAX_CANDIDATES).map(printable);
+  const more = candidates.size > MAX_CANDIDATES ? `, and ${candidates.size - MAX_CANDIDATES} more` : '';
+  throw new SimError('BAD_REQUEST', `--command ${printable(given)} is ambiguous in ${file}: ${candidates.size} command ids start with it (${shown.join(', ')}${more}); give more of the id`);
+}
+
+function readError(file: string, error: unknown): SimError {
+  if (error instanceof SimError) return error;
+  return new SimError('BAD_REQUEST', `cannot read transcript ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
 }
 
 function reportSkipped(io: CliIo, file: string, skipped: number): void {

@@ -97,6 +97,7 @@ export function describeValidation(issue: ValidationIssue, where: string): strin
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, error: HttpError): void {
+  request.outcome = error.code;
   const challenge = challengeFor(error.code, request);
   if (challenge) void reply.header('www-authenticate', challenge);
   if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));

@@ -57,6 +57,7 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
       // The gateway answers an unknown station or lock with the same errors, without building the station.
       const outcome = await gateway.unlock(token, lockId);
       if (outcome.commandId) request.commandId = outcome.commandId;
+      request.outcome = outcome.success ? 'accepted' : outcome.failure;
       // Sampled out under load with the request's other lines (request-sampler.ts).
       if (!request.logSampledOut) request.log.info({ station: token, lock: lockId, outcome: outcome.success ? 'accepted' : outcome.failure }, 'unlock');
       if (outcome.success) return { success: true };
