@@ -46,7 +46,7 @@ describe('station-sim run', () => {
 
   it('never runs the command when the simulator cannot start', async () => {
     const result = await runCliToEnd(['run', '--fixture', 'missing.json', '--', node, '-e', 'console.log("RAN")']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(125);
     expect(result.stdout).not.toContain('RAN');
     expect(result.stderr).toContain('missing.json: /: file not found');
   });
