@@ -7,7 +7,7 @@
  * fixtures, the broker's worker module, package.json) find the same files as from ESM.
  */
 import { build } from 'esbuild';
-import { writeFile, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,8 +58,21 @@ await build({
   plugins: [importMetaUrl],
 });
 
-// Types for require: the same declarations as for import.
-for (const [name, file] of Object.entries(ENTRIES)) {
-  const declarations = `./${relative(out, join(dist, file)).split(sep).join('/')}`;
-  await writeFile(join(out, `${name}.d.cts`), `export * from ${JSON.stringify(declarations)};\n`);
+// Types for require: the declarations of dist/ again as CommonJS ones (.d.cts, relative imports to
+// .cjs), in dist/cjs/types/. A .d.cts that re-exported the ESM .d.ts would fail a CommonJS project's
+// type check without skipLibCheck (TS1479: an ES module cannot be required).
+const RELATIVE_JS = /((?:from|import)\s*\(?\s*)(['"])(\.{1,2}\/[^'"]*?)\.js\2/g;
+const ESM_ONLY_IMPORT = new RegExp(`^import \\{([^}]*)\\} from (['"](?:${ESM_ONLY.join('|')})['"])`, 'gm');
+for (const file of await readdir(dist, { recursive: true })) {
+  if (!file.endsWith('.d.ts') || file.startsWith(`cjs${sep}`)) continue;
+  const source = await readFile(join(dist, file), 'utf8');
+  const target = join(out, 'types', file.replace(/\.d\.ts$/, '.d.cts'));
+  await mkdir(dirname(target), { recursive: true });
+  const cjs = source
+    .replace(RELATIVE_JS, '$1$2$3.cjs$2')
+    // In a declaration every import is of types: a type-only import resolved as ESM lets a CommonJS
+    // file take them from an ESM-only package (TypeScript 5.3 or later).
+    .replace(ESM_ONLY_IMPORT, 'import type {$1} from $2 with { "resolution-mode": "import" }')
+    .replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n');
+  await writeFile(target, cjs);
 }

@@ -26,7 +26,7 @@ beforeAll(async () => {
   const [pack] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', packageDir], { cwd: packageDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as [
     { filename: string; files: { path: string }[] },
   ];
-  expect(pack.files.map((file) => file.path)).toEqual(expect.arrayContaining(['dist/cjs/index.cjs', 'dist/cjs/client.cjs', 'dist/cjs/testing.cjs', 'dist/cjs/testing.d.cts']));
+  expect(pack.files.map((file) => file.path)).toEqual(expect.arrayContaining(['dist/cjs/index.cjs', 'dist/cjs/client.cjs', 'dist/cjs/testing.cjs', 'dist/cjs/types/testing/index.d.cts']));
   consumer = await mkdtemp(join(ROOT, '.tmp-consumer-'));
   const installed = join(consumer, 'node_modules', 'station-sim');
   await mkdir(installed, { recursive: true });
@@ -92,4 +92,25 @@ test('logs in and unlocks CI-1/1', async () => {
   });
   // Jest reports on stderr.
   expect({ status: run.status, report: run.stderr }).toMatchObject({ status: 0, report: expect.stringMatching(/Tests:\s+1 passed, 1 total/) });
+}, 180_000);
+
+it('gives a CommonJS TypeScript project the types of every entry, with no skipLibCheck', async () => {
+  await writeFile(
+    join(consumer, 'types.cts'),
+    `import { startSimulator } from 'station-sim';
+import { withSimulator } from 'station-sim/testing';
+import { createClient } from 'station-sim/client';
+export async function main(): Promise<void> {
+  const sim = await startSimulator({ fixture: 'ci' });
+  await createClient({ baseUrl: sim.apiUrl ?? '', email: 'a', password: 'b' }).login();
+  void withSimulator;
+  // @ts-expect-error a misspelt option: the types are the real ones, not any
+  await startSimulator({ fixtur: 'ci' });
+}
+`,
+  );
+  const tsconfig = { compilerOptions: { module: 'node16', moduleResolution: 'node16', strict: true, noEmit: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')] }, files: ['types.cts'] };
+  await writeFile(join(consumer, 'tsconfig.json'), JSON.stringify(tsconfig));
+  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: consumer, encoding: 'utf8', timeout: 120_000 });
+  expect({ status: tsc.status, output: tsc.stdout }).toEqual({ status: 0, output: '' });
 }, 180_000);
