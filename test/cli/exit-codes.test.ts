@@ -4,7 +4,11 @@
  * be run, 125 when the simulator cannot start. In this process (a CLI start-up takes seconds here);
  * test/cli/run-and-transcript.test.ts has the signal codes (128 + N) from real processes.
  */
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../helpers/cli-process.js';
 import { RUN_EXIT } from '../../src/cli/commands/run.js';
@@ -42,7 +46,11 @@ describe('exit codes', () => {
   });
 
   it("run: 125 when the simulator cannot start (bad fixture, HTTP port in use), and the command never runs", async () => {
-    const missing = await runCliInProcess(['run', '--fixture', 'missing.json', '--', node, '-e', 'console.log("RAN")']);
+    // A ready file left by an earlier run is removed even though this one never gets ready.
+    const readyFile = join(await mkdtemp(join(tmpdir(), 'station-sim-exit-')), 'sim.json');
+    await writeFile(readyFile, '{"apiUrl":"http://127.0.0.1:1"}\n');
+    const missing = await runCliInProcess(['run', '--fixture', 'missing.json', '--ready-file', readyFile, '--', node, '-e', 'console.log("RAN")']);
+    expect(existsSync(readyFile)).toBe(false);
     expect(missing.code).toBe(RUN_EXIT.simulatorFailed);
     expect(missing.code).toBe(125);
     expect(missing.stderr).toContain('missing.json: /: file not found');
