@@ -52,6 +52,16 @@ function accepts(url: string): Promise<boolean> {
   });
 }
 
+/** Kills what is left of a process group (gone already is fine). */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: every process of the group has exited.
+  }
+}
+
 describe('run --ready-file in the background', () => {
   it('removes a stale file before it is ready, writes the addresses, and stops on SIGTERM with 0, its ports free and the file gone', async () => {
     const file = join(dir, 'sim.json');
@@ -96,6 +106,8 @@ describe('run --ready-file in the background', () => {
       cwd: fileURLToPath(new URL('../..', import.meta.url)),
       env: { ...process.env, npm_lifecycle_event: 'npx' },
       stdio: 'ignore',
+      // A process group of its own, so that a CLI that failed to stop is killed with it at the end.
+      detached: true,
     });
     const shellExited = new Promise<void>((resolve) => shell.once('exit', () => resolve()));
     try {
@@ -111,7 +123,31 @@ describe('run --ready-file in the background', () => {
         { what: 'the orphaned CLI to stop', timeout: 20_000, interval: 50 },
       );
     } finally {
-      shell.kill('SIGKILL');
+      killGroup(shell.pid);
+    }
+  });
+
+  it('npm run station-sim -- run --ready-file F, then kill of the npm process: the simulator stops too', async () => {
+    const file = join(dir, 'npm.json');
+    const npm = spawn('npm', ['run', '--silent', 'station-sim', '--', 'run', '--fixture', 'fixtures/ci.json', '--ready-file', file], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: 'ignore',
+      detached: true,
+    });
+    const npmExited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
+    try {
+      const addresses = await readyAddresses(file, () => (npm.exitCode === null ? undefined : `npm exited with ${npm.exitCode}`));
+      npm.kill('SIGTERM');
+      await npmExited;
+      await eventually(
+        async () => {
+          expect(existsSync(file)).toBe(false);
+          expect(await accepts(addresses.apiUrl)).toBe(false);
+        },
+        { what: 'the simulator under npm to stop', timeout: 20_000, interval: 50 },
+      );
+    } finally {
+      killGroup(npm.pid);
     }
   });
 });
