@@ -40,11 +40,15 @@ export interface CommandResult {
   failureCode?: number;
 }
 
+const ENV_HELP: [string, string][] = [
+  [RUN_ENV.apiUrl, 'the /v1 API, e.g. http://127.0.0.1:41234'],
+  [RUN_ENV.mqttUrl, 'the embedded MQTT broker, e.g. mqtt://127.0.0.1:41235'],
+  [RUN_ENV.controlUrl, 'the /sim/v1 control plane, e.g. http://127.0.0.1:41234/sim/v1'],
+  [RUN_ENV.controlToken, "the control plane's token, only when it requires one"],
+];
+
 const EPILOG = `The command gets these environment variables:
-  ${RUN_ENV.apiUrl}      the /v1 API, e.g. http://127.0.0.1:41234
-  ${RUN_ENV.mqttUrl}     the embedded MQTT broker, e.g. mqtt://127.0.0.1:41235
-  ${RUN_ENV.controlUrl}  the /sim/v1 control plane, e.g. http://127.0.0.1:41234/sim/v1
-  ${RUN_ENV.controlToken} the control plane's token, only when it requires one
+${ENV_HELP.map(([name, text]) => `  ${name.padEnd(27)}${text}`).join('\n')}
 
 Exit codes:
   the command's own   it ran and exited
