@@ -6,30 +6,49 @@
  */
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { SimError } from '../errors.js';
+import { openProblem } from '../shared/open-problem.js';
 
 export class ReadyFile {
-  constructor(readonly path: string) {}
+  /** Written first, then renamed over the path: same directory, so the rename is atomic. */
+  readonly #temporary: string;
 
-  /** Removes what a previous run left. */
-  clear(): Promise<void> {
-    return rm(this.path, { force: true });
+  constructor(readonly path: string) {
+    this.#temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   }
 
-  /** Writes `data` as one JSON line: to a temporary file in the same directory, then renamed over the path. */
+  /**
+   * Removes what a previous run left, and checks that the file can be written, so that a path in
+   * a missing or read-only directory fails in one line before anything starts.
+   */
+  async clear(): Promise<void> {
+    await this.#attempt(async () => {
+      await rm(this.path, { force: true });
+      await writeFile(this.#temporary, '');
+      await rm(this.#temporary, { force: true });
+    });
+  }
+
+  /** Writes `data` as one JSON line, atomically. */
   async write(data: Record<string, unknown>): Promise<void> {
-    // Same directory, so the rename stays on one file system and is atomic.
-    const temporary = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.tmp`);
-    try {
-      await writeFile(temporary, `${JSON.stringify(data)}\n`);
-      await rename(temporary, this.path);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
+    await this.#attempt(async () => {
+      await writeFile(this.#temporary, `${JSON.stringify(data)}\n`);
+      await rename(this.#temporary, this.path);
+    });
   }
 
   /** Removes the file (gone already is fine). */
-  remove(): Promise<void> {
-    return rm(this.path, { force: true });
+  async remove(): Promise<void> {
+    await rm(this.path, { force: true });
+  }
+
+  async #attempt(step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      await rm(this.#temporary, { force: true }).catch(() => {});
+      const why = openProblem(error as NodeJS.ErrnoException);
+      throw new SimError('BAD_REQUEST', `cannot write the ready file ${this.path}: ${why}`, { cause: error });
+    }
   }
 }

@@ -56,6 +56,11 @@ describe('exit codes', () => {
     expect(missing.stderr).toContain('missing.json: /: file not found');
     expect(missing.stdout + missing.stderr).not.toContain('RAN');
 
+    // A ready file that cannot be written fails in one line before anything starts.
+    const nowhere = join(readyFile, '..', 'missing', 'sim.json');
+    const unwritable = await runCliInProcess(['run', '--fixture', 'ci', '--ready-file', nowhere, '--', node, '-e', 'console.log("RAN")']);
+    expect(unwritable).toEqual({ code: 125, stdout: '', stderr: `station-sim: cannot write the ready file ${nowhere}: its directory does not exist (ENOENT)\n` });
+
     const server = createServer();
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
