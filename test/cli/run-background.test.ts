@@ -35,7 +35,7 @@ async function readyAddresses(file: string, exited: () => string | undefined): P
       expect(addresses.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       return addresses;
     },
-    { what: 'the ready file', timeout: 30_000, interval: 25, failIf: exited },
+    { what: 'the ready file', timeout: 60_000, interval: 25, failIf: exited },
   );
 }
 
@@ -62,6 +62,7 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
+/** Each test starts a CLI (one under npm) on a loaded 2-core machine: seconds each. */
 describe('run --ready-file in the background', () => {
   it('removes a stale file before it is ready, writes the addresses, and stops on SIGTERM with 0, its ports free and the file gone', async () => {
     const file = join(dir, 'sim.json');
@@ -79,9 +80,13 @@ describe('run --ready-file in the background', () => {
     const addresses = await readyAddresses(file, exited);
     expect(addresses).toMatchObject({ seed: 5, controlUrl: `${addresses.apiUrl}/sim/v1` });
     expect(addresses.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
-    // One line for the CI log, with the addresses.
-    expect(cli.stderr).toContain(
-      `station-sim run: ready · API ${addresses.apiUrl} · MQTT ${addresses.mqttUrl} · control ${addresses.controlUrl} · seed 5\n`,
+    // One line for the CI log, with the addresses (it may follow the file by a moment).
+    await eventually(
+      () =>
+        expect(cli.stderr).toContain(
+          `station-sim run: ready · API ${addresses.apiUrl} · MQTT ${addresses.mqttUrl} · control ${addresses.controlUrl} · seed 5\n`,
+        ),
+      { what: 'the ready line on stderr', timeout: 10_000, failIf: exited },
     );
     const health = await fetch(`${addresses.controlUrl}/health`);
     expect(await health.json()).toMatchObject({ ready: true });
@@ -96,7 +101,7 @@ describe('run --ready-file in the background', () => {
     expect(existsSync(file)).toBe(false);
     expect(await accepts(addresses.apiUrl)).toBe(false);
     expect(await accepts(addresses.mqttUrl)).toBe(false);
-  });
+   }, 90_000);
 
   it('under npm (npx: npm → sh -c → node), stops cleanly when the shell dies of the SIGTERM npm passed on', async () => {
     const file = join(dir, 'npx.json');
@@ -125,7 +130,7 @@ describe('run --ready-file in the background', () => {
     } finally {
       killGroup(shell.pid);
     }
-  });
+  }, 90_000);
 
   it('npm run station-sim -- run --ready-file F, then kill of the npm process: the simulator stops too', async () => {
     const file = join(dir, 'npm.json');
@@ -149,5 +154,5 @@ describe('run --ready-file in the background', () => {
     } finally {
       killGroup(npm.pid);
     }
-  });
+  }, 90_000);
 });

@@ -28,7 +28,6 @@ export const RUN_ENV = {
  * run`: a test suite rarely exits with it, so CI can tell "no simulator" from "tests failed".
  */
 export const RUN_EXIT = {
-  usage: 2,
   simulatorFailed: 125,
   commandNotRunnable: 127,
 } as const;
