@@ -13,6 +13,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const ROOT = process.cwd();
+/**
+ * Node as it was before require(esm) (20.19 turned it on; engines says >=20.6): the CommonJS build
+ * must not lean on it. Older Node has no such flag, and no require(esm) to turn off.
+ */
+const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--experimental-require-module') ? ['--no-experimental-require-module'] : [];
 let packageDir = '';
 let consumer = '';
 
@@ -56,8 +61,7 @@ it("require('station-sim') works from Node without require(esm), and startSimula
         withSimulator: typeof testing.withSimulator,
       }));
     })().catch((error) => { console.error(error); process.exit(1); });`;
-  // --no-experimental-require-module: as Node 20 before 20.19 (engines says >=20.6), which cannot require ESM.
-  const output = execFileSync(process.execPath, ['--no-experimental-require-module', '-e', script], { cwd: consumer, encoding: 'utf8', timeout: 60_000 });
+  const output = execFileSync(process.execPath, [...NO_REQUIRE_ESM, '-e', script], { cwd: consumer, encoding: 'utf8', timeout: 60_000 });
   expect(JSON.parse(output)).toEqual({
     resolved: join(consumer, 'node_modules/station-sim/dist/cjs/index.cjs'),
     ready: true,
@@ -84,7 +88,7 @@ test('logs in and unlocks CI-1/1', async () => {
 `,
   );
   const jest = join(ROOT, 'node_modules/jest/bin/jest.js');
-  const run = spawnSync(process.execPath, ['--no-experimental-require-module', jest, '--ci', '--colors=false'], {
+  const run = spawnSync(process.execPath, [...NO_REQUIRE_ESM, jest, '--ci', '--colors=false'], {
     cwd: consumer,
     encoding: 'utf8',
     timeout: 120_000,
