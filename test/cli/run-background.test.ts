@@ -103,6 +103,18 @@ describe('run --ready-file in the background', () => {
     expect(await accepts(addresses.mqttUrl)).toBe(false);
    }, 90_000);
 
+  it('a SIGTERM while the simulator starts stops it once it is up: 143, no ready file, the command never runs', async () => {
+    const file = join(dir, 'early.json');
+    await writeFile(file, '{"stale":true}\n');
+    const cli = new CliProcess(['run', '--fixture', 'fixtures/ci.json', '--ready-file', file, '--', process.execPath, '-e', 'console.log("RAN")']);
+    // The stale file goes once the signal handlers are in place, before the fleet starts (seconds).
+    await eventually(() => expect(existsSync(file)).toBe(false), { what: 'the stale file to go', timeout: 60_000, interval: 5 });
+    expect(await cli.signal('SIGTERM')).toBe(143);
+    expect(cli.stderr).toContain('SIGTERM received while starting');
+    expect(cli.stdout).not.toContain('RAN');
+    expect(existsSync(file)).toBe(false);
+  }, 90_000);
+
   it('under npm (npx: npm → sh -c → node), stops cleanly when the shell dies of the SIGTERM npm passed on', async () => {
     const file = join(dir, 'npx.json');
     const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));

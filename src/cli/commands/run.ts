@@ -81,17 +81,25 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
       const options = { ...http, ...timeOptions(argv), fixture: argv.fixture as string | undefined, seed: seedOf(argv), mqttPort: 0 };
       // The command line is good: from here on a failure is the simulator's own.
       result.failureCode = RUN_EXIT.simulatorFailed;
-      await readyFile?.clear();
       // A signal before the stop handlers are in place (while the simulator starts, or the ready
-      // file is written) stops the simulator as soon as it is up; the command never runs.
+      // file is written) stops the simulator as soon as it is up; the command never runs. A second
+      // one exits at once, as while stopping: a start that hangs must not make `kill` powerless.
       let early: NodeJS.Signals | undefined;
-      const onEarly = (signal: NodeJS.Signals): void => void (early ??= signal);
+      const onEarly = (signal: NodeJS.Signals): void => {
+        if (early) {
+          notice(io, `${signal} again, exiting without a clean shutdown`);
+          process.exit(128 + constants.signals[signal]);
+        }
+        early = signal;
+        notice(io, `${signal} received while starting: stopping once started (again to exit at once)`);
+      };
       const stopEarlyWatch = (): void => {
         for (const signal of STOP_SIGNALS) process.off(signal, onEarly);
       };
       for (const signal of STOP_SIGNALS) process.on(signal, onEarly);
       let sim: StartedSimulator;
       try {
+        await readyFile?.clear();
         sim = await startSimulator({ ...options, onNotice: (message) => notice(io, message) });
       } catch (error) {
         stopEarlyWatch();
@@ -108,7 +116,6 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
         if (!early) await readyFile?.write(addresses);
         stopEarlyWatch();
         if (early) {
-          notice(io, `${early} received while starting, shutting down`);
           result.code = 128 + constants.signals[early];
           return;
         }
