@@ -1,6 +1,8 @@
 /**
  * The `station-sim` command line (yargs). Each command lives in `commands/`; `runCli` only wires
- * them and turns failures into one line on stderr and a non-zero exit code.
+ * them and turns failures into one line on stderr and a non-zero exit code: 2 for a usage error
+ * (every command, as getopt-style tools do), 1 for any other failure, except `run`, whose own
+ * codes (125 for the simulator's failure) leave 1 to the command it wraps.
  */
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
@@ -15,6 +17,9 @@ import { transcriptCommand } from './commands/transcript.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { certsCommand } from './commands/certs.js';
 import { UsageError, describeFailure, type CliIo } from './output.js';
+
+/** The exit code of a command line that yargs or a command rejected. */
+export const USAGE_EXIT_CODE = 2;
 
 export async function runCli(args: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const result: CommandResult = { code: 0 };
@@ -48,7 +53,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
   } catch (error) {
     const hint = error instanceof UsageError ? '\nRun station-sim --help for usage.' : '';
     io.stderr.write(`station-sim: ${describeFailure(error)}${hint}\n`);
-    return 1;
+    return error instanceof UsageError ? USAGE_EXIT_CODE : (result.failureCode ?? 1);
   }
   return result.code;
 }

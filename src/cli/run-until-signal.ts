@@ -28,3 +28,25 @@ export function runUntilSignal(io: CliIo, stop: () => Promise<void>): Promise<vo
     for (const name of STOP_SIGNALS) process.on(name, onSignal);
   });
 }
+
+/** How often a CLI started by npm checks that its parent is still there. */
+const PARENT_CHECK_MS = 500;
+
+/**
+ * Under npm (`npm start`, `npx station-sim …`) the CLI runs as `npm → sh -c → node`. `kill <npm's
+ * pid>` makes npm pass SIGTERM to the shell, which dies of it without passing it on (dash, the
+ * usual /bin/sh, does not exec a `-c` command), and the simulator lived on under PID 1 holding its
+ * ports. Node has no parent-death signal, so the CLI looks: once its parent is gone, it stops as
+ * on SIGHUP (its controlling process hung up). Only under npm (npm sets `npm_lifecycle_event`): a
+ * CLI put in the background with `nohup` or `disown` is meant to outlive its shell.
+ */
+export function stopWhenOrphaned(env: NodeJS.ProcessEnv, signal: NodeJS.Signals = 'SIGHUP'): void {
+  if (env.npm_lifecycle_event === undefined) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.kill(process.pid, signal);
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}

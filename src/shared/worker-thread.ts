@@ -20,7 +20,7 @@ export function startModuleWorker(base: string, name: string, workerData: unknow
   // `node --input-type=module < script.mjs`) Node refuses a worker started from a file
   // (ERR_INPUT_TYPE_NOT_ALLOWED), and code is what that option is about. Leaving the option out of
   // an execArgv of our own is no way out: Node then checks that list and refuses the V8 and
-  // per-process options in it, such as the --max-semi-space-size bin/station-sim.js runs with.
+  // per-process options in it, such as the --max-semi-space-size npm start runs with.
   const load = `import(${JSON.stringify(entry.href)})`;
   const boot = fromSources ? `import(${JSON.stringify(tsxEsmApi())}).then((tsx) => { tsx.register(); return ${load}; })` : load;
   return new Worker(boot, { eval: true, workerData });

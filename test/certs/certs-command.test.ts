@@ -170,7 +170,7 @@ describe('station-sim certs', () => {
     });
     expect(await readFile(join(out, 'ca.crt'))).toEqual(caCert);
     const neither = await runCliInProcess(['certs', '--out', out]);
-    expect(neither.code).toBe(1);
+    expect(neither.code).toBe(2);
     expect(neither.stderr).toContain('give --fixture to make certificates, or --revoke TOKEN to revoke one');
   });
 });

@@ -104,12 +104,17 @@ describe('station-sim CLI', () => {
     expect(missing.stderr).toContain('nope.json: /: file not found');
   });
 
-  it('run takes no --host and says its HTTP port is a free one by default', async () => {
+  it('run takes no --host; its --help says its HTTP port is a free one by default, the variables it sets and its exit codes', async () => {
     const host = await runCliToEnd(['run', '--host', '127.0.0.1', '--', 'true']);
-    expect(host.code).toBe(1);
+    expect(host.code).toBe(2);
     expect(host.stderr).toContain('Unknown argument: host');
     const help = await runCliToEnd(['run', '--help']);
     expect(help.stdout.replace(/\s+/g, ' ')).toContain('--http-port Port of the HTTP server (/v1 API and /sim/v1 control plane) (default: a free one;');
+    // The variables the command gets and the exit codes, one line each (test/cli/exit-codes.test.ts checks the codes).
+    for (const variable of ['STATION_SIM_API_URL', 'STATION_SIM_MQTT_URL', 'STATION_SIM_CONTROL_URL', 'STATION_SIM_CONTROL_TOKEN']) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${variable} +\\S.+$`, 'm'));
+    }
+    for (const exit of ['125', '127', '128 \\+ N', '2 ']) expect(help.stdout).toMatch(new RegExp(`^  ${exit} +\\S`, 'm'));
   });
 
   it('up --no-login-throttle lets failed logins through that the fixture would throttle', async () => {
@@ -139,7 +144,7 @@ describe('station-sim CLI', () => {
 
   it('unknown commands and options are usage errors', async () => {
     const result = await runCliToEnd(['up', '--frobnicate']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain('Unknown argument: frobnicate');
   });
 
@@ -167,11 +172,11 @@ describe('station-sim CLI', () => {
     // first case once more as a real process, for the exit code and stderr a script sees.
     for (const [args, message] of cases) {
       const { code, stdout, stderr } = await runCliInProcess(args);
-      expect({ args, code, stdout, stderr }).toEqual({ args, code: 1, stdout: '', stderr: `station-sim: ${message}\nRun station-sim --help for usage.\n` });
+      expect({ args, code, stdout, stderr }).toEqual({ args, code: 2, stdout: '', stderr: `station-sim: ${message}\nRun station-sim --help for usage.\n` });
     }
     const [firstArgs, firstMessage] = cases[0]!;
     const result = await runCliToEnd(firstArgs);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toBe(`station-sim: ${firstMessage}\nRun station-sim --help for usage.\n`);
   });
 });

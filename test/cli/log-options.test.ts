@@ -34,7 +34,7 @@ describe('--log options', () => {
       [['up', ...ports, '--log-file', ''], '--log-file needs a file path'],
     ];
     for (const [args, message] of cases) {
-      expect({ args, ...(await cli(args)) }).toEqual({ args, code: 1, stdout: '', stderr: `station-sim: ${message}\nRun station-sim --help for usage.\n` });
+      expect({ args, ...(await cli(args)) }).toEqual({ args, code: 2, stdout: '', stderr: `station-sim: ${message}\nRun station-sim --help for usage.\n` });
     }
     expect(await readdir(dir)).toEqual([]);
   });

@@ -17,8 +17,10 @@ describe('station-sim run', () => {
     const script = `
       const fs = require('node:fs');
       const env = { api: process.env.STATION_SIM_API_URL, mqtt: process.env.STATION_SIM_MQTT_URL, control: process.env.STATION_SIM_CONTROL_URL };
+      // The ready file exists while the simulator runs (it is removed at stop).
+      const ready = JSON.parse(fs.readFileSync(${JSON.stringify(ready)}, 'utf8'));
       fetch(env.control + '/health').then((r) => r.json()).then((health) => {
-        fs.writeFileSync(${JSON.stringify(out)}, JSON.stringify({ env, health }));
+        fs.writeFileSync(${JSON.stringify(out)}, JSON.stringify({ env, health, ready }));
         process.exit(7);
       });`;
     const result = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--ready-file', ready, '--', node, '-e', script]);
@@ -28,7 +30,8 @@ describe('station-sim run', () => {
     expect(seen.env.mqtt).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
     expect(seen.env.control).toBe(`${seen.env.api}/sim/v1`);
     expect(seen.health).toMatchObject({ ready: true, stations: { total: 25 } });
-    expect(JSON.parse(await readFile(ready, 'utf8'))).toMatchObject({ apiUrl: seen.env.api, mqttUrl: seen.env.mqtt, seed: 7 });
+    expect(seen.ready).toMatchObject({ apiUrl: seen.env.api, mqttUrl: seen.env.mqtt, seed: 7 });
+    expect(existsSync(ready)).toBe(false);
   });
 
   it('reports a command killed by a signal as a shell does, 128 + its number', async () => {
@@ -47,7 +50,7 @@ describe('station-sim run', () => {
 
   it('never runs the command when the simulator cannot start', async () => {
     const result = await runCliToEnd(['run', '--fixture', 'missing.json', '--', node, '-e', 'console.log("RAN")']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(125);
     expect(result.stdout).not.toContain('RAN');
     expect(result.stderr).toContain('missing.json: /: file not found');
   });

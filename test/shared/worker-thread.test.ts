@@ -36,7 +36,7 @@ describe('startModuleWorker', () => {
     expect(echoFromScript(['--input-type=module'])).toBe('42\n');
   });
 
-  it('keeps the V8 options the process runs with (bin/station-sim.js runs with --max-semi-space-size) beside --input-type', () => {
+  it('keeps the V8 options the process runs with (npm start runs with --max-semi-space-size) beside --input-type', () => {
     expect(echoFromScript(['--max-semi-space-size=32', '--input-type=module'])).toBe('42\n');
   });
 });
