@@ -4,9 +4,9 @@
  * `break` closes the subscription. The same over a real socket: test/testing/*.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { iterateEvents, waitForLock, waitForStation } from '../../src/client/event-iterator.js';
+import { iterateEvents, waitForLock, waitForStation, type EventFilter } from '../../src/client/event-iterator.js';
 import type { EventStreamHandlers } from '../../src/client/event-stream-types.js';
-import type { SimEvent, SimStation } from '../../src/client/sim-types.js';
+import type { SimEvent, SimEventType, SimStation } from '../../src/client/sim-types.js';
 import { ManualClock } from '../../src/shared/clock.js';
 
 /** A subscription that the test feeds by hand. */
@@ -93,7 +93,7 @@ describe('waits on the stream', () => {
   it('resolves from the snapshot when the lock is already there, and from a later event otherwise', async () => {
     const clock = new ManualClock(0);
     const stream = fakeStream();
-    const context = { clock, events: (filter: object) => iterateEvents(stream.subscribe, filter) };
+    const context = { clock, events: <T extends SimEventType>(filter: EventFilter<T>) => iterateEvents(stream.subscribe, filter) };
     const station = { token: 'CI-1', status: 'online' as const, locks: [{ lockId: '1', status: 'locked' }] } as SimStation;
     const now = waitForLock(context, 'CI-1', '1', 'locked');
     stream.snapshot([station]);
@@ -107,7 +107,7 @@ describe('waits on the stream', () => {
   it('times out on its clock saying what it saw last; names a station or lock that is not there', async () => {
     const clock = new ManualClock(0);
     const stream = fakeStream();
-    const context = { clock, events: (filter: object) => iterateEvents(stream.subscribe, filter) };
+    const context = { clock, events: <T extends SimEventType>(filter: EventFilter<T>) => iterateEvents(stream.subscribe, filter) };
     const station = { token: 'CI-1', status: 'online' as const, locks: [{ lockId: '1', status: 'locked' }] } as SimStation;
     const waiting = waitForLock(context, 'CI-1', '1', 'unlocked', { timeoutMs: 2000 });
     stream.snapshot([station]);
