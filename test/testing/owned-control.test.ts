@@ -5,7 +5,7 @@
  * leak into the next (the tests marked "leak" run in order and check that).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { withSimulator } from '../../src/testing/index.js';
+import { startTestSimulator, withSimulator } from '../../src/testing/index.js';
 
 const lines: string[] = [];
 const simulator = withSimulator({ beforeAll, afterAll, beforeEach }, { fixture: 'ci', env: {}, log: (line) => lines.push(line) });
@@ -47,6 +47,17 @@ describe('an owned helper', () => {
     expect(fleet!.faults).toEqual([]);
     expect(await client.unlock('CI-1', '2')).toEqual({ success: true });
     expect(await client.unlock('CI-FLEET-01', '1')).toEqual({ success: true });
+  });
+
+  it('frees a jammed lock', async () => {
+    const sim = simulator();
+    await sim.jam('CI-1', '1');
+    expect((await sim.unjam('CI-1', '1')).locks.find((lock) => lock.lockId === '1')?.status).toBe('locked');
+    expect(await (await sim.login()).unlock('CI-1', '1')).toEqual({ success: true });
+  });
+
+  it('refuses http: false, which leaves nothing to test against', async () => {
+    await expect(startTestSimulator({ fixture: 'ci', http: false })).rejects.toThrow(new TypeError('startTestSimulator needs the HTTP API: do not pass http: false'));
   });
 
   it('clears the faults of one station, or of all', async () => {
