@@ -114,7 +114,7 @@ export function iterateEvents<T extends SimEventType>(
       } else queue.push(value);
     },
     onState: (state) => {
-      if (state.phase === 'waiting') end(new Error(`the event stream closed (${state.reason}); events after that may be missed, so the iteration ends`));
+      if (state.phase === 'waiting') end(new Error(`the event stream ended: ${state.reason}; events after that may be missed, so the iteration ends`));
       else if (state.phase === 'refused') end(new Error(`the event stream was refused: ${state.reason}`));
     },
   });

@@ -68,8 +68,17 @@ export async function mismatch(control: ControlClient, target: AttachTarget, fix
   try {
     health = await control.health();
   } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    if (status === 401) {
+      throw new Error(
+        `${ATTACH_ENV.apiUrl} names a simulator at ${target.apiUrl}, whose control plane ${target.controlToken === undefined ? 'needs a control token' : 'refused the control token'}: ` +
+          `set ${ATTACH_ENV.controlToken} or pass controlToken to the helper.`,
+        { cause: error },
+      );
+    }
+    const what = status === 0 || status === undefined ? 'does not answer' : `answers ${String(status)}`;
     throw new Error(
-      `${ATTACH_ENV.apiUrl} names a simulator at ${target.apiUrl}, but its control plane does not answer: ${(error as Error).message}. ` +
+      `${ATTACH_ENV.apiUrl} names a simulator at ${target.apiUrl}, but its control plane ${what}: ${(error as Error).message}. ` +
         'Start it (station-sim run), unset the variable, or pass attach: false.',
       { cause: error },
     );

@@ -81,7 +81,7 @@ describe('events() as an async iterator', () => {
     stream.push({ type: 'control', action: 'before' });
     stream.drop('closed (1001 the simulator is stopping)');
     expect((await events.next()).value).toMatchObject({ action: 'before' });
-    await expect(events.next()).rejects.toThrow('the event stream closed (closed (1001 the simulator is stopping)); events after that may be missed, so the iteration ends');
+    await expect(events.next()).rejects.toThrow('the event stream ended: closed (1001 the simulator is stopping); events after that may be missed, so the iteration ends');
   });
 
   it('refuses a maxBuffered that is not a whole number of at least 1', () => {

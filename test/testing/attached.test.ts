@@ -12,6 +12,7 @@ import { resolveFixture } from '../../src/simulator/start-simulator.js';
 import { startTestSimulator, type TestSimulator } from '../../src/testing/index.js';
 import { mismatch } from '../../src/testing/attach.js';
 import { ControlClient } from '../../src/client/control-client.js';
+import { startFakeControlPlane } from '../dashboard/fake-control-plane.js';
 
 let server: StartedSimulator<true>;
 let helper: TestSimulator;
@@ -123,6 +124,24 @@ describe('an attached helper', () => {
     await expect(startTestSimulator({ fixture: 'ci', env, quiet: true })).rejects.toThrow(
       `STATION_SIM_API_URL names a simulator at http://127.0.0.1:${port}, but its control plane does not answer: cannot reach the control plane: ECONNREFUSED. Start it (station-sim run), unset the variable, or pass attach: false.`,
     );
+  });
+});
+
+describe('attaching to a simulator that needs a control token', () => {
+  it('says to set STATION_SIM_CONTROL_TOKEN when it has none, and which token it sent when refused', async () => {
+    const fake = await startFakeControlPlane({ stations: [], controlToken: 'right' });
+    try {
+      const env = { STATION_SIM_API_URL: fake.url };
+      await expect(startTestSimulator({ fixture: 'ci', env, quiet: true })).rejects.toThrow(
+        `STATION_SIM_API_URL names a simulator at ${fake.url}, whose control plane needs a control token: set STATION_SIM_CONTROL_TOKEN or pass controlToken to the helper.`,
+      );
+      await expect(startTestSimulator({ fixture: 'ci', env: { ...env, STATION_SIM_CONTROL_TOKEN: 'wrong' }, quiet: true })).rejects.toThrow(
+        `STATION_SIM_API_URL names a simulator at ${fake.url}, whose control plane refused the control token: set STATION_SIM_CONTROL_TOKEN or pass controlToken to the helper.`,
+      );
+      expect(fake.requests.map((request) => request.authorization)).toEqual([undefined, 'Bearer wrong']);
+    } finally {
+      await fake.close();
+    }
   });
 });
 
