@@ -19,7 +19,7 @@ export interface EventFilter<T extends SimEventType = SimEventType> {
    * @default every type but `snapshot`
    */
   type?: T | readonly T[];
-  /** Only events of this station (events with no station, such as `api.request`, are left out). */
+  /** Only events of this station (events that name no station, such as a fleet-wide `control`, are left out). */
   token?: string;
   /** Only events of this lock (events with no lock are left out). */
   lockId?: string;

@@ -88,7 +88,7 @@ describe('an owned helper', () => {
   it('follows an unlock on the stream, and waits for the lock to open and close', async () => {
     const sim = simulator();
     const client = await sim.login();
-    const events = sim.events({ token: 'CI-1', lockId: '1' });
+    const events = sim.events({ type: ['command.sent', 'command.acked', 'lock.state'], token: 'CI-1', lockId: '1' });
     await events.ready;
     expect(await client.unlock('CI-1', '1')).toEqual({ success: true });
     await sim.waitForLock('CI-1', '1', 'unlocked');
