@@ -7,7 +7,8 @@ import WebSocket from 'ws';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { redactUrlsIn } from '../shared/redact-url.js';
 import type { EventStreamHandlers, EventSubscription, StreamState } from './event-stream-types.js';
-import { iterateEvents, waitForLock, waitForStation, type EventFilter, type FilteredEvent, type SimEventIterator, type WaitOptions } from './event-iterator.js';
+import { iterateEvents, type EventFilter, type FilteredEvent, type SimEventIterator } from './event-iterator.js';
+import { LiveFleet, type WaitOptions } from './live-fleet.js';
 import {
   parseSimEvent,
   type ClockReply,
@@ -104,6 +105,8 @@ export class ControlClient {
   readonly #closing = new AbortController();
   /** The iterators of `events()` still open, closed by `close()`. */
   readonly #iterators = new Set<SimEventIterator<SimEvent>>();
+  /** The long-lived stream the waits read (live-fleet.ts), opened by `watch()` or the first wait. */
+  #live: LiveFleet | undefined;
 
   constructor(options: ControlClientOptions) {
     // Keep any path prefix of the base URL (a reverse proxy may mount the simulator under one).
@@ -130,6 +133,7 @@ export class ControlClient {
   close(): void {
     this.#closing.abort();
     for (const iterator of [...this.#iterators]) iterator.close();
+    this.#live?.close();
   }
 
   /** `GET /sim/v1/health`. A 503 is an answer too (`ready: false`), not an error. */
@@ -213,12 +217,22 @@ export class ControlClient {
   }
 
   /**
-   * Resolves once the station is `status` (now, or as soon as it reports it), read from the event
-   * stream. On timeout it rejects with what it saw last:
+   * Opens the event stream the waits read, and resolves once its snapshot is in. Call it before
+   * acting (the test helper does, at start): a wait then sees every state from that moment on,
+   * however short, where a stream opened by the wait itself could miss a lock that opened and
+   * closed while it connected. It stays open, reconnecting if it drops, until `close()`.
+   */
+  watch(): Promise<void> {
+    return this.#liveFleet().ready();
+  }
+
+  /**
+   * Resolves once the station is `status`: now, as the watched stream last saw it, or at an event
+   * after. On timeout it rejects with what it saw last:
    * `station CI-2 did not become "online" within 2000 ms; last seen "offline"`.
    */
   waitForStation(token: string, status: StationStatus, options?: WaitOptions): Promise<void> {
-    return waitForStation(this.#waitContext(), token, status, options);
+    return this.#liveFleet().waitForStation(token, status, options);
   }
 
   /**
@@ -226,11 +240,13 @@ export class ControlClient {
    * `lock CI-1/1 did not become "unlocked" within 2000 ms; last seen "locked" (station online)`.
    */
   waitForLock(token: string, lockId: string, status: LockStatus, options?: WaitOptions): Promise<void> {
-    return waitForLock(this.#waitContext(), token, lockId, status, options);
+    return this.#liveFleet().waitForLock(token, lockId, status, options);
   }
 
-  #waitContext() {
-    return { clock: this.#clock, events: <T extends SimEventType>(filter: EventFilter<T>) => this.events(filter) };
+  #liveFleet(): LiveFleet {
+    if (this.#closing.signal.aborted) throw new ControlPlaneError(0, 'the control client is closed');
+    this.#live ??= new LiveFleet((handlers) => this.subscribe(handlers), this.#clock);
+    return this.#live;
   }
 
   /**

@@ -1,15 +1,15 @@
 /**
- * The event stream as an async iterator (`for await (const event of control.events())`), and the
- * waits built on it (`waitForStation`, `waitForLock`). Everything goes over the WebSocket of
- * `GET /sim/v1/events`, so it works the same against a simulator in this process and one elsewhere.
+ * The event stream as an async iterator (`for await (const event of control.events())`). It goes
+ * over the WebSocket of `GET /sim/v1/events`, so it works the same against a simulator in this
+ * process and one elsewhere.
  *
  * Unlike the dashboard's `subscribe`, an iterator does not reconnect: a reconnect starts from a new
  * snapshot and may have missed events in between, which a test waiting for one must not take for
- * "it never happened". A dropped stream ends the iteration with an error instead.
+ * "it never happened". A dropped stream ends the iteration with an error instead. (The waits,
+ * which need only the latest state, keep a reconnecting stream: live-fleet.ts.)
  */
-import type { Clock } from '../shared/clock.js';
 import type { EventStreamHandlers, EventSubscription } from './event-stream-types.js';
-import type { LockStatus, SimEvent, SimEventType, SimStation, StationStatus } from './sim-types.js';
+import type { SimEvent, SimEventType, SimStation } from './sim-types.js';
 
 /** Which events an iterator yields; every condition given must hold. */
 export interface EventFilter<T extends SimEventType = SimEventType> {
@@ -158,94 +158,4 @@ function acceptor(filter: EventFilter<SimEventType>): (event: SimEvent) => boole
     if (filter.lockId !== undefined && (event as { lockId?: unknown }).lockId !== filter.lockId) return false;
     return true;
   };
-}
-
-export interface WaitOptions {
-  /** How long to wait before failing with what was seen last. @default 5000 */
-  timeoutMs?: number;
-}
-
-/** What a wait needs of its client. */
-export interface WaitContext {
-  events<T extends SimEventType>(filter: EventFilter<T>): SimEventIterator<FilteredEvent<T>>;
-  clock: Clock;
-}
-
-const DEFAULT_WAIT_MS = 5000;
-
-/**
- * Resolves once the station is `status`, now or later. Subscribes first and reads the state from
- * the stream's own snapshot: a short-lived state is caught whichever comes first, which polling
- * cannot promise. On timeout it rejects saying what was seen last, e.g.
- * `station CI-2 did not become "online" within 2000 ms; last seen "offline"`.
- */
-export function waitForStation(context: WaitContext, token: string, status: StationStatus, options: WaitOptions = {}): Promise<void> {
-  const timeoutMs = checkTimeout(options.timeoutMs);
-  let last = 'nothing yet';
-  return waitOn(context, context.events({ type: 'station.status', token }), timeoutMs, {
-    initial: (stations) => {
-      const station = stations.find((s) => s.token === token);
-      if (!station) throw new Error(`the simulator has no station ${token}`);
-      last = `"${station.status}"`;
-      return station.status === status;
-    },
-    match: (event) => {
-      last = `"${event.status}"`;
-      return event.status === status;
-    },
-    timeout: () => new Error(`station ${token} did not become "${status}" within ${timeoutMs} ms; last seen ${last}`),
-  });
-}
-
-/**
- * Resolves once the lock is `status`, now or later; as `waitForStation`. On timeout:
- * `lock CI-1/1 did not become "unlocked" within 2000 ms; last seen "locked" (station online)`.
- */
-export function waitForLock(context: WaitContext, token: string, lockId: string, status: LockStatus, options: WaitOptions = {}): Promise<void> {
-  const timeoutMs = checkTimeout(options.timeoutMs);
-  let last = 'nothing yet';
-  return waitOn(context, context.events({ type: 'lock.state', token, lockId }), timeoutMs, {
-    initial: (stations) => {
-      const station = stations.find((s) => s.token === token);
-      if (!station) throw new Error(`the simulator has no station ${token}`);
-      const lock = station.locks.find((l) => l.lockId === lockId);
-      if (!lock) throw new Error(`station ${token} has no lock ${lockId}`);
-      last = `"${lock.status}" (station ${station.status})`;
-      return lock.status === status;
-    },
-    match: (event) => {
-      last = `"${event.status}"`;
-      return event.status === status;
-    },
-    timeout: () => new Error(`lock ${token}/${lockId} did not become "${status}" within ${timeoutMs} ms; last seen ${last}`),
-  });
-}
-
-function checkTimeout(timeoutMs: number | undefined): number {
-  const ms = timeoutMs ?? DEFAULT_WAIT_MS;
-  if (!(Number.isFinite(ms) && ms >= 0)) throw new TypeError(`timeoutMs must be a number of at least 0, not ${String(timeoutMs)}`);
-  return ms;
-}
-
-async function waitOn<E extends SimEvent>(
-  { clock }: WaitContext,
-  events: SimEventIterator<E>,
-  timeoutMs: number,
-  check: { initial(stations: SimStation[]): boolean; match(event: E): boolean; timeout(): Error },
-): Promise<void> {
-  let timedOut = false;
-  const timer = clock.setTimeout(() => {
-    timedOut = true;
-    events.close();
-  }, timeoutMs);
-  try {
-    if (check.initial(await events.ready)) return;
-    for await (const event of events) if (check.match(event)) return;
-  } catch (error) {
-    if (!timedOut) throw error;
-  } finally {
-    clock.clearTimeout(timer);
-    events.close();
-  }
-  throw check.timeout();
 }

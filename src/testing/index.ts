@@ -12,5 +12,6 @@ export {
 } from './suite-hooks.js';
 export { ATTACH_ENV } from './attach.js';
 export { ControlClient, ControlPlaneError, type ControlClientOptions } from '../client/control-client.js';
-export type { EventFilter, FilteredEvent, SimEventIterator, WaitOptions } from '../client/event-iterator.js';
+export type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';
+export type { WaitOptions } from '../client/live-fleet.js';
 export type { ClockReply, Fault, FaultSpec, LockStatus, ResetReply, SimEvent, SimEventType, SimStation, StationStatus } from '../client/sim-types.js';

@@ -8,7 +8,8 @@
 import { startSimulator, resolveFixture, type SimulatorOptions, type StartedSimulator } from '../simulator/start-simulator.js';
 import { createClient, type StationSimClient } from '../client/index.js';
 import { ControlClient } from '../client/control-client.js';
-import type { EventFilter, FilteredEvent, SimEventIterator, WaitOptions } from '../client/event-iterator.js';
+import type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';
+import type { WaitOptions } from '../client/live-fleet.js';
 import type { ClockReply, Fault, FaultSpec, LockStatus, ResetReply, SimEventType, SimStation, StationStatus } from '../client/sim-types.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { normaliseEmail } from '../service/auth/account-directory.js';
@@ -115,6 +116,7 @@ export async function startTestSimulator(options: TestSimulatorOptions = {}): Pr
         throw error;
       }
       if (notAttached === undefined) {
+        await watched(control);
         say(`station-sim: attached to the simulator at ${target.apiUrl} (${ATTACH_ENV.apiUrl})`);
         return attached(target, control, fixture);
       }
@@ -124,9 +126,41 @@ export async function startTestSimulator(options: TestSimulatorOptions = {}): Pr
   const sim = await startSimulator(simulatorOptions as Omit<TestSimulatorOptions, HelperOnly> & { http?: true });
   const label = typeof simulatorOptions.fixture === 'string' ? simulatorOptions.fixture : simulatorOptions.fixture === undefined ? 'demo' : sim.fixture.source;
   const why = target && notAttached ? `; not attached to the one at ${target.apiUrl} (${ATTACH_ENV.apiUrl}): ${notAttached}` : '';
+  const helper = owned(sim, simulatorOptions.controlToken);
+  try {
+    await watched(helper.control);
+  } catch (error) {
+    await helper.stop();
+    throw error;
+  }
   say(`station-sim: started a simulator at ${sim.apiUrl} (fixture ${label})${why}`);
-  return owned(sim, simulatorOptions.controlToken);
+  return helper;
 }
+
+/**
+ * Opens the stream the waits read before any test acts, so a lock that opens and closes between
+ * an unlock and the wait for it is still seen (live-fleet.ts). A stream that cannot open closes
+ * the client: nothing of this helper is left running.
+ */
+async function watched(control: ControlClient): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      control.watch(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the simulator's event stream sent no snapshot within ${WATCH_TIMEOUT_MS / 1000} s`)), WATCH_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (error) {
+    control.close();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long the helper's start waits for the event stream's first snapshot. */
+const WATCH_TIMEOUT_MS = 30_000;
 
 function attached(target: AttachTarget, control: ControlClient, fixture: Fixture): TestSimulator {
   const { mqttUrl } = target;

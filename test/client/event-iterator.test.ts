@@ -1,12 +1,13 @@
 /**
  * The event stream as an async iterator (src/client/event-iterator.ts), driven by a stand-in
  * subscription: the filter, `ready`, the bound on unread events, a dropped stream, and that
- * `break` closes the subscription. The same over a real socket: test/testing/*.test.ts.
+ * `break` closes the subscription; and the waits on the watched stream (src/client/live-fleet.ts). The same over a real socket: test/testing/*.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { iterateEvents, waitForLock, waitForStation, type EventFilter } from '../../src/client/event-iterator.js';
+import { iterateEvents } from '../../src/client/event-iterator.js';
+import { LiveFleet } from '../../src/client/live-fleet.js';
 import type { EventStreamHandlers } from '../../src/client/event-stream-types.js';
-import type { SimEvent, SimEventType, SimStation } from '../../src/client/sim-types.js';
+import type { SimEvent, SimStation } from '../../src/client/sim-types.js';
 import { ManualClock } from '../../src/shared/clock.js';
 
 /** A subscription that the test feeds by hand. */
@@ -89,36 +90,46 @@ describe('events() as an async iterator', () => {
   });
 });
 
-describe('waits on the stream', () => {
-  it('resolves from the snapshot when the lock is already there, and from a later event otherwise', async () => {
+describe('waits on the watched stream (LiveFleet)', () => {
+  const station = { token: 'CI-1', status: 'online' as const, locks: [{ lockId: '1', status: 'locked' }] } as SimStation;
+
+  it('resolves from the state the stream last saw, or at a later event, however short the state lasted', async () => {
     const clock = new ManualClock(0);
     const stream = fakeStream();
-    const context = { clock, events: <T extends SimEventType>(filter: EventFilter<T>) => iterateEvents(stream.subscribe, filter) };
-    const station = { token: 'CI-1', status: 'online' as const, locks: [{ lockId: '1', status: 'locked' }] } as SimStation;
-    const now = waitForLock(context, 'CI-1', '1', 'locked');
+    const live = new LiveFleet(stream.subscribe, clock);
+    const now = live.waitForLock('CI-1', '1', 'locked');
     stream.snapshot([station]);
     await now;
-    const later = waitForStation(context, 'CI-1', 'offline');
-    stream.snapshot([station]);
+    // A lock that opens and closes again between two turns of the event loop is still caught.
+    const opened = live.waitForLock('CI-1', '1', 'unlocked');
+    await Promise.resolve();
+    stream.push(lockState('CI-1', '1', 'unlocked'));
+    stream.push(lockState('CI-1', '1', 'locked'));
+    await opened;
+    const offline = live.waitForStation('CI-1', 'offline');
+    await Promise.resolve();
     stream.push({ type: 'station.status', token: 'CI-1', status: 'offline', batteryVoltage: 12, lastConnection: 'x' });
-    await later;
+    await offline;
+    // What the stream saw before the wait began counts: the station is offline now.
+    await live.waitForStation('CI-1', 'offline');
+    live.close();
+    expect(stream.closed).toBe(1);
   });
 
   it('times out on its clock saying what it saw last; names a station or lock that is not there', async () => {
     const clock = new ManualClock(0);
     const stream = fakeStream();
-    const context = { clock, events: <T extends SimEventType>(filter: EventFilter<T>) => iterateEvents(stream.subscribe, filter) };
-    const station = { token: 'CI-1', status: 'online' as const, locks: [{ lockId: '1', status: 'locked' }] } as SimStation;
-    const waiting = waitForLock(context, 'CI-1', '1', 'unlocked', { timeoutMs: 2000 });
+    const live = new LiveFleet(stream.subscribe, clock);
     stream.snapshot([station]);
+    const waiting = live.waitForLock('CI-1', '1', 'unlocked', { timeoutMs: 2000 });
     await Promise.resolve();
     clock.advance(2000);
     await expect(waiting).rejects.toThrow('lock CI-1/1 did not become "unlocked" within 2000 ms; last seen "locked" (station online)');
-    const noLock = waitForLock(context, 'CI-1', '9', 'unlocked');
-    stream.snapshot([station]);
-    await expect(noLock).rejects.toThrow('station CI-1 has no lock 9');
-    const noStation = waitForStation(context, 'CI-404', 'online');
-    stream.snapshot([station]);
-    await expect(noStation).rejects.toThrow('the simulator has no station CI-404');
+    await expect(live.waitForLock('CI-1', '9', 'unlocked')).rejects.toThrow('station CI-1 has no lock 9');
+    await expect(live.waitForStation('CI-404', 'online')).rejects.toThrow('the simulator has no station CI-404');
+    const pending = live.waitForStation('CI-1', 'offline');
+    await Promise.resolve();
+    live.close();
+    await expect(pending).rejects.toThrow('the control client was closed while waiting');
   });
 });
