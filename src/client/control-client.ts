@@ -6,20 +6,29 @@
 import WebSocket from 'ws';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { redactUrlsIn } from '../shared/redact-url.js';
+import type { EventStreamHandlers, EventSubscription, StreamState } from './event-stream-types.js';
+import { iterateEvents, type EventFilter, type FilteredEvent, type SimEventIterator } from './event-iterator.js';
+import { LiveFleet, type WaitOptions } from './live-fleet.js';
 import {
   parseSimEvent,
   type ClockReply,
   type Fault,
   type FaultSpec,
+  type LockStatus,
   type PhysicalAction,
   type ResetReply,
   type SimEvent,
+  type SimEventType,
   type SimHealth,
   type SimStation,
+  type StationStatus,
 } from './sim-types.js';
 
 export interface ControlClientOptions {
-  /** Base URL of the simulator's HTTP server, e.g. `http://127.0.0.1:8080`; `/sim/v1` is added. */
+  /**
+   * Base URL of the simulator's HTTP server, e.g. `http://127.0.0.1:8080`, to which `/sim/v1` is
+   * added; or the control plane's own URL, ending in `/sim/v1`, as `STATION_SIM_CONTROL_URL` holds it.
+   */
   url: string;
   /**
    * Sent as `Authorization: Bearer <controlToken>` on every request and on the event stream, for a
@@ -56,6 +65,8 @@ export interface ControlClientOptions {
   handshakeTimeoutMs?: number;
 }
 
+export type { EventStreamHandlers, EventSubscription, StreamState } from './event-stream-types.js';
+
 /** A control-plane request that failed; `status` is 0 when the server could not be reached. */
 export class ControlPlaneError extends Error {
   readonly status: number;
@@ -65,26 +76,6 @@ export class ControlPlaneError extends Error {
     this.name = 'ControlPlaneError';
     this.status = status;
   }
-}
-
-/** Where the event stream stands; the dashboard shows it. */
-export type StreamState =
-  | { phase: 'connecting'; attempt: number }
-  | { phase: 'open' }
-  /** `retryAt` is on the connection's clock (`clock.now()`), for a countdown. */
-  | { phase: 'waiting'; attempt: number; retryInMs: number; retryAt: number; reason: string }
-  | { phase: 'refused'; reason: string }
-  | { phase: 'closed' };
-
-export interface EventStreamHandlers {
-  /** Each event in order; after every (re)connect the first one is a `snapshot`. */
-  onEvent(event: SimEvent): void;
-  onState?(state: StreamState): void;
-}
-
-export interface EventSubscription {
-  /** Closes the stream for good; no reconnect follows. */
-  close(): void;
 }
 
 /** WebSocket close code the control plane uses for a missing or wrong control token. */
@@ -112,10 +103,15 @@ export class ControlClient {
   readonly #handshakeTimeout: number;
   /** Aborted by `close()`: every request still in flight ends with it. */
   readonly #closing = new AbortController();
+  /** The iterators of `events()` still open, closed by `close()`. */
+  readonly #iterators = new Set<SimEventIterator<SimEvent>>();
+  /** The long-lived stream the waits read (live-fleet.ts), opened by `watch()` or the first wait. */
+  #live: LiveFleet | undefined;
 
   constructor(options: ControlClientOptions) {
     // Keep any path prefix of the base URL (a reverse proxy may mount the simulator under one).
-    this.#base = `${options.url.replace(/\/+$/, '')}/sim/v1`;
+    const url = options.url.replace(/\/+$/, '');
+    this.#base = url.endsWith('/sim/v1') ? url : `${url}/sim/v1`;
     this.#token = options.controlToken;
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#clock = options.clock ?? systemClock;
@@ -131,10 +127,13 @@ export class ControlClient {
   /**
    * Aborts every request still waiting for an answer, and refuses new ones. Without it a server
    * that hangs keeps the process alive for up to `requestTimeoutMs` after the dashboard is gone.
-   * (Event-stream subscriptions are closed by their own `close()`.)
+   * The iterators of `events()` (and so the waits) still open end too. (Subscriptions of
+   * `subscribe()` are closed by their own `close()`.)
    */
   close(): void {
     this.#closing.abort();
+    for (const iterator of [...this.#iterators]) iterator.close();
+    this.#live?.close();
   }
 
   /** `GET /sim/v1/health`. A 503 is an answer too (`ready: false`), not an error. */
@@ -188,6 +187,66 @@ export class ControlClient {
   /** Every station back to the fixture's starting state. */
   reset(): Promise<ResetReply> {
     return this.#request('POST', '/reset');
+  }
+
+  /**
+   * `POST /sim/v1/clock/advance`: moves the manual clock `ms` forward and answers once the timers
+   * due on the way have fired and their messages have flowed. A simulator not started with
+   * `--clock manual` answers 409 (`CLOCK_NOT_MANUAL`).
+   */
+  advanceClock(ms: number): Promise<ClockReply> {
+    return this.#request('POST', '/clock/advance', { ms });
+  }
+
+  /**
+   * The event stream as an async iterator: `for await (const event of control.events({ type:
+   * 'lock.state', token: 'CI-1' }))`. `break` closes its socket. It does not reconnect: a dropped
+   * stream, or more than `maxBuffered` events left unread, ends it with an error. The stream's first
+   * message, the fleet's snapshot, is what `ready` resolves with.
+   */
+  events<T extends SimEventType = Exclude<SimEventType, 'snapshot'>>(filter: EventFilter<T> = {}): SimEventIterator<FilteredEvent<T>> {
+    // It can end before it is returned (a URL the WebSocket refuses): then it is never held.
+    let ended = false;
+    let iterator: SimEventIterator<FilteredEvent<T>> | undefined;
+    iterator = iterateEvents((handlers) => this.subscribe(handlers), filter, () => {
+      ended = true;
+      if (iterator) this.#iterators.delete(iterator);
+    });
+    if (!ended) this.#iterators.add(iterator);
+    return iterator;
+  }
+
+  /**
+   * Opens the event stream the waits read, and resolves once its snapshot is in. Call it before
+   * acting (the test helper does, at start): a wait then sees every state from that moment on,
+   * however short, where a stream opened by the wait itself could miss a lock that opened and
+   * closed while it connected. It stays open, reconnecting if it drops, until `close()`.
+   */
+  watch(): Promise<void> {
+    return this.#liveFleet().ready();
+  }
+
+  /**
+   * Resolves once the station is `status`: now, as the watched stream last saw it, or at an event
+   * after. On timeout it rejects with what it saw last:
+   * `station CI-2 did not become "online" within 2000 ms; last seen "offline"`.
+   */
+  waitForStation(token: string, status: StationStatus, options?: WaitOptions): Promise<void> {
+    return this.#liveFleet().waitForStation(token, status, options);
+  }
+
+  /**
+   * Resolves once the lock is `status`, as `waitForStation`. On timeout:
+   * `lock CI-1/1 did not become "unlocked" within 2000 ms; last seen "locked" (station online)`.
+   */
+  waitForLock(token: string, lockId: string, status: LockStatus, options?: WaitOptions): Promise<void> {
+    return this.#liveFleet().waitForLock(token, lockId, status, options);
+  }
+
+  #liveFleet(): LiveFleet {
+    if (this.#closing.signal.aborted) throw new ControlPlaneError(0, 'the control client is closed');
+    this.#live ??= new LiveFleet((handlers) => this.subscribe(handlers), this.#clock);
+    return this.#live;
   }
 
   /**

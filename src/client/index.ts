@@ -5,3 +5,5 @@ export type { FetchLike } from './http-transport.js';
 export type { Station, Lock, UnlockResult, TokenPair } from '../service/http/api-schemas.js';
 export { ControlClient, ControlPlaneError, type ControlClientOptions, type EventStreamHandlers, type EventSubscription, type StreamState } from './control-client.js';
 export type * from './sim-types.js';
+export type { EventFilter, FilteredEvent, SimEventIterator } from './event-iterator.js';
+export type { WaitOptions } from './live-fleet.js';

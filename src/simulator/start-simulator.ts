@@ -46,8 +46,13 @@ export interface StartedHttp {
   readonly control: StartedControl;
 }
 
-/** A running simulator; `stop()` shuts every part down and leaves no handle open. */
-export interface StartedSimulator {
+/**
+ * A running simulator; `stop()` shuts every part down and leaves no handle open. `WithHttp` is
+ * `true` when it was started with the HTTP side (the default: `startSimulator` returns
+ * `StartedSimulator<true>` unless `http` may be `false`), so `apiUrl` is a `string` then, and
+ * `createClient({ baseUrl: sim.apiUrl })` type-checks.
+ */
+export interface StartedSimulator<WithHttp extends boolean = boolean> {
   /** Simulated time; `advance` works when started with `clock: "manual"`. */
   readonly clock: SimulatorClock;
   readonly fixture: Fixture;
@@ -58,10 +63,10 @@ export interface StartedSimulator {
   /** The embedded broker, when there is one. */
   readonly broker: StartedBroker | undefined;
   /** The API and control plane, unless started with `http: false`. */
-  readonly http: StartedHttp | undefined;
+  readonly http: WithHttp extends true ? StartedHttp : StartedHttp | undefined;
   /** Shorthands for `http.apiUrl` and `http.controlUrl`. */
-  readonly apiUrl: string | undefined;
-  readonly controlUrl: string | undefined;
+  readonly apiUrl: WithHttp extends true ? string : string | undefined;
+  readonly controlUrl: WithHttp extends true ? string : string | undefined;
   stop(): Promise<void>;
 }
 
@@ -319,6 +324,8 @@ async function serveHttp(
  * string in place of the options, is refused with `BAD_REQUEST` naming it, before anything starts.
  * A start that fails later stops whatever it had started.
  */
+export function startSimulator(options?: SimulatorOptions & { http?: true }): Promise<StartedSimulator<true>>;
+export function startSimulator(options?: SimulatorOptions): Promise<StartedSimulator>;
 export async function startSimulator(options: SimulatorOptions = {}): Promise<StartedSimulator> {
   checkSimulatorOptions(options);
   const fixture = await resolveFixture(options.fixture);

@@ -1,2 +1,17 @@
 /** Test-framework helpers: `import { withSimulator, startTestSimulator } from 'station-sim/testing'`. */
-export { startTestSimulator, withSimulator, type TestSimulator, type SuiteHooks, type TimeoutHook, type OptionsHook } from './test-simulator.js';
+export { startTestSimulator, type TestSimulator, type TestSimulatorOptions } from './test-simulator.js';
+export {
+  withSimulator,
+  type SuiteHooks,
+  type AllHooks,
+  type NodeTestHooks,
+  type SuiteHook,
+  type TimeoutHook,
+  type OptionsHook,
+  type WithSimulatorOptions,
+} from './suite-hooks.js';
+export { ATTACH_ENV } from './attach.js';
+export { ControlClient, ControlPlaneError, type ControlClientOptions } from '../client/control-client.js';
+export type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';
+export type { WaitOptions } from '../client/live-fleet.js';
+export type { ClockReply, Fault, FaultSpec, LockStatus, ResetReply, SimEvent, SimEventType, SimStation, StationStatus } from '../client/sim-types.js';

@@ -1,124 +1,239 @@
 /**
- * Helpers for end-to-end suites (vitest, jest, node:test): start a simulator, log in as a fixture
- * account, wait until a lock reaches a state, stop. Framework-neutral; `withSimulator` wires them
- * into whatever `beforeAll`/`afterAll` the suite has.
+ * Helpers for end-to-end suites (vitest, jest, node:test): a simulator to test against, attached
+ * (the one `station-sim run` names in the environment) or owned (started here), logged-in clients,
+ * and control over the simulator. Every control method goes over HTTP through the `ControlClient`,
+ * so attached and owned helpers run the same code. Framework-neutral; `withSimulator`
+ * (suite-hooks.ts) wires them into the suite's hooks.
  */
-import { startSimulator, type SimulatorOptions, type StartedSimulator } from '../simulator/start-simulator.js';
+import { startSimulator, resolveFixture, type SimulatorOptions, type StartedSimulator } from '../simulator/start-simulator.js';
 import { createClient, type StationSimClient } from '../client/index.js';
-import type { LockStatus } from '../fixture/statuses.js';
+import { ControlClient } from '../client/control-client.js';
+import type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';
+import type { WaitOptions } from '../client/live-fleet.js';
+import type { ClockReply, Fault, FaultSpec, LockStatus, ResetReply, SimEventType, SimStation, StationStatus } from '../client/sim-types.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
 import { normaliseEmail } from '../service/auth/account-directory.js';
+import { ATTACH_ENV, attachTarget, mismatch, ownOnlyOptions, type AttachTarget } from './attach.js';
+
+export interface TestSimulatorOptions extends SimulatorOptions {
+  /**
+   * Attach to the simulator named by `STATION_SIM_API_URL` (and `STATION_SIM_CONTROL_URL`,
+   * `STATION_SIM_MQTT_URL`, `STATION_SIM_CONTROL_TOKEN`) when it is set, as under `station-sim run`.
+   * `false` always starts one of the helper's own. It attaches only to a simulator that runs the
+   * same fixture and clock, and when no option asks for one of its own (a seed, ports, `record`…);
+   * otherwise it starts its own and says why.
+   * @default true
+   */
+  attach?: boolean;
+  /** Leave out the one line on stderr that says whether the helper attached or started a simulator. @default false */
+  quiet?: boolean;
+  /** Where the `STATION_SIM_*` variables are read from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Where the one line goes. @default a line on process.stderr */
+  log?: (line: string) => void;
+}
 
 export interface TestSimulator {
-  readonly sim: StartedSimulator;
-  /** A logged-in reference client; the first fixture account unless `email` is given. */
-  login(email?: string): Promise<StationSimClient>;
+  /** `attached` to the simulator the environment names, or `owned`: started here, stopped by `stop()`. */
+  readonly mode: 'attached' | 'owned';
+  /** Base URL of the `/v1` API, e.g. `http://127.0.0.1:41234`. */
+  readonly apiUrl: string;
+  /** The control plane's URL, `{apiUrl}/sim/v1`, as `STATION_SIM_CONTROL_URL` holds it. */
+  readonly controlUrl: string;
+  /** Where MQTT clients connect. Attached, it is `STATION_SIM_MQTT_URL`; reading it throws when that is not set. */
+  readonly mqttUrl: string;
+  /** The typed client of `/sim/v1`: everything below, and the rest of the control plane. */
+  readonly control: ControlClient;
+  /** The fixture the helper was told (`fixture` option), whose accounts `login` uses. */
+  readonly fixture: Fixture;
+  /** The simulator started in this process. Owned helpers only: reading it on an attached one throws. */
+  readonly sim: StartedSimulator<true>;
+  /**
+   * A logged-in reference client: the account `email` of the fixture (the first one unless given),
+   * or any account when `password` is given too.
+   */
+  login(email?: string, password?: string): Promise<StationSimClient>;
+  /** Every station back to the fixture's starting state, faults cleared (`POST /sim/v1/reset`). */
+  reset(): Promise<ResetReply>;
+  /** Puts a fault on a station: `addFault('CI-1', { kind: 'reject', count: 1 })`. */
+  addFault(token: string, spec: FaultSpec): Promise<Fault>;
+  /** Clears the faults of one station, or of every station when no token is given. */
+  clearFaults(token?: string): Promise<void>;
+  /** Takes a station offline (a real disconnect: its last will fires) or back online. */
+  setOnline(token: string, online: boolean): Promise<SimStation>;
+  /** Sets a station's battery voltage, in volts. */
+  setBattery(token: string, volts: number): Promise<SimStation>;
+  /** Someone jams the lock by hand: unlocks are refused with `Lock is jammed` until `unjam`. */
+  jam(token: string, lockId: string): Promise<SimStation>;
+  unjam(token: string, lockId: string): Promise<SimStation>;
+  /** The station drops its connection, stays down `downMs` (default 2000), and reconnects. */
+  reboot(token: string, downMs?: number): Promise<SimStation>;
+  /** Moves a manual clock (`clock: 'manual'`, `--clock manual`) forward; rejects on any other clock. */
+  advanceClock(ms: number): Promise<ClockReply>;
+  /**
+   * Resolves once the station is `status`, now or later. On timeout it rejects with what was seen
+   * last, e.g. `station CI-2 did not become "online" within 2000 ms; last seen "offline"`.
+   */
+  waitForStation(token: string, status: StationStatus, options?: WaitOptions): Promise<void>;
   /**
    * Resolves once the lock is in `status` (now, or as soon as the station reports it). On timeout it rejects with a message that
    * says what was seen last, e.g. `lock CI-1/1 did not become "unlocked" within 2000 ms; last seen "locked"`.
    */
-  waitForLock(token: string, lockId: string, status: LockStatus, options?: { timeoutMs?: number }): Promise<void>;
+  waitForLock(token: string, lockId: string, status: LockStatus, options?: WaitOptions): Promise<void>;
+  /** The event stream as an async iterator (see `ControlClient.events`); `stop()` closes any left open. */
+  events<T extends SimEventType = Exclude<SimEventType, 'snapshot'>>(filter?: EventFilter<T>): SimEventIterator<FilteredEvent<T>>;
+  /** Owned: stops the simulator. Attached: closes this helper's connections and leaves the simulator running. */
   stop(): Promise<void>;
 }
 
-export async function startTestSimulator(options: SimulatorOptions = {}): Promise<TestSimulator> {
-  const sim = await startSimulator(options);
-  const apiUrl = sim.apiUrl;
-  if (!apiUrl) {
-    await sim.stop();
-    throw new Error('startTestSimulator needs the HTTP API (do not pass http: false)');
+/** The options only the helper reads; the rest go to `startSimulator`. */
+type HelperOnly = 'attach' | 'quiet' | 'env' | 'log';
+
+/**
+ * A simulator for a test suite: attached to the one the environment names, or started here. Says
+ * which in one line on stderr, e.g. `station-sim: attached to the simulator at
+ * http://127.0.0.1:41234 (STATION_SIM_API_URL)`.
+ */
+export async function startTestSimulator(options: TestSimulatorOptions = {}): Promise<TestSimulator> {
+  const { attach = true, quiet = false, env = process.env, log = (line: string) => process.stderr.write(`${line}\n`), ...simulatorOptions } = options;
+  if (simulatorOptions.http === false) throw new TypeError('startTestSimulator needs the HTTP API: do not pass http: false');
+  const say = (line: string): void => {
+    if (!quiet) log(line);
+  };
+  const target = attachTarget(env, simulatorOptions.controlToken);
+  let notAttached: string | undefined;
+  if (target) {
+    const ownOnly = ownOnlyOptions(simulatorOptions);
+    if (!attach) notAttached = 'attach: false';
+    else if (ownOnly.length > 0) notAttached = `${ownOnly.join(', ')} ${ownOnly.length === 1 ? 'asks' : 'ask'} for a simulator of its own`;
+    else {
+      const fixture = await resolveFixture(simulatorOptions.fixture);
+      const control = new ControlClient({ url: target.controlUrl, ...(target.controlToken === undefined ? {} : { controlToken: target.controlToken }) });
+      try {
+        notAttached = await mismatch(control, target, fixture, simulatorOptions.clock);
+      } catch (error) {
+        control.close();
+        throw error;
+      }
+      if (notAttached === undefined) {
+        await watched(control);
+        say(`station-sim: attached to the simulator at ${target.apiUrl} (${ATTACH_ENV.apiUrl})`);
+        return attached(target, control, fixture);
+      }
+      control.close();
+    }
   }
-  const login = async (email = sim.fixture.accounts[0]?.email): Promise<StationSimClient> => {
-    // The same comparison as the API's login: case and surrounding spaces do not matter.
-    const account = email === undefined ? undefined : sim.fixture.accounts.find((a) => normaliseEmail(a.email) === normaliseEmail(email));
-    if (!account) throw new Error(`the fixture has no account ${email ?? '(none at all)'}`);
-    const client = createClient({ baseUrl: apiUrl, email: account.email, password: account.password });
-    await client.login();
-    return client;
-  };
+  const sim = await startSimulator(simulatorOptions as Omit<TestSimulatorOptions, HelperOnly> & { http?: true });
+  const label = typeof simulatorOptions.fixture === 'string' ? simulatorOptions.fixture : simulatorOptions.fixture === undefined ? 'demo' : sim.fixture.source;
+  const why = target && notAttached ? `; not attached to the one at ${target.apiUrl} (${ATTACH_ENV.apiUrl}): ${notAttached}` : '';
+  const helper = owned(sim, simulatorOptions.controlToken);
+  try {
+    await watched(helper.control);
+  } catch (error) {
+    await helper.stop();
+    throw error;
+  }
+  say(`station-sim: started a simulator at ${sim.apiUrl} (fixture ${label})${why}`);
+  return helper;
+}
+
+/**
+ * Opens the stream the waits read before any test acts, so a lock that opens and closes between
+ * an unlock and the wait for it is still seen (live-fleet.ts). A stream that cannot open closes
+ * the client: nothing of this helper is left running.
+ */
+async function watched(control: ControlClient): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      control.watch(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the simulator's event stream sent no snapshot within ${WATCH_TIMEOUT_MS / 1000} s`)), WATCH_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (error) {
+    control.close();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long the helper's start waits for the event stream's first snapshot. */
+const WATCH_TIMEOUT_MS = 30_000;
+
+function attached(target: AttachTarget, control: ControlClient, fixture: Fixture): TestSimulator {
+  const { mqttUrl } = target;
   return {
-    sim,
-    login,
-    waitForLock: (token, lockId, status, { timeoutMs = 5000 } = {}) => {
-      // Listen to the event stream first, then read the state: a short-lived state (unlocked for
-      // 200 ms) is caught whichever comes first, which polling cannot promise.
-      const hub = sim.http!.control.hub;
-      return new Promise<void>((resolve, reject) => {
-        let last = 'nothing yet';
-        let done = false;
-        const finish = (error?: Error): void => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          unsubscribe();
-          if (error) reject(error);
-          else resolve();
-        };
-        const timer = setTimeout(
-          () => finish(new Error(`lock ${token}/${lockId} did not become "${status}" within ${timeoutMs} ms; last seen ${last}`)),
-          timeoutMs,
-        );
-        const unsubscribe = hub.subscribe((event) => {
-          if (event.type === 'lock.state' && event.token === token && event.lockId === lockId) {
-            last = `"${event.status}"`;
-            if (event.status === status) finish();
-          }
-        });
-        sim.http!.control.channel.control(token, { action: 'snapshot' }).then(
-          ({ station }) => {
-            const lock = station.locks.find((l) => l.lockId === lockId);
-            if (!lock) return finish(new Error(`station ${token} has no lock ${lockId}`));
-            if (last === 'nothing yet') last = `"${lock.status}" (station ${station.status})`;
-            if (lock.status === status) finish();
-          },
-          (error: Error) => finish(error),
-        );
-      });
+    ...common(control, target.apiUrl, fixture),
+    mode: 'attached',
+    controlUrl: target.controlUrl,
+    get mqttUrl(): string {
+      if (mqttUrl === undefined) throw new Error(`${ATTACH_ENV.mqttUrl} is not set, so the attached helper does not know where the MQTT broker is`);
+      return mqttUrl;
     },
-    stop: () => sim.stop(),
+    get sim(): StartedSimulator<true> {
+      throw new Error(`sim is the simulator a helper starts itself; this one is attached to ${target.apiUrl}: use control, or pass attach: false`);
+    },
+    stop: async () => control.close(),
   };
 }
 
-/** A hook as vitest and jest take it: the function, then a timeout in milliseconds. */
-export type TimeoutHook = (fn: () => Promise<void>, timeout?: number) => void;
-
-/**
- * A hook as node:test takes it (`before`, `after`): the function, then options. node:test runs a
- * hook without a timeout unless told, and spreads what it gets as options, so the number passed
- * for vitest and jest leaves it at that.
- */
-export type OptionsHook = (fn: () => Promise<void>, options?: { timeout?: number }) => void;
-
-/**
- * The hooks a test framework offers: `{ beforeAll, afterAll }` from vitest or jest, or
- * `{ beforeAll: before, afterAll: after }` from node:test.
- */
-export interface SuiteHooks {
-  beforeAll: TimeoutHook | OptionsHook;
-  afterAll: TimeoutHook | OptionsHook;
-}
-
-/** How long a start or a stop may take before the framework fails the hook (vitest and jest). */
-const HOOK_TIMEOUT_MS = 60_000;
-
-/** Registers `fn` with a hook of either kind (see OptionsHook for why the number suits both). */
-function register(hook: SuiteHooks['beforeAll'], fn: () => Promise<void>): void {
-  (hook as TimeoutHook)(fn, HOOK_TIMEOUT_MS);
-}
-
-/**
- * Starts one simulator for the suite and stops it after; returns a getter for it.
- * `const sim = withSimulator({ beforeAll, afterAll }, { fixture: 'ci' })`
- */
-export function withSimulator(hooks: SuiteHooks, options: SimulatorOptions = {}): () => TestSimulator {
-  let current: TestSimulator | undefined;
-  register(hooks.beforeAll, async () => {
-    current = await startTestSimulator(options);
-  });
-  register(hooks.afterAll, async () => {
-    await current?.stop();
-  });
-  return () => {
-    if (!current) throw new Error('the simulator is not started yet: use it inside tests, not at collection time');
-    return current;
+function owned(sim: StartedSimulator<true>, controlToken: string | undefined): TestSimulator {
+  const control = new ControlClient({ url: sim.apiUrl, ...(controlToken === undefined ? {} : { controlToken }) });
+  return {
+    ...common(control, sim.apiUrl, sim.fixture),
+    mode: 'owned',
+    controlUrl: sim.controlUrl,
+    mqttUrl: sim.mqttUrl,
+    sim,
+    stop: async () => {
+      control.close();
+      await sim.stop();
+    },
   };
+}
+
+/** Everything that works the same attached and owned: over HTTP, through the control client. */
+function common(control: ControlClient, apiUrl: string, fixture: Fixture): Omit<TestSimulator, 'mode' | 'controlUrl' | 'mqttUrl' | 'sim' | 'stop'> {
+  return {
+    apiUrl,
+    control,
+    fixture,
+    login: async (email, password) => {
+      if (password !== undefined) {
+        if (email === undefined) throw new TypeError('login(email, password): the email is missing');
+        return loggedIn(apiUrl, email, password);
+      }
+      const wanted = email ?? fixture.accounts[0]?.email;
+      // The same comparison as the API's login: case and surrounding spaces do not matter.
+      const account = wanted === undefined ? undefined : fixture.accounts.find((a) => normaliseEmail(a.email) === normaliseEmail(wanted));
+      if (!account) throw new Error(`the fixture has no account ${wanted ?? '(none at all)'}`);
+      return loggedIn(apiUrl, account.email, account.password);
+    },
+    reset: () => control.reset(),
+    addFault: (token, spec) => control.addFault(token, spec),
+    clearFaults: async (token) => {
+      if (token !== undefined) {
+        await control.clearFaults(token);
+        return;
+      }
+      for (const station of await control.stations()) if (station.faults.length > 0) await control.clearFaults(station.token);
+    },
+    setOnline: (token, online) => control.setConnection(token, online),
+    setBattery: (token, volts) => control.setBattery(token, volts),
+    jam: (token, lockId) => control.physical(token, lockId, 'jam'),
+    unjam: (token, lockId) => control.physical(token, lockId, 'unjam'),
+    reboot: (token, downMs) => control.reboot(token, downMs),
+    advanceClock: (ms) => control.advanceClock(ms),
+    waitForStation: (token, status, options) => control.waitForStation(token, status, options),
+    waitForLock: (token, lockId, status, options) => control.waitForLock(token, lockId, status, options),
+    events: (filter) => control.events(filter),
+  };
+}
+
+async function loggedIn(baseUrl: string, email: string, password: string): Promise<StationSimClient> {
+  const client = createClient({ baseUrl, email, password });
+  await client.login();
+  return client;
 }

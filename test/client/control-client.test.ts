@@ -281,3 +281,31 @@ describe('ControlClient request timeout', () => {
     }
   });
 });
+
+describe('ControlClient for test suites', () => {
+  it('takes the control URL as STATION_SIM_CONTROL_URL holds it, ending in /sim/v1', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)] });
+    expect((await new ControlClient({ url: `${fake.url}/sim/v1/` }).station('ST-1001')).token).toBe('ST-1001');
+    expect(fake.requests.map((request) => request.url)).toEqual(['/sim/v1/stations/ST-1001']);
+  });
+
+  it('iterates the event stream from a real socket; close() ends an iterator still open', async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1)] });
+    const control = new ControlClient({ url: fake.url });
+    const events = control.events({ type: 'command.sent' });
+    expect((await events.ready).map((station) => station.token)).toEqual(['ST-1001']);
+    fake.push({ type: 'command.acked', token: 'ST-1001', lockId: '1', commandId: 'c0', pending: 'opening', ms: 1 });
+    fake.push({ type: 'command.sent', token: 'ST-1001', lockId: '1', commandId: 'c1' });
+    expect((await events.next()).value).toMatchObject({ type: 'command.sent', commandId: 'c1' });
+    const waiting = events.next();
+    control.close();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    await eventually(() => expect(fake!.clients).toBe(0));
+  });
+
+  it('reports a refused URL through the iterator, not as a throw', async () => {
+    const events = new ControlClient({ url: 'localhost:8080' }).events();
+    await expect(events.ready).rejects.toThrow(/^the event stream was refused: /);
+    await expect(events.next()).rejects.toThrow(/^the event stream was refused: /);
+  });
+});
