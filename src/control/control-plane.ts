@@ -14,11 +14,15 @@ import { SimError } from '../errors.js';
 import { faultRoutes, healthAndClockRoutes, stationRoutes, type ControlRoutesOptions } from './control-routes.js';
 import type { EventHub } from './event-hub.js';
 import { closeEventStreams, eventStreamRoute } from './event-stream-route.js';
+import { journalRoutes } from './journal-routes.js';
+import type { RequestJournal } from './request-journal.js';
 import { refuseUpgradesElsewhere, selectProtocol, subprotocolToken } from './event-stream-upgrade.js';
 
 export type { AdvanceableClock } from './control-routes.js';
 
 export interface ControlPlaneOptions extends ControlRoutesOptions {
+  /** What `/sim/v1/journal` answers from (start-control.ts feeds it from the hub). */
+  journal: RequestJournal;
   /** When set, every `/sim/v1` request must carry `Authorization: Bearer <controlToken>`. */
   controlToken?: string;
   /**
@@ -47,6 +51,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
       await plane.register(stationRoutes, options);
       await plane.register(faultRoutes, options);
       await plane.register(eventStreamRoute, options);
+      await plane.register(journalRoutes, options);
     },
     { prefix: '/sim/v1' },
   );

@@ -14,6 +14,7 @@ import { EventHub } from './event-hub.js';
 import { registerControlPlane, type AdvanceableClock } from './control-plane.js';
 import type { ControlRoutesOptions } from './control-routes.js';
 import { startScenario, type StartedScenario } from './scenario-runner.js';
+import { RequestJournal } from './request-journal.js';
 
 export interface ControlOptions {
   transport: MqttTransport;
@@ -45,6 +46,8 @@ export interface BrokerRefusals {
 export interface StartedControl {
   readonly channel: ControlChannel;
   readonly hub: EventHub;
+  /** Every `/v1` request and unlock command since start (bounded), for `/sim/v1/journal`. */
+  readonly journal: RequestJournal;
   /** Adds the `/sim/v1` routes; `gatewayRefused` reports the in-process `/v1` gateway's refusals in health. */
   register(app: ApiInstance, extras?: Pick<ControlRoutesOptions, 'gatewayRefused'>): Promise<void>;
   /** Starts the fixture's scenario timeline (call once the fleet is up). */
@@ -58,6 +61,9 @@ export interface StartedControl {
 
 export async function startControl(options: ControlOptions): Promise<StartedControl> {
   const hub = new EventHub({ fixture: options.fixture, clock: options.clock });
+  // Listening from the start, before the fleet and the API: every command and request is journalled.
+  const journal = new RequestJournal();
+  const detachJournal = journal.attach(hub);
   const channel = await ControlChannel.start({
     transport: options.transport,
     ...(options.identity ? { identity: options.identity } : {}),
@@ -87,11 +93,13 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   return {
     channel,
     hub,
+    journal,
     register: (app, extras) =>
       registerControlPlane(app, {
         ...extras,
         channel,
         hub,
+        journal,
         fixture: options.fixture,
         ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
         ...(isAdvanceable(options.clock) ? { clock: options.clock } : {}),
@@ -114,6 +122,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     scenarioSettled: async () => scenario?.settled(),
     stop: async () => {
       unlistenRefusals?.();
+      detachJournal();
       scenario?.stop();
       hub.stop();
       await channel.stop();
