@@ -15,6 +15,9 @@ import { faultRoutes, healthAndClockRoutes, stationRoutes, type ControlRoutesOpt
 import type { EventHub } from './event-hub.js';
 import { closeEventStreams, eventStreamRoute } from './event-stream-route.js';
 import { journalRoutes } from './journal-routes.js';
+import { ApiFaults } from './api-faults.js';
+import { installApiFaultHook } from './api-fault-hook.js';
+import { apiFaultRoutes } from './api-fault-routes.js';
 import type { RequestJournal } from './request-journal.js';
 import { refuseUpgradesElsewhere, selectProtocol, subprotocolToken } from './event-stream-upgrade.js';
 
@@ -23,6 +26,8 @@ export type { AdvanceableClock } from './control-routes.js';
 export interface ControlPlaneOptions extends ControlRoutesOptions {
   /** What `/sim/v1/journal` answers from (start-control.ts feeds it from the hub). */
   journal: RequestJournal;
+  /** The run's seed: API faults with a probability draw from it. */
+  seed: number;
   /** When set, every `/sim/v1` request must carry `Authorization: Bearer <controlToken>`. */
   controlToken?: string;
   /**
@@ -37,6 +42,8 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
   await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: selectProtocol }, preClose: closeEventStreams });
   app.addHook('onRequest', refuseUpgradesElsewhere);
   reportApiRequests(app, options.hub);
+  const apiFaults = new ApiFaults({ seed: options.seed, routes: () => app.apiRoutes });
+  installApiFaultHook(app, apiFaults, options.hub);
 
   await app.register(
     async (instance) => {
@@ -48,10 +55,11 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         throw new SimError('ROUTE_NOT_FOUND');
       });
       await plane.register(healthAndClockRoutes, options);
-      await plane.register(stationRoutes, options);
+      await plane.register(stationRoutes, { ...options, apiFaults });
       await plane.register(faultRoutes, options);
       await plane.register(eventStreamRoute, options);
       await plane.register(journalRoutes, options);
+      await plane.register(apiFaultRoutes, { ...options, apiFaults });
     },
     { prefix: '/sim/v1' },
   );
@@ -74,6 +82,7 @@ function reportApiRequests(app: ApiInstance, hub: EventHub): void {
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
         ...(request.commandId ? { commandId: request.commandId } : {}),
+        ...(request.apiFault ? { fault: request.apiFault } : {}),
       });
     }
     done();

@@ -115,7 +115,7 @@ export class RequestJournal {
     const since = query.since ?? 0;
     const limit = query.limit ?? this.#capacity;
     const entries: JournalEntry[] = [];
-    let mark = Math.max(this.#seq, since);
+    let mark = this.#seq;
     for (let i = this.#firstAfter(since); i < this.#size; i += 1) {
       const entry = this.#ring[(this.#start + i) % this.#capacity]!;
       if (!matches(entry, query)) continue;

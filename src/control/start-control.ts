@@ -21,6 +21,8 @@ export interface ControlOptions {
   /** Who the control plane is on the broker. @default a client id of its own, no credentials */
   identity?: SharedIdentity;
   fixture: Fixture;
+  /** The run's seed, for API faults with a probability. @default fixture.seed */
+  seed?: number;
   clock: Clock & Partial<AdvanceableClock>;
   /** Required bearer token of `/sim/v1`. @default none: open (bind to loopback) */
   controlToken?: string;
@@ -100,6 +102,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         channel,
         hub,
         journal,
+        seed: options.seed ?? options.fixture.seed,
         fixture: options.fixture,
         ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
         ...(isAdvanceable(options.clock) ? { clock: options.clock } : {}),
