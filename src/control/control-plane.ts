@@ -74,7 +74,7 @@ function reportApiRequests(app: ApiInstance, hub: EventHub): void {
   // (the common case under load) it is only this check.
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown route';
-    if (hub.listening && !route.startsWith('/sim/v1')) {
+    if (hub.wants('api.request') && !route.startsWith('/sim/v1')) {
       hub.emit({
         type: 'api.request',
         method: request.method,

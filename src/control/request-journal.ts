@@ -48,7 +48,7 @@ export class RequestJournal {
 
   /** Listens to the hub from now on; the function returned stops it. */
   attach(hub: EventHub): () => void {
-    return hub.subscribe((event) => this.record(event));
+    return hub.subscribe((event) => this.record(event), ['api.request', 'command.sent', 'command.acked', 'command.rejected', 'command.timeout']);
   }
 
   /** The `seq` of the last entry recorded (0 before any): a mark to pass as `since`. */
