@@ -138,3 +138,24 @@ describe('/sim/v1/journal', () => {
     expect(next.entries).toMatchObject([{ seq: cleared.json.mark + 1, kind: 'api', route: '/v1/stations/:station_token', status: 200 }]);
   });
 });
+
+describe('the journal on the event hub', () => {
+  it('takes commands and requests without making the hub build every other event', async () => {
+    const { EventHub } = await import('../../src/control/event-hub.js');
+    const { parseFixture } = await import('../../src/fixture/load-fixture.js');
+    const { ManualClock } = await import('../../src/shared/clock.js');
+    const fixture = parseFixture({ stations: [{ token: 'S1', stationId: 1, locks: [{ lockId: '1' }] }] });
+    const hub = new EventHub({ fixture, clock: new ManualClock(0), commandTimeoutMs: 1000 });
+    const journal = new RequestJournal();
+    const detach = journal.attach(hub);
+    expect(hub.listening).toBe(false);
+    expect(hub.wants('api.request')).toBe(true);
+    expect(hub.wants('lock.state')).toBe(false);
+    hub.handleMessage('stations/S1/locks/1/unlock', Buffer.from(JSON.stringify({ commandId: 'c1', timestamp: new Date(0).toISOString() })));
+    hub.handleMessage('stations/S1/acks', Buffer.from(JSON.stringify({ commandId: 'c1', lockId: '1', accepted: true, timestamp: new Date(0).toISOString() })));
+    expect(journal.query().entries).toMatchObject([{ kind: 'command', token: 'S1', lockId: '1', commandId: 'c1', outcome: 'acked', ms: 0 }]);
+    detach();
+    expect(hub.wants('api.request')).toBe(false);
+    hub.stop();
+  });
+});
