@@ -267,8 +267,9 @@ export class EventHub {
   #acked(token: string, ack: { commandId: string; lockId: string; accepted: boolean; reason?: string }): void {
     const command = this.#commands.get(ack.commandId);
     // A second ack of the same command (redelivery) is still reported, timed from the first send.
-    // Commands are tracked only while somebody listens (it costs a timer each); one sent before
-    // that has no known send time, so its ack carries no `ms` rather than a made-up one.
+    // Commands are tracked only while somebody takes command events (it costs a timer each; the
+    // request journal does from start-up); one sent before that has no known send time, so its
+    // ack carries no `ms` rather than a made-up one.
     const timing = command ? { ms: this.#clock.now() - command.sentAt } : {};
     if (command) {
       this.#clock.clearTimeout(command.timer);

@@ -129,7 +129,7 @@ const event = <T extends string, P extends Record<string, TSchema>>(type: T, pro
   Type.Object({ type: Type.Literal(type), time: IsoTime('Simulated time of the event.'), ...properties }, strict);
 
 const CommandFields = { token: Type.String(), lockId: Type.String(), commandId: Type.String() };
-/** Since the command was sent; absent when it was sent before anyone listened to the stream. */
+/** Since the command was sent; absent when the hub did not see the send (before the control plane started, or forgotten past its bound). */
 const CommandMs = Type.Optional(Type.Integer({ minimum: 0 }));
 
 export const SnapshotEventSchema = event('snapshot', { stations: Type.Array(SimStationSchema) });
