@@ -12,6 +12,7 @@ import { runUnlock } from './unlock.js';
 import { runSoak } from './soak.js';
 import { runProfile } from './profile.js';
 import { runTls } from './tls.js';
+import { runReset } from './reset.js';
 import { USAGE, defaultOutPath, parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { currentCommit, runHeader } from './lib/machine.js';
 import { renderMarkdown, type BenchResult } from './lib/report.js';
@@ -148,6 +149,11 @@ for (const name of options.parts) {
           log,
           verbose,
         });
+      });
+      break;
+    case 'reset':
+      await part('reset', async () => {
+        result.reset = await runReset({ samples: options.quick ? 8 : 20, log, verbose });
       });
       break;
   }

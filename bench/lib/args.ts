@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const PARTS = ['boot', 'unlock', 'mosquitto', 'tls', 'soak', 'profile'] as const;
+export const PARTS = ['boot', 'unlock', 'mosquitto', 'tls', 'soak', 'profile', 'reset'] as const;
 export type Part = (typeof PARTS)[number];
 /** What runs without `--only`: everything. */
 export const DEFAULT_PARTS: readonly Part[] = PARTS;

@@ -8,6 +8,7 @@ import { checkTargets, P99_RATIO_TARGET } from '../unlock.js';
 import type { SoakResult } from '../soak.js';
 import type { ProfileResult } from '../profile.js';
 import type { TlsResult } from '../tls.js';
+import type { ResetResult } from '../reset.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { BenchOptions } from './args.js';
 import type { RunHeader } from './machine.js';
@@ -27,6 +28,7 @@ export interface BenchResult {
   tls?: TlsResult;
   soak?: SoakResult;
   profile?: ProfileResult;
+  reset?: ResetResult;
   /** Parts that failed as a whole, one line each. */
   errors: string[];
 }
@@ -323,6 +325,17 @@ export function renderMarkdown(result: BenchResult): string {
   if (result.tls) sections.push('## TLS with per-station certificates, Mosquitto configured as production', renderTls(result.tls));
   if (result.soak) sections.push('## Soak', renderSoak(result.soak));
   if (result.profile) sections.push('## Where the unlock time goes (CPU profile of the API process, each thread)', renderProfile(result.profile));
+  if (result.reset) sections.push('## Reset between tests (`POST /sim/v1/reset`)', renderReset(result.reset));
   if (result.errors.length > 0) sections.push('## Errors', result.errors.map((error) => `- ${error}`).join('\n'));
   return `${sections.join('\n\n')}\n`;
+}
+
+/** The reset part: each fleet's reset, untouched and after one change, as ms and as a ratio to a health round trip. */
+export function renderReset(result: ResetResult): string {
+  const lines = [
+    '| fixture | reset | × health | reset after one change | × health | health round trip | samples |',
+    '|---|---|---|---|---|---|---|',
+    ...result.rows.map((row) => `| ${row.fixture} | ${formatMs(row.resetMs)} | ${row.resetRatio} | ${formatMs(row.touchedResetMs)} | ${row.touchedResetRatio} | ${formatMs(row.healthMs)} | ${row.samples} |`),
+  ];
+  return lines.join('\n');
 }

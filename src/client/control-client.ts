@@ -400,6 +400,88 @@ export class ControlClient {
       : `HTTP ${response.status}`;
     throw new ControlPlaneError(response.status, response.status === 401 && this.#token === undefined ? CONTROL_TOKEN_NEEDED : message);
   }
+
+  // ── Request journal, API faults (docs/control-plane.md, "Request journal" and "API faults") ──────
+
+  /** `GET /sim/v1/journal`: the entries after `since` (default all), oldest first, and the mark to pass next time. */
+  journal(query: import('./journal-query.js').ControlJournalQuery = {}): Promise<import('../control/wire-schemas.js').JournalReply> {
+    const params = new URLSearchParams();
+    for (const key of ['since', 'kind', 'token', 'limit'] as const) if (query[key] !== undefined) params.set(key, String(query[key]));
+    const search = params.toString();
+    return this.#request('GET', `/journal${search === '' ? '' : `?${search}`}`);
+  }
+
+  /** The journal's mark now: pass it as `since` to see only what comes after. */
+  async mark(): Promise<number> {
+    return (await this.#request<import('../control/wire-schemas.js').JournalReply>('GET', '/journal?since=9007199254740991')).mark;
+  }
+
+  /** `DELETE /sim/v1/journal`: forgets every entry; marks keep increasing, so one taken before still works. */
+  clearJournal(): Promise<import('../control/wire-schemas.js').JournalClearReply> {
+    return this.#request('DELETE', '/journal');
+  }
+
+  /**
+   * Checks what reached the simulator since `query.since` (default: all the journal holds), as
+   * WireMock's `verify`: the entries matching every field given must number `count`, or at least
+   * `atLeast` (default 1) and at most `atMost`. Returns the matching entries; otherwise throws an
+   * Error that says what was expected and lists, one line each, the matching entries and the others.
+   */
+  async verify(query: import('./journal-query.js').ControlVerifyQuery, expectation: import('./journal-query.js').ControlVerifyExpectation = {}): Promise<import('../control/wire-schemas.js').JournalEntry[]> {
+    const { entries, truncated } = await this.journal({ ...(query.since === undefined ? {} : { since: query.since }), ...(query.kind === undefined ? {} : { kind: query.kind }) });
+    const matching = entries.filter((entry) => ControlClient.#journalMatches(entry, query));
+    const { count } = expectation;
+    const atLeast = count ?? expectation.atLeast ?? (expectation.atMost === undefined ? 1 : 0);
+    const atMost = count ?? expectation.atMost ?? Number.POSITIVE_INFINITY;
+    if (matching.length >= atLeast && matching.length <= atMost) return matching;
+    const wanted = count !== undefined ? `exactly ${count}` : atMost === Number.POSITIVE_INFINITY ? `at least ${atLeast}` : atLeast === 0 ? `at most ${atMost}` : `${atLeast} to ${atMost}`;
+    const filters = Object.entries(query).filter(([, value]) => value !== undefined).map(([key, value]) => `${key}=${String(value)}`).join(' ');
+    const others = entries.filter((entry) => !matching.includes(entry));
+    const lines = (list: typeof entries): string => (list.length === 0 ? '\n  (none)' : list.slice(-50).map((entry) => `\n  ${ControlClient.#journalLine(entry)}`).join('') + (list.length > 50 ? `\n  (${list.length - 50} earlier not shown)` : ''));
+    throw new Error(
+      `expected ${wanted} journal ${wanted.endsWith(' 1') ? 'entry' : 'entries'} matching ${filters === '' ? 'anything' : filters}, found ${matching.length}` +
+        `${truncated ? ' (the journal dropped entries after the mark: it keeps the last 10000)' : ''}\nmatching:${lines(matching)}\nothers seen:${lines(others)}`,
+    );
+  }
+
+  /** `POST /sim/v1/api-faults`: answers the `/v1` requests it matches as `spec` says. */
+  addApiFault(spec: import('../control/wire-schemas.js').ApiFaultSpec): Promise<import('../control/wire-schemas.js').ApiFault> {
+    return this.#request('POST', '/api-faults', spec);
+  }
+
+  async apiFaults(): Promise<import('../control/wire-schemas.js').ApiFault[]> {
+    return (await this.#request<import('../control/wire-schemas.js').ApiFaultListReply>('GET', '/api-faults')).faults;
+  }
+
+  async removeApiFault(id: string): Promise<void> {
+    await this.#request('DELETE', `/api-faults/${encodeURIComponent(id)}`);
+  }
+
+  /** Removes every API fault; `reset()` does too. */
+  async clearApiFaults(): Promise<void> {
+    await this.#request('DELETE', '/api-faults');
+  }
+
+  static #journalMatches(entry: import('../control/wire-schemas.js').JournalEntry, query: import('./journal-query.js').ControlVerifyQuery): boolean {
+    const fields = entry as Partial<Record<'method' | 'route' | 'token' | 'lockId' | 'status', unknown>>;
+    if (query.kind !== undefined && entry.kind !== query.kind) return false;
+    if (query.method !== undefined && fields.method !== query.method.toUpperCase()) return false;
+    if (query.route !== undefined && fields.route !== query.route) return false;
+    if (query.token !== undefined && fields.token !== query.token) return false;
+    if (query.lockId !== undefined && fields.lockId !== query.lockId) return false;
+    if (query.status !== undefined && fields.status !== query.status) return false;
+    return true;
+  }
+
+  /** One entry in a line: `#12 api GET /v1/stations/:station_token 401 3 ms fault=f1`; never a token of a session (entries carry none). */
+  static #journalLine(entry: import('../control/wire-schemas.js').JournalEntry): string {
+    if (entry.kind === 'command') {
+      return `#${entry.seq} command ${entry.token} lock ${entry.lockId} ${entry.commandId} ${entry.outcome}${entry.reason === undefined ? '' : ` (${entry.reason})`}`;
+    }
+    const { seq, at: _at, kind: _kind, method, route, status, ms, ...rest } = entry;
+    const extra = Object.entries(rest).map(([key, value]) => ` ${key}=${String(value)}`).join('');
+    return `#${seq} api ${method} ${route} ${status} ${ms} ms${extra}`;
+  }
 }
 
 function formatSeconds(ms: number): string {

@@ -158,13 +158,16 @@ export class ControlChannel {
    * answer are simply missing from the result. When no process answers at all, it throws
    * `STATION_NO_RESPONSE` (504); while the session is down, `BROKER_DISCONNECTED` (503) at once.
    */
-  async fleet(action: 'query' | 'reset'): Promise<StationSnapshot[]> {
+  fleet(action: 'query'): Promise<StationSnapshot[]>;
+  /** A reset answers with the tokens of the stations reset, in fixture order. */
+  fleet(action: 'reset'): Promise<string[]>;
+  async fleet(action: 'query' | 'reset'): Promise<StationSnapshot[] | string[]> {
     if (this.#stopped) throw new Error('the control channel has stopped');
     if (!this.#client.connected) throw new SimError('BROKER_DISCONNECTED');
     const requestId = randomUUID();
     const expected = this.#fixture.stations.length;
     if (expected === 0) return [];
-    const found = new Map<string, StationSnapshot>();
+    const found = new Map<string, StationSnapshot | undefined>();
     let replies = 0;
     await new Promise<void>((resolve, reject) => {
       const finish = (): void => {
@@ -177,6 +180,7 @@ export class ControlChannel {
         settle: (answer) => {
           replies += 1;
           for (const station of (answer as FleetReply).stations ?? []) found.set(station.token, station);
+          for (const token of (answer as FleetReply).tokens ?? []) found.set(token, undefined);
           if (found.size >= expected) {
             finish();
             return;
@@ -195,7 +199,8 @@ export class ControlChannel {
     // Not one fleet process answered (none running, or the broker is gone): an empty fleet would be a lie.
     if (replies === 0) throw new SimError('STATION_NO_RESPONSE', 'No fleet process answered');
     const order = new Map(this.#fixture.stations.map((station, index) => [station.token, index]));
-    return [...found.values()].sort((a, b) => (order.get(a.token) ?? 0) - (order.get(b.token) ?? 0));
+    const tokens = [...found.keys()].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+    return action === 'reset' ? tokens : tokens.map((token) => found.get(token)!);
   }
 
   /**

@@ -15,11 +15,20 @@ import { TOKEN_PATTERN, type Fixture } from '../fixture/fixture-schema.js';
 import { faultRoutes, healthAndClockRoutes, stationRoutes, type ControlRoutesOptions } from './control-routes.js';
 import type { EventHub } from './event-hub.js';
 import { closeEventStreams, eventStreamRoute } from './event-stream-route.js';
+import { journalRoutes } from './journal-routes.js';
+import { ApiFaults } from './api-faults.js';
+import { installApiFaultHook } from './api-fault-hook.js';
+import { apiFaultRoutes } from './api-fault-routes.js';
+import type { RequestJournal } from './request-journal.js';
 import { refuseUpgradesElsewhere, selectProtocol, subprotocolToken } from './event-stream-upgrade.js';
 
 export type { AdvanceableClock } from './control-routes.js';
 
 export interface ControlPlaneOptions extends ControlRoutesOptions {
+  /** What `/sim/v1/journal` answers from (start-control.ts feeds it from the hub). */
+  journal: RequestJournal;
+  /** The run's seed: API faults with a probability draw from it. */
+  seed: number;
   /** When set, every `/sim/v1` request must carry `Authorization: Bearer <controlToken>`. */
   controlToken?: string;
   /**
@@ -34,6 +43,8 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
   await app.register(websocket, { options: { maxPayload: 64 * 1024, handleProtocols: selectProtocol }, preClose: closeEventStreams });
   app.addHook('onRequest', refuseUpgradesElsewhere);
   reportApiRequests(app, options.hub, options.fixture);
+  const apiFaults = new ApiFaults({ seed: options.seed, routes: () => app.apiRoutes });
+  installApiFaultHook(app, apiFaults, options.hub);
 
   await app.register(
     async (instance) => {
@@ -45,9 +56,11 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
         throw new SimError('ROUTE_NOT_FOUND');
       });
       await plane.register(healthAndClockRoutes, options);
-      await plane.register(stationRoutes, options);
+      await plane.register(stationRoutes, { ...options, apiFaults });
       await plane.register(faultRoutes, options);
       await plane.register(eventStreamRoute, options);
+      await plane.register(journalRoutes, options);
+      await plane.register(apiFaultRoutes, { ...options, apiFaults });
     },
     { prefix: '/sim/v1' },
   );
@@ -66,7 +79,7 @@ function reportApiRequests(app: ApiInstance, hub: EventHub, fixture: Fixture): v
   // (the common case under load) it is only this check.
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown route';
-    if (hub.listening && !route.startsWith('/sim/v1')) {
+    if (hub.wants('api.request') && !route.startsWith('/sim/v1')) {
       const { token, lockId } = routeTarget(request.params, stationOf);
       hub.emit({
         type: 'api.request',
@@ -78,6 +91,7 @@ function reportApiRequests(app: ApiInstance, hub: EventHub, fixture: Fixture): v
         ...(lockId !== undefined ? { lockId } : {}),
         ...(request.outcome ? { outcome: request.outcome } : {}),
         ...(request.commandId ? { commandId: request.commandId } : {}),
+        ...(request.apiFault ? { fault: request.apiFault } : {}),
       });
     }
     done();

@@ -84,10 +84,14 @@ export type SimLockPhaseEvent = Static<typeof SimLockPhaseEventSchema>;
 export type ControlReply =
   | { requestId: string; ok: true; station: StationSnapshot; fault?: Fault }
   | { requestId: string; ok: false; code: 'LOCK_NOT_FOUND' | 'FAULT_NOT_FOUND' | 'BAD_REQUEST'; message: string };
-/** One fleet process's answer to a fleet request. */
+/**
+ * One fleet process's answer to a fleet request: a query's snapshots, or the tokens of the stations
+ * a reset reset (a reset needs no snapshots, and for a large fleet they were most of its cost).
+ */
 export interface FleetReply {
   requestId: string;
-  stations: StationSnapshot[];
+  stations?: StationSnapshot[];
+  tokens?: string[];
 }
 
 const simCheckers = {

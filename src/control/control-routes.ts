@@ -14,6 +14,7 @@ import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
 import type { FleetReadiness } from './fleet-readiness.js';
+import type { ApiFaults } from './api-faults.js';
 import {
   BatteryBodySchema,
   ClockAdvanceBodySchema,
@@ -49,6 +50,8 @@ export interface ControlRoutesOptions {
   gatewayRefused?: () => Readonly<Record<string, number>>;
   /** Simulated time; `advance` exists on a manual clock. @default none: the clock routes answer 409 */
   clock?: AdvanceableClock;
+  /** The `/v1` API's faults, which a reset clears. @default none */
+  apiFaults?: ApiFaults;
 }
 
 /** A clock that `POST /sim/v1/clock/advance` can move. */
@@ -180,6 +183,8 @@ export const stationRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
   );
 
   plane.post('/reset', { schema: { response: { 200: ResetReplySchema } } }, async () => {
+    // First, and whatever the fleet answers: the API must not keep failing on purpose after a reset.
+    options.apiFaults?.clear();
     const stations = await channel.fleet('reset');
     hub.readiness.controlled(undefined, { action: 'reset' });
     hub.emit({ type: 'control', action: 'reset' });

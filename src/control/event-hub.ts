@@ -19,6 +19,9 @@ export type SimStreamEventInput = WithoutTime<Exclude<SimStreamEvent, { type: 's
 type WithoutTime<T> = T extends unknown ? Omit<T, 'time'> : never;
 
 type Listener = (event: SimStreamEvent) => void;
+type EventType = SimStreamEvent['type'];
+/** The events a narrow listener (the request journal) takes: commands need the unlock and ack topics parsed, nothing else does. */
+const COMMAND_TYPES: ReadonlySet<EventType> = new Set(['command.sent', 'command.acked', 'command.rejected', 'command.timeout']);
 /** A raw MQTT message of the contract, classified. */
 export interface ContractMessage {
   topic: string;
@@ -68,6 +71,12 @@ interface TrackedCommand {
 
 export class EventHub {
   readonly #listeners = new Set<Listener>();
+  /**
+   * Listeners of some event types only, by type. They do not make the hub `listening`: the
+   * journal listens for good, and would otherwise make every lock state and status be parsed and
+   * built into events that nobody reads (a reset of a large fleet publishes several per station).
+   */
+  readonly #narrow = new Map<EventType, Set<Listener>>();
   readonly #messageListeners = new Set<MessageListener>();
   readonly #clock: Clock;
   /** One entry per distinct set of topic templates in the fixture. */
@@ -113,9 +122,29 @@ export class EventHub {
     return new Date(this.#clock.now()).toISOString();
   }
 
-  subscribe(listener: Listener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+  /** Every event from now on; with `types`, only events of those types (see `wants`). */
+  subscribe(listener: Listener, types?: readonly EventType[]): () => void {
+    if (types === undefined) {
+      this.#listeners.add(listener);
+      return () => this.#listeners.delete(listener);
+    }
+    for (const type of types) {
+      const set = this.#narrow.get(type) ?? new Set<Listener>();
+      set.add(listener);
+      this.#narrow.set(type, set);
+    }
+    return () => {
+      for (const type of types) {
+        const set = this.#narrow.get(type);
+        set?.delete(listener);
+        if (set?.size === 0) this.#narrow.delete(type);
+      }
+    };
+  }
+
+  /** True when an event of this type would reach anybody: build it only then. */
+  wants(type: EventType): boolean {
+    return this.#listeners.size > 0 || this.#narrow.has(type);
   }
 
   /** Every contract message as it crosses the broker (for transcripts). */
@@ -130,9 +159,11 @@ export class EventHub {
   }
 
   emit(event: SimStreamEventInput): void {
-    if (this.#listeners.size === 0) return;
+    const narrow = this.#narrow.get(event.type);
+    if (this.#listeners.size === 0 && narrow === undefined) return;
     const full = { ...event, time: this.time() } as SimStreamEvent;
     for (const listener of this.#listeners) listener(full);
+    if (narrow) for (const listener of narrow) listener(full);
   }
 
   /** Feeds one MQTT message in. */
@@ -149,8 +180,10 @@ export class EventHub {
       else this.emit({ type: 'fault.applied', token, ...event });
       return;
     }
-    // With nobody listening, only the statuses (for health) are worth the parsing.
+    // With nobody listening, only the statuses (for health) are worth the parsing, and the
+    // commands when a narrow listener takes them.
     const listening = this.#listeners.size > 0;
+    const commands = listening || this.#wantsCommands();
     for (const topics of this.#routes) {
       const status = topics.match('status', topic);
       if (status) {
@@ -161,11 +194,15 @@ export class EventHub {
         this.emit({ type: 'station.status', token: status.token, status: body.status, batteryVoltage: body.batteryVoltage, lastConnection: body.lastConnection });
         return;
       }
-      if (!listening) continue;
-      const lock = topics.match('lockState', topic);
-      if (lock?.lockId !== undefined) {
-        const body = parsePayload('lockState', payload);
-        if (body) this.#lockState(lock.token, lock.lockId, body);
+      if (!commands) continue;
+      if (listening) {
+        const lock = topics.match('lockState', topic);
+        if (lock?.lockId !== undefined) {
+          const body = parsePayload('lockState', payload);
+          if (body) this.#lockState(lock.token, lock.lockId, body);
+          return;
+        }
+      } else if (topics.match('lockState', topic)) {
         return;
       }
       const unlock = topics.match('unlock', topic);
@@ -195,6 +232,11 @@ export class EventHub {
     return undefined;
   }
 
+  #wantsCommands(): boolean {
+    for (const type of COMMAND_TYPES) if (this.#narrow.has(type)) return true;
+    return false;
+  }
+
   /** Stops the command timers. */
   stop(): void {
     for (const command of this.#commands.values()) this.#clock.clearTimeout(command.timer);
@@ -202,6 +244,7 @@ export class EventHub {
     for (const held of this.#heldAcks.values()) this.#clock.clearTimeout(held.timer);
     this.#heldAcks.clear();
     this.#listeners.clear();
+    this.#narrow.clear();
   }
 
   #sent(token: string, lockId: string, commandId: string): void {
@@ -224,8 +267,9 @@ export class EventHub {
   #acked(token: string, ack: { commandId: string; lockId: string; accepted: boolean; reason?: string }): void {
     const command = this.#commands.get(ack.commandId);
     // A second ack of the same command (redelivery) is still reported, timed from the first send.
-    // Commands are tracked only while somebody listens (it costs a timer each); one sent before
-    // that has no known send time, so its ack carries no `ms` rather than a made-up one.
+    // Commands are tracked only while somebody takes command events (it costs a timer each; the
+    // request journal does from start-up); one sent before that has no known send time, so its
+    // ack carries no `ms` rather than a made-up one.
     const timing = command ? { ms: this.#clock.now() - command.sentAt } : {};
     if (command) {
       this.#clock.clearTimeout(command.timer);

@@ -14,12 +14,15 @@ import { EventHub } from './event-hub.js';
 import { registerControlPlane, type AdvanceableClock } from './control-plane.js';
 import type { ControlRoutesOptions } from './control-routes.js';
 import { startScenario, type StartedScenario } from './scenario-runner.js';
+import { RequestJournal } from './request-journal.js';
 
 export interface ControlOptions {
   transport: MqttTransport;
   /** Who the control plane is on the broker. @default a client id of its own, no credentials */
   identity?: SharedIdentity;
   fixture: Fixture;
+  /** The run's seed, for API faults with a probability. @default fixture.seed */
+  seed?: number;
   clock: Clock & Partial<AdvanceableClock>;
   /** Required bearer token of `/sim/v1`. @default none: open (bind to loopback) */
   controlToken?: string;
@@ -45,6 +48,8 @@ export interface BrokerRefusals {
 export interface StartedControl {
   readonly channel: ControlChannel;
   readonly hub: EventHub;
+  /** Every `/v1` request and unlock command since start (bounded), for `/sim/v1/journal`. */
+  readonly journal: RequestJournal;
   /** Adds the `/sim/v1` routes; `gatewayRefused` reports the in-process `/v1` gateway's refusals in health. */
   register(app: ApiInstance, extras?: Pick<ControlRoutesOptions, 'gatewayRefused'>): Promise<void>;
   /** Starts the fixture's scenario timeline (call once the fleet is up). */
@@ -58,6 +63,9 @@ export interface StartedControl {
 
 export async function startControl(options: ControlOptions): Promise<StartedControl> {
   const hub = new EventHub({ fixture: options.fixture, clock: options.clock });
+  // Listening from the start, before the fleet and the API: every command and request is journalled.
+  const journal = new RequestJournal();
+  const detachJournal = journal.attach(hub);
   const channel = await ControlChannel.start({
     transport: options.transport,
     ...(options.identity ? { identity: options.identity } : {}),
@@ -87,11 +95,14 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   return {
     channel,
     hub,
+    journal,
     register: (app, extras) =>
       registerControlPlane(app, {
         ...extras,
         channel,
         hub,
+        journal,
+        seed: options.seed ?? options.fixture.seed,
         fixture: options.fixture,
         ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
         ...(isAdvanceable(options.clock) ? { clock: options.clock } : {}),
@@ -114,6 +125,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     scenarioSettled: async () => scenario?.settled(),
     stop: async () => {
       unlistenRefusals?.();
+      detachJournal();
       scenario?.stop();
       hub.stop();
       await channel.stop();

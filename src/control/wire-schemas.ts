@@ -129,7 +129,7 @@ const event = <T extends string, P extends Record<string, TSchema>>(type: T, pro
   Type.Object({ type: Type.Literal(type), time: IsoTime('Simulated time of the event.'), ...properties }, strict);
 
 const CommandFields = { token: Type.String(), lockId: Type.String(), commandId: Type.String() };
-/** Since the command was sent; absent when it was sent before anyone listened to the stream. */
+/** Since the command was sent; absent when the hub did not see the send (before the control plane started, or forgotten past its bound). */
 const CommandMs = Type.Optional(Type.Integer({ minimum: 0 }));
 
 export const SnapshotEventSchema = event('snapshot', { stations: Type.Array(SimStationSchema) });
@@ -188,6 +188,8 @@ export const ApiRequestEventSchema = event('api.request', {
   outcome: Type.Optional(Type.String()),
   /** For an unlock, the command it published. */
   commandId: Type.Optional(Type.String()),
+  /** The id of the API fault that answered this request (`POST /sim/v1/api-faults`); status 0 when it answered nothing (`reset`, `hang`). */
+  fault: Type.Optional(Type.String()),
 });
 
 /** The embedded broker refused a connection, a publish, a subscription or an oversized packet (at most 20 a second are sent; `counts` counts them all). Never a password. */
@@ -215,6 +217,89 @@ export const SimStreamEventSchema = Type.Union([
   BrokerRefusedEventSchema,
 ]);
 
+// ── Request journal: GET /sim/v1/journal ────────────────────────────────────────────────────────
+
+/** The journal keeps this many entries; the oldest go first. */
+export const JOURNAL_CAPACITY = 10_000;
+
+const { type: _apiType, time: _apiTime, ...ApiRequestFields } = ApiRequestEventSchema.properties;
+const JournalStamp = {
+  seq: Type.Integer({ minimum: 1, description: 'Increases by one per entry, across clears.' }),
+  at: IsoTime('Simulated time the entry was recorded.'),
+};
+/** A `/v1` request: the fields of its `api.request` event, whatever they are, without `type` and `time`. */
+export const JournalApiEntrySchema = Type.Object({ ...JournalStamp, kind: Type.Literal('api'), ...ApiRequestFields }, strict);
+export const CommandOutcomeSchema = Type.Union([Type.Literal('sent'), Type.Literal('acked'), Type.Literal('rejected'), Type.Literal('timeout')], {
+  description: '`sent` until the station answers; then what its ack said, or `timeout` when none came in time.',
+});
+/** An unlock command as the station received it on MQTT, with its outcome as later events told it. */
+export const JournalCommandEntrySchema = Type.Object(
+  {
+    ...JournalStamp,
+    kind: Type.Literal('command'),
+    ...CommandFields,
+    outcome: CommandOutcomeSchema,
+    /** Why the station rejected it. */
+    reason: Type.Optional(Type.String()),
+    /** From the send to the ack or the timeout. */
+    ms: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  strict,
+);
+export const JournalEntrySchema = Type.Union([JournalApiEntrySchema, JournalCommandEntrySchema]);
+export const JournalKindSchema = Type.Union([Type.Literal('api'), Type.Literal('command')]);
+/** Query values arrive as strings; the route parses and checks them (journal-routes.ts) so a bad one is named in the 400. */
+export const JournalQuerySchema = Type.Object(
+  {
+    since: Type.Optional(Type.String({ description: 'Only entries with a greater `seq`: the `mark` of an earlier answer. @default 0' })),
+    kind: Type.Optional(Type.String({ description: '`api` or `command`.' })),
+    token: Type.Optional(Type.String({ description: 'Only entries of this station (a command\'s station; a request\'s `token` field).' })),
+    limit: Type.Optional(Type.String({ description: `At most this many entries, oldest first (1 to ${JOURNAL_CAPACITY}). @default ${JOURNAL_CAPACITY}` })),
+  },
+  strict,
+);
+export const JournalReplySchema = Type.Object(
+  {
+    mark: Type.Integer({ minimum: 0, description: 'Pass as `since` next time: the last entry this answer covers.' }),
+    truncated: Type.Boolean({ description: 'Entries after `since` were dropped to keep the journal bounded.' }),
+    entries: Type.Array(JournalEntrySchema),
+  },
+  strict,
+);
+export const JournalClearReplySchema = Type.Object({ cleared: Type.Integer({ minimum: 0 }), mark: Type.Integer({ minimum: 0 }) }, strict);
+
+// ── API faults: /sim/v1/api-faults ──────────────────────────────────────────────────────────────
+
+export const ApiFaultKindSchema = Type.Union([Type.Literal('status'), Type.Literal('latency'), Type.Literal('reset'), Type.Literal('hang')], {
+  description: '`status`: answer with `status` and `message`; `latency`: wait `latencyMs`, then go on as usual; `reset`: destroy the connection without an answer; `hang`: never answer.',
+});
+/** The longest latency a fault may add: `stop()` waits for requests in flight, up to this. */
+export const API_FAULT_MAX_LATENCY_MS = 60_000;
+export const ApiFaultSpecSchema = Type.Object(
+  {
+    route: Type.Optional(Type.String({ description: 'Only this route, as `api.request` shows it: "POST /v1/auth/refresh". @default every /v1 route' })),
+    token: Type.Optional(Type.String({ minLength: 1, description: 'Only requests for this station (the route\'s `station_token`). @default any' })),
+    kind: ApiFaultKindSchema,
+    status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599, description: 'The status to answer with (kind `status`, required there).' })),
+    message: Type.Optional(Type.String({ maxLength: 1000, description: 'The `message` of the answer. @default the usual one for the status (401: "Token is invalid")' })),
+    retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400, description: 'Sent as `Retry-After` (kind `status`).' })),
+    latencyMs: Type.Optional(Type.Integer({ minimum: 0, maximum: API_FAULT_MAX_LATENCY_MS, description: 'The delay (kind `latency`, required there).' })),
+    count: Type.Optional(Type.Integer({ minimum: 1, description: 'The fault acts on the next `count` matching requests, then is removed. @default no limit' })),
+    probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: "The chance it acts on a matching request, drawn from the simulator's seed. @default 1" })),
+  },
+  strict,
+);
+export const ApiFaultSchema = Type.Object(
+  {
+    id: Type.String(),
+    ...ApiFaultSpecSchema.properties,
+    remaining: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Requests it will still act on; `null` without a `count`.' }),
+  },
+  strict,
+);
+export const ApiFaultListReplySchema = Type.Object({ faults: Type.Array(ApiFaultSchema) }, strict);
+export const ApiFaultClearReplySchema = Type.Object({ cleared: Type.Integer({ minimum: 0 }) }, strict);
+
 /** One message of `GET /sim/v1/events`: an event with `seq`, which increases by one per event of the connection. */
 export const SimEventMessageSchema = Type.Union(
   SimStreamEventSchema.anyOf.map((schema) => Type.Object({ seq: Type.Integer({ minimum: 1 }), ...schema.properties }, strict)),
@@ -233,6 +318,16 @@ export type SimHealth = Static<typeof HealthReplySchema>;
 export type StationListReply = Static<typeof StationListReplySchema>;
 export type ResetReply = Static<typeof ResetReplySchema>;
 export type ClockReply = Static<typeof ClockReplySchema>;
+export type JournalEntry = Static<typeof JournalEntrySchema>;
+export type JournalApiEntry = Static<typeof JournalApiEntrySchema>;
+export type JournalCommandEntry = Static<typeof JournalCommandEntrySchema>;
+export type JournalKind = Static<typeof JournalKindSchema>;
+export type JournalReply = Static<typeof JournalReplySchema>;
+export type JournalClearReply = Static<typeof JournalClearReplySchema>;
+export type ApiFaultKind = Static<typeof ApiFaultKindSchema>;
+export type ApiFaultSpec = Static<typeof ApiFaultSpecSchema>;
+export type ApiFault = Static<typeof ApiFaultSchema>;
+export type ApiFaultListReply = Static<typeof ApiFaultListReplySchema>;
 /** An event of the stream as the server builds it, without `seq`. */
 export type SimStreamEvent = Static<typeof SimStreamEventSchema>;
 

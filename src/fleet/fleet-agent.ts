@@ -50,7 +50,7 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
     if (topic === SIM_TOPICS.fleet) {
       const request = parseSimMessage('fleet', payload);
       if (!request) return;
-      void handleFleet(request.action, options.stations, (stations) => reply(request.requestId, { requestId: request.requestId, stations })).catch(
+      void handleFleet(request.action, options.stations, (part) => reply(request.requestId, { requestId: request.requestId, ...part })).catch(
         () => undefined, // nothing left to answer with (a failed reset is answered as missing, in handleFleet)
       );
       return;
@@ -98,19 +98,29 @@ export const FLEET_REPLY_CHUNK = 1000;
  * control plane counts it as `missing` (not reset) instead of one failure silencing the whole
  * chunk and the shard showing as missing.
  */
-async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<string, StationClient>, answer: (snapshots: StationSnapshot[]) => void): Promise<void> {
+async function handleFleet(
+  action: 'query' | 'reset',
+  stations: ReadonlyMap<string, StationClient>,
+  answer: (part: { stations: StationSnapshot[] } | { tokens: string[] }) => void,
+): Promise<void> {
   const all = [...stations.values()];
   if (all.length === 0) {
-    answer([]);
+    answer(action === 'reset' ? { tokens: [] } : { stations: [] });
     return;
   }
+  // A reset's first chunk is answered only after what its resets publish has gone through the
+  // broker, which for a large fleet can take longer than the control plane waits between answers
+  // (5 s): an empty answer at once says the request arrived and is being worked on.
+  if (action === 'reset') answer({ tokens: [] });
   for (let start = 0; start < all.length; start += FLEET_REPLY_CHUNK) {
-    let chunk = all.slice(start, start + FLEET_REPLY_CHUNK);
+    const chunk = all.slice(start, start + FLEET_REPLY_CHUNK);
     if (action === 'reset') {
       const results = await Promise.allSettled(chunk.map((station) => station.reset()));
-      chunk = chunk.filter((_, index) => results[index]!.status === 'fulfilled');
+      const reset = chunk.filter((_, index) => results[index]!.status === 'fulfilled');
+      for (const tokens of bySize(reset.map((station) => station.token))) answer({ tokens });
+      continue;
     }
-    for (const part of bySize(chunk.map((station) => station.model.snapshot()))) answer(part);
+    for (const part of bySize(chunk.map((station) => station.model.snapshot()))) answer({ stations: part });
   }
 }
 
@@ -121,12 +131,12 @@ async function handleFleet(action: 'query' | 'reset', stations: ReadonlyMap<stri
  */
 export const FLEET_REPLY_MAX_BYTES = 48 * 1024;
 
-/** `snapshots` cut into runs whose JSON stays under FLEET_REPLY_MAX_BYTES (a run holds one snapshot at least). */
-function bySize(snapshots: StationSnapshot[]): StationSnapshot[][] {
-  const parts: StationSnapshot[][] = [];
-  let part: StationSnapshot[] = [];
+/** `items` cut into runs whose JSON stays under FLEET_REPLY_MAX_BYTES (a run holds one item at least). */
+function bySize<T>(items: T[]): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
   let bytes = 0;
-  for (const snapshot of snapshots) {
+  for (const snapshot of items) {
     const size = Buffer.byteLength(JSON.stringify(snapshot)) + 1;
     if (part.length > 0 && bytes + size > FLEET_REPLY_MAX_BYTES) {
       parts.push(part);

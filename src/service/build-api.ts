@@ -35,6 +35,13 @@ declare module 'fastify' {
      */
     outcome?: string;
   }
+  interface FastifyInstance {
+    /**
+     * Every `/v1` route as `METHOD /v1/pattern`, the method and pattern that request summaries show
+     * (`POST /v1/auth/refresh`): what the control plane's API faults may name.
+     */
+    readonly apiRoutes: readonly string[];
+  }
 }
 export type { ApiLoggerOption, ApiLoggerSettings } from './http/request-logging.js';
 
@@ -169,6 +176,12 @@ async function registerRoutes(app: ApiInstance, auth: AuthService, gateway: Stat
   app.decorateRequest('outcome', undefined);
   // Set by request sampling (request-sampler.ts); declared here so requests keep one shape.
   app.decorateRequest('logSampledOut', false);
+  const routes: string[] = [];
+  app.decorate('apiRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/')) return;
+    for (const method of [route.method].flat()) if (!routes.includes(`${method} ${route.url}`)) routes.push(`${method} ${route.url}`);
+  });
   installServerLimits(app, limits);
   installRequestRules(app);
   installJsonBodyParser(app);

@@ -269,11 +269,13 @@ async function startControlFor(
   options: HttpOptions,
   cleanups: Cleanups,
   broker?: StartedBroker,
+  seed?: number,
 ): Promise<StartedControl> {
   const control = await startControl({
     transport,
     identity: await identities.control(),
     fixture,
+    ...(seed === undefined ? {} : { seed }),
     clock,
     ...(broker ? { tap: broker.tap, brokerRefusals: broker } : {}),
     ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
@@ -339,7 +341,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const { mqttUrl, broker } = connected;
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
-    const control = options.http === false ? undefined : await startControlFor(fixture, transport, identities, clock, options, cleanups, broker);
+    const control = options.http === false ? undefined : await startControlFor(fixture, transport, identities, clock, options, cleanups, broker, seed);
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
       const transcript = await startTranscript({ path: options.record, hub: control.hub, clock, ...(options.onNotice ? { onNotice: options.onNotice } : {}) });

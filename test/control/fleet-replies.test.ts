@@ -30,7 +30,9 @@ describe('fleet requests', () => {
     const sizes: number[] = [];
     observer.on('message', (_topic, payload) => {
       sizes.push(payload.length);
-      replies.push((JSON.parse(payload.toString()) as { stations: unknown[] }).stations.length);
+      // A reset is answered with tokens (and at once with none, to say it is under way); a query with snapshots.
+      const reply = JSON.parse(payload.toString()) as { stations?: unknown[]; tokens?: unknown[] };
+      replies.push((reply.tokens ?? reply.stations ?? []).length);
     });
     await observer.subscribeAsync(SIM_TOPICS.reply('+'));
 
