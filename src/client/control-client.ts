@@ -6,6 +6,8 @@
 import WebSocket from 'ws';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { redactUrlsIn } from '../shared/redact-url.js';
+import type { ApiFault, ApiFaultListReply, ApiFaultSpec, JournalClearReply, JournalEntry, JournalReply } from '../control/wire-schemas.js';
+import type { ControlJournalQuery, ControlVerifyExpectation, ControlVerifyQuery } from './journal-query.js';
 import type { EventStreamHandlers, EventSubscription, StreamState } from './event-stream-types.js';
 import { iterateEvents, type EventFilter, type FilteredEvent, type SimEventIterator } from './event-iterator.js';
 import { LiveFleet, type WaitOptions } from './live-fleet.js';
@@ -404,7 +406,7 @@ export class ControlClient {
   // ── Request journal, API faults (docs/control-plane.md, "Request journal" and "API faults") ──────
 
   /** `GET /sim/v1/journal`: the entries after `since` (default all), oldest first, and the mark to pass next time. */
-  journal(query: import('./journal-query.js').ControlJournalQuery = {}): Promise<import('../control/wire-schemas.js').JournalReply> {
+  journal(query: ControlJournalQuery = {}): Promise<JournalReply> {
     const params = new URLSearchParams();
     for (const key of ['since', 'kind', 'token', 'limit'] as const) if (query[key] !== undefined) params.set(key, String(query[key]));
     const search = params.toString();
@@ -413,11 +415,11 @@ export class ControlClient {
 
   /** The journal's mark now: pass it as `since` to see only what comes after. */
   async mark(): Promise<number> {
-    return (await this.#request<import('../control/wire-schemas.js').JournalReply>('GET', '/journal?since=9007199254740991')).mark;
+    return (await this.#request<JournalReply>('GET', '/journal?since=9007199254740991')).mark;
   }
 
   /** `DELETE /sim/v1/journal`: forgets every entry; marks keep increasing, so one taken before still works. */
-  clearJournal(): Promise<import('../control/wire-schemas.js').JournalClearReply> {
+  clearJournal(): Promise<JournalClearReply> {
     return this.#request('DELETE', '/journal');
   }
 
@@ -427,7 +429,7 @@ export class ControlClient {
    * `atLeast` (default 1) and at most `atMost`. Returns the matching entries; otherwise throws an
    * Error that says what was expected and lists, one line each, the matching entries and the others.
    */
-  async verify(query: import('./journal-query.js').ControlVerifyQuery, expectation: import('./journal-query.js').ControlVerifyExpectation = {}): Promise<import('../control/wire-schemas.js').JournalEntry[]> {
+  async verify(query: ControlVerifyQuery, expectation: ControlVerifyExpectation = {}): Promise<JournalEntry[]> {
     const { entries, truncated } = await this.journal({ ...(query.since === undefined ? {} : { since: query.since }), ...(query.kind === undefined ? {} : { kind: query.kind }) });
     const matching = entries.filter((entry) => ControlClient.#journalMatches(entry, query));
     const { count } = expectation;
@@ -445,12 +447,12 @@ export class ControlClient {
   }
 
   /** `POST /sim/v1/api-faults`: answers the `/v1` requests it matches as `spec` says. */
-  addApiFault(spec: import('../control/wire-schemas.js').ApiFaultSpec): Promise<import('../control/wire-schemas.js').ApiFault> {
+  addApiFault(spec: ApiFaultSpec): Promise<ApiFault> {
     return this.#request('POST', '/api-faults', spec);
   }
 
-  async apiFaults(): Promise<import('../control/wire-schemas.js').ApiFault[]> {
-    return (await this.#request<import('../control/wire-schemas.js').ApiFaultListReply>('GET', '/api-faults')).faults;
+  async apiFaults(): Promise<ApiFault[]> {
+    return (await this.#request<ApiFaultListReply>('GET', '/api-faults')).faults;
   }
 
   async removeApiFault(id: string): Promise<void> {
@@ -462,11 +464,14 @@ export class ControlClient {
     await this.#request('DELETE', '/api-faults');
   }
 
-  static #journalMatches(entry: import('../control/wire-schemas.js').JournalEntry, query: import('./journal-query.js').ControlVerifyQuery): boolean {
+  static #journalMatches(entry: JournalEntry, query: ControlVerifyQuery): boolean {
     const fields = entry as Partial<Record<'method' | 'route' | 'token' | 'lockId' | 'status', unknown>>;
     if (query.kind !== undefined && entry.kind !== query.kind) return false;
-    if (query.method !== undefined && fields.method !== query.method.toUpperCase()) return false;
-    if (query.route !== undefined && fields.route !== query.route) return false;
+    // `route` may carry its method, as an API fault's does: 'POST /v1/auth/refresh'.
+    const [routeMethod, routePattern] = query.route?.includes(' ') ? query.route.split(' ', 2) : [undefined, query.route];
+    const method = query.method ?? routeMethod;
+    if (method !== undefined && fields.method !== method.toUpperCase()) return false;
+    if (routePattern !== undefined && fields.route !== routePattern) return false;
     if (query.token !== undefined && fields.token !== query.token) return false;
     if (query.lockId !== undefined && fields.lockId !== query.lockId) return false;
     if (query.status !== undefined && fields.status !== query.status) return false;
@@ -474,7 +479,7 @@ export class ControlClient {
   }
 
   /** One entry in a line: `#12 api GET /v1/stations/:station_token 401 3 ms fault=f1`; never a token of a session (entries carry none). */
-  static #journalLine(entry: import('../control/wire-schemas.js').JournalEntry): string {
+  static #journalLine(entry: JournalEntry): string {
     if (entry.kind === 'command') {
       return `#${entry.seq} command ${entry.token} lock ${entry.lockId} ${entry.commandId} ${entry.outcome}${entry.reason === undefined ? '' : ` (${entry.reason})`}`;
     }

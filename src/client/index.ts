@@ -7,3 +7,4 @@ export { ControlClient, ControlPlaneError, type ControlClientOptions, type Event
 export type * from './sim-types.js';
 export type { EventFilter, FilteredEvent, SimEventIterator } from './event-iterator.js';
 export type { WaitOptions } from './live-fleet.js';
+export type * from './journal-query.js';

@@ -24,7 +24,7 @@ export interface ControlVerifyQuery {
   kind?: JournalKind;
   /** `GET`, `POST`, … (any case). */
   method?: string;
-  /** A route pattern as `api.request` shows it: `/v1/stations/:station_token`. */
+  /** A route pattern as `api.request` shows it, `/v1/stations/:station_token`, or with its method as API faults take it, `GET /v1/stations/:station_token`. */
   route?: string;
   /** The station. */
   token?: string;

@@ -15,3 +15,4 @@ export { ControlClient, ControlPlaneError, type ControlClientOptions } from '../
 export type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';
 export type { WaitOptions } from '../client/live-fleet.js';
 export type { ClockReply, Fault, FaultSpec, LockStatus, ResetReply, SimEvent, SimEventType, SimStation, StationStatus } from '../client/sim-types.js';
+export type { ApiFault, ApiFaultKind, ApiFaultSpec, ControlJournalQuery, ControlVerifyExpectation, ControlVerifyQuery, JournalEntry, JournalReply } from '../client/journal-query.js';

@@ -11,6 +11,7 @@ import { ControlClient } from '../client/control-client.js';
 import type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';
 import type { WaitOptions } from '../client/live-fleet.js';
 import type { ClockReply, Fault, FaultSpec, LockStatus, ResetReply, SimEventType, SimStation, StationStatus } from '../client/sim-types.js';
+import type { ApiFault, ApiFaultSpec, ControlVerifyExpectation, ControlVerifyQuery, JournalEntry } from '../client/journal-query.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { normaliseEmail } from '../service/auth/account-directory.js';
 import { ATTACH_ENV, attachTarget, mismatch, ownOnlyOptions, type AttachTarget } from './attach.js';
@@ -82,6 +83,17 @@ export interface TestSimulator {
   waitForLock(token: string, lockId: string, status: LockStatus, options?: WaitOptions): Promise<void>;
   /** The event stream as an async iterator (see `ControlClient.events`); `stop()` closes any left open. */
   events<T extends SimEventType = Exclude<SimEventType, 'snapshot'>>(filter?: EventFilter<T>): SimEventIterator<FilteredEvent<T>>;
+  /** The request journal's mark now: pass it as `since` to `verify` (see `ControlClient.verify`). */
+  mark(): Promise<number>;
+  /**
+   * Which `/v1` requests and MQTT commands reached the simulator since a mark, WireMock-style:
+   * `await sim().verify({ since: mark, route: 'POST /v1/stations/:station_token/locks/:lock_id/unlock', token: 'CI-1' }, { count: 1 })`.
+   */
+  verify(query: ControlVerifyQuery, expectation?: ControlVerifyExpectation): Promise<JournalEntry[]>;
+  /** Faults the `/v1` API itself: `addApiFault({ route: 'GET /v1/stations/:station_token', kind: 'status', status: 401, count: 1 })`. */
+  addApiFault(spec: ApiFaultSpec): Promise<ApiFault>;
+  /** Removes every API fault (`reset()` does too). */
+  clearApiFaults(): Promise<void>;
   /** Owned: stops the simulator. Attached: closes this helper's connections and leaves the simulator running. */
   stop(): Promise<void>;
 }
@@ -229,6 +241,10 @@ function common(control: ControlClient, apiUrl: string, fixture: Fixture): Omit<
     waitForStation: (token, status, options) => control.waitForStation(token, status, options),
     waitForLock: (token, lockId, status, options) => control.waitForLock(token, lockId, status, options),
     events: (filter) => control.events(filter),
+    mark: () => control.mark(),
+    verify: (query, expectation) => control.verify(query, expectation),
+    addApiFault: (spec) => control.addApiFault(spec),
+    clearApiFaults: () => control.clearApiFaults(),
   };
 }
 

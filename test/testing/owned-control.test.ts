@@ -49,6 +49,27 @@ describe('an owned helper', () => {
     expect(await client.unlock('CI-FLEET-01', '1')).toEqual({ success: true });
   });
 
+  it('verifies what reached the simulator since a mark, and faults the /v1 API until reset', async () => {
+    const sim = simulator();
+    const client = await sim.login();
+    const mark = await sim.mark();
+    expect((await client.unlock('CI-1', '1')).success).toBe(true);
+    const unlock = 'POST /v1/stations/:station_token/locks/:lock_id/unlock';
+    const [entry] = await sim.verify({ since: mark, route: unlock, token: 'CI-1' }, { count: 1 });
+    expect(entry).toMatchObject({ kind: 'api', method: 'POST', status: 200, lockId: '1' });
+    await expect(sim.verify({ since: mark, route: unlock, token: 'CI-2' })).rejects.toThrow(/expected at least 1 journal entry matching .*token=CI-2, found 0/);
+
+    const fault = await sim.addApiFault({ route: 'GET /v1/stations/:station_token', kind: 'status', status: 503, retryAfterSeconds: 2, count: 1 });
+    await expect(client.getStation('CI-1')).rejects.toMatchObject({ status: 503 });
+    expect((await client.getStation('CI-1')).stationId).toBeDefined();
+    await sim.verify({ since: mark, route: 'GET /v1/stations/:station_token', status: 503 }, { count: 1 });
+    expect((await sim.verify({ since: mark, route: 'GET /v1/stations/:station_token', status: 503 }))[0]).toMatchObject({ fault: fault.id });
+
+    await sim.addApiFault({ route: 'GET /v1/stations/:station_token', kind: 'status', status: 500 });
+    await sim.reset();
+    expect((await client.getStation('CI-1')).stationId).toBeDefined();
+  });
+
   it('frees a jammed lock', async () => {
     const sim = simulator();
     await sim.jam('CI-1', '1');
