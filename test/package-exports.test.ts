@@ -17,7 +17,7 @@ let packageDir = '';
 
 beforeAll(async () => {
   packageDir = await mkdtemp(join(tmpdir(), 'station-sim-package-'));
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'LICENSE', 'README.md', 'src', 'bin', 'fixtures']) {
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'docs', 'examples', 'bench', 'src', 'bin', 'fixtures']) {
     await cp(entry, join(packageDir, entry), { recursive: true });
   }
   // The dependencies, for the compiler and for the imports of the built package.
@@ -67,6 +67,11 @@ it('packs the licence and no dev-only script, with source maps that carry their 
   ];
   const files = pack.files.map((entry) => entry.path);
   expect(files).toContain('LICENSE');
+  // The README's links work in the package too: the docs it points to are packed with it.
+  const readme = await readFile(join(packageDir, 'README.md'), 'utf8');
+  const linked = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z]+:/i.test(target));
+  expect(linked.length).toBeGreaterThan(0);
+  for (const target of linked) expect(files, `README links ${target}`).toContain(target.replace(/^\.\//, ''));
   expect(files.filter((path) => path.includes('write-schema'))).toEqual([]);
   expect(files.some((path) => path.startsWith('src/'))).toBe(false);
   const maps = files.filter((path) => path.endsWith('.js.map'));

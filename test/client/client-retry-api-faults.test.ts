@@ -73,7 +73,7 @@ describe('ControlClient.verify', () => {
       () => undefined,
       (error: Error) => error,
     );
-    expect(failure?.message).toMatch(/^expected at least 2 journal entries matching since=\d+ method=POST route=\/v1\/auth\/refresh, found 0\nmatching:\n  \(none\)\nothers seen:\n  #\d+ api GET \/v1\/stations\/:station_token 200 \d+ ms$/);
+    expect(failure?.message).toMatch(/^expected at least 2 journal entries matching since=\d+ method=POST route=\/v1\/auth\/refresh, found 0\nmatching:\n  \(none\)\nothers seen:\n  #\d+ api GET \/v1\/stations\/:station_token 200 \d+ ms token=CI-2$/);
     expect(failure?.message).not.toMatch(/eyJ/);
   });
 
