@@ -51,6 +51,8 @@ export const ApiEntrySchema = Type.Object({
   /** What the request came to: an error code, or `accepted` or the failure of an unlock. Absent in older files. */
   outcome: Type.Optional(Type.String()),
   commandId: Type.Optional(Type.String()),
+  /** The API fault (`/sim/v1/api-faults`) that answered in the API's place, e.g. `api-1`. */
+  fault: Type.Optional(Type.String()),
 });
 export const SimEntrySchema = Type.Object({
   t: TimeSchema,
@@ -158,7 +160,8 @@ export function formatEntry(entry: TranscriptEntry, origin: number): string {
       const where = entry.station ? `  ${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}` : '';
       const outcome = entry.outcome ? ` ${entry.outcome}` : '';
       const ms = entry.ms !== undefined ? ` (${entry.ms} ms)` : '';
-      return `${offset}  API   ${printable(`${entry.method} ${entry.route}${where} → ${entry.status}${outcome}${ms}`)}${entry.commandId ? `  [${printable(entry.commandId)}]` : ''}`;
+      const fault = entry.fault ? ` by fault ${entry.fault}` : '';
+      return `${offset}  API   ${printable(`${entry.method} ${entry.route}${where} → ${entry.status}${fault}${outcome}${ms}`)}${entry.commandId ? `  [${printable(entry.commandId)}]` : ''}`;
     }
     case 'sim':
       return `${offset}  SIM   ${printable(`${entry.event}${entry.station ? ` ${entry.station}` : ''}: ${entry.detail}`)}`;

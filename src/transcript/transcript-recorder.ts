@@ -144,6 +144,7 @@ function eventEntry(event: SimStreamEvent, realDurations: boolean): TranscriptEn
         ...(event.lockId !== undefined ? { lockId: event.lockId } : {}),
         ...(event.outcome !== undefined ? { outcome: event.outcome } : {}),
         ...(event.commandId ? { commandId: event.commandId } : {}),
+        ...(event.fault !== undefined ? { fault: event.fault } : {}),
       };
     }
     case 'fault.applied':

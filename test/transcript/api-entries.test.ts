@@ -11,7 +11,7 @@ import { EventHub } from '../../src/control/event-hub.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { startSimulator } from '../../src/simulator/start-simulator.js';
-import { formatTimeline, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
+import { formatEntry, formatTimeline, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
 import { startTranscript } from '../../src/transcript/transcript-recorder.js';
 import { readTranscript } from '../helpers/read-transcript.js';
 
@@ -91,6 +91,20 @@ describe('API entries of a transcript', () => {
       const { entries } = await readTranscript(await readFile(path, 'utf8'));
       expect(entries).toEqual([{ t: expect.any(String), kind: 'api', method: 'GET', route: '/v1/stations/:station_token', status: 200, ...(manual ? {} : { ms: 12 }), station: 'S-1' }]);
     }
+  });
+
+  it('say which API fault answered in the API\'s place', async () => {
+    const fixture = parseFixture({ stations: [{ token: 'S-1', stationId: 1, locks: [{ lockId: '1' }] }] });
+    const clock = Object.assign(new ManualClock(), { manual: true });
+    const hub = new EventHub({ fixture, clock });
+    const path = join(await mkdtemp(join(tmpdir(), 'transcript-')), 't.jsonl');
+    const transcript = await startTranscript({ path, hub, clock });
+    hub.emit({ type: 'api.request', method: 'GET', route: '/v1/stations/:station_token', status: 503, ms: 0, token: 'S-1', fault: 'api-3' });
+    await transcript.stop();
+    hub.stop();
+    const { entries } = await readTranscript(await readFile(path, 'utf8'));
+    expect(entries).toEqual([{ t: expect.any(String), kind: 'api', method: 'GET', route: '/v1/stations/:station_token', status: 503, station: 'S-1', fault: 'api-3' }]);
+    expect(formatEntry(entries[0]!, Date.parse(entries[0]!.t))).toBe('   +0.000s  API   GET /v1/stations/:station_token  S-1 → 503 by fault api-3');
   });
 
   it('are read from files written before they named the station and outcome', async () => {
