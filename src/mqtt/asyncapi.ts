@@ -71,7 +71,8 @@ export const LAST_CONNECTION_RULE =
   'at CONNECT, carries the CONNECT time; a clean stop publishes `offline` with the latest value.';
 
 const STATUS_DESCRIPTION =
-  'Published (retained) when the station connects, on every heartbeat and on a clean stop (`"status":"offline"`). ' +
+  'Published (retained) when the station connects, on every heartbeat, when an unlock changes its battery reading ' +
+  '(to the centivolt) and on a clean stop (`"status":"offline"`). ' +
   'The MQTT last will of the station session is on this topic too: the same payload with `"status":"offline"`, QoS 1, ' +
   `retained, published by the broker when the session is lost. \`lastConnection\`: ${LAST_CONNECTION_RULE}`;
 
