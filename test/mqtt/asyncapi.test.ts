@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Parser } from '@asyncapi/parser';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { buildAsyncApi, type AsyncApiDocument } from '../../src/mqtt/asyncapi.js';
+import { AckPayloadSchema, LockStatePayloadSchema, StatusPayloadSchema, UnlockCommandSchema } from '../../src/mqtt/topics.js';
 import { loadFixture, parseFixture } from '../../src/fixture/load-fixture.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { createClient } from '../../src/client/index.js';
@@ -121,6 +122,16 @@ describe('the AsyncAPI document', () => {
     expect((document.channels as Record<string, { parameters: { token: { examples: string[] } } }>)['status-2']!.parameters.token.examples).toEqual(['B']);
   });
 
+  it('carries the payload schemas the code checks messages with, unchanged', () => {
+    const schemas = (buildAsyncApi({ stations: [] }).components as { schemas: Record<string, unknown> }).schemas;
+    expect(schemas).toEqual({
+      StatusPayload: JSON.parse(JSON.stringify(StatusPayloadSchema)),
+      LockStatePayload: JSON.parse(JSON.stringify(LockStatePayloadSchema)),
+      UnlockCommand: JSON.parse(JSON.stringify(UnlockCommandSchema)),
+      AckPayload: JSON.parse(JSON.stringify(AckPayloadSchema)),
+    });
+  });
+
   it('refuses payloads that break the contract', async () => {
     const document = buildAsyncApi(await loadFixture('fixtures/ci.json'));
     const status = channelOf(document, 'stations/CI-1/status').validate;
@@ -199,6 +210,10 @@ describe('station-sim contract asyncapi, usage', () => {
     const badBroker = await runCliInProcess(['contract', 'asyncapi', '--broker', 'ftp://user:secret@host']);
     expect(badBroker.code).toBe(2);
     expect(badBroker.stderr).not.toContain('secret');
+    const withCredentials = await runCliInProcess(['contract', 'asyncapi', '--broker', 'mqtts://user:secret@broker.example:8883']);
+    expect(withCredentials.code).toBe(0);
+    expect(withCredentials.stdout).not.toContain('secret');
+    expect(JSON.parse(withCredentials.stdout).servers.broker.host).toBe('broker.example:8883');
   });
 
   it('uses the demo fixture when told none, and writes custom templates from a file', async () => {
