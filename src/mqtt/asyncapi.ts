@@ -9,7 +9,7 @@
  */
 import type { Fixture, Topics } from '../fixture/fixture-schema.js';
 import { STATION_KEEPALIVE_SECONDS } from './station-client.js';
-import { AckPayloadSchema, CONTRACT_QOS, LockStatePayloadSchema, StatusPayloadSchema, UnlockCommandSchema, groupTopics, type TopicKind } from './topics.js';
+import { AckPayloadSchema, CONTRACT_QOS, LockStatePayloadSchema, StatusPayloadSchema, UnlockCommandSchema, groupTopics, type PayloadByKind, type TopicKind } from './topics.js';
 
 /** The AsyncAPI MQTT bindings version the document follows (github.com/asyncapi/bindings, mqtt). */
 export const MQTT_BINDING_VERSION = '0.2.0';
@@ -124,6 +124,7 @@ export function buildAsyncApi(fixture: Pick<Fixture, 'stations'>, options: Async
     }
   });
 
+  const examples = examplesFor(fixture.stations[0]);
   const server = options.brokerUrl === undefined ? undefined : serverOf(options.brokerUrl, willTopic);
   return {
     asyncapi: '3.0.0',
@@ -140,10 +141,10 @@ export function buildAsyncApi(fixture: Pick<Fixture, 'stations'>, options: Async
     operations,
     components: {
       messages: {
-        status: message('status', 'StatusPayload', 'Station status'),
-        lockState: message('lockState', 'LockStatePayload', 'Lock state'),
-        unlock: message('unlock', 'UnlockCommand', 'Unlock command'),
-        ack: message('acks', 'AckPayload', 'Command acknowledgement'),
+        status: message('status', 'StatusPayload', 'Station status', examples.status),
+        lockState: message('lockState', 'LockStatePayload', 'Lock state', examples.lockState),
+        unlock: message('unlock', 'UnlockCommand', 'Unlock command', examples.unlock),
+        ack: message('acks', 'AckPayload', 'Command acknowledgement', examples.acks),
       },
       schemas: {
         StatusPayload: jsonSchema(StatusPayloadSchema),
@@ -164,13 +165,37 @@ function sameTemplates(a: Topics, b: Topics): boolean {
   return a.prefix === b.prefix && a.status === b.status && a.lockState === b.lockState && a.unlock === b.unlock && a.acks === b.acks;
 }
 
-function message(kind: TopicKind, schema: string, title: string): unknown {
+function message(kind: TopicKind, schema: string, title: string, examples: { name: string; payload: PayloadByKind[TopicKind] }[]): unknown {
   return {
     name: KINDS[kind].message,
     title,
     summary: KINDS[kind].summary,
     contentType: 'application/json',
     payload: { $ref: `#/components/schemas/${schema}` },
+    examples,
+  };
+}
+
+/**
+ * Example payloads, typed by the payload types so they cannot stop fitting the schemas unnoticed
+ * (test/mqtt/asyncapi.test.ts checks them against the schemas too); with the first station's id and lock.
+ */
+function examplesFor(station: Pick<Fixture, 'stations'>['stations'][number] | undefined): { [K in TopicKind]: { name: string; payload: PayloadByKind[K] }[] } {
+  const stationId = station?.stationId ?? 1001;
+  const lockId = station?.locks[0]?.lockId ?? '1';
+  const at = '2026-01-01T08:00:00.000Z';
+  const commandId = '3f1c2a9e-7b4d-4c1e-9a57-2d8e6b0f4c13';
+  return {
+    status: [
+      { name: 'online', payload: { stationId, status: 'online', batteryVoltage: 12.41, lastConnection: at } },
+      { name: 'lastWill', payload: { stationId, status: 'offline', batteryVoltage: 12.41, lastConnection: at } },
+    ],
+    lockState: [{ name: 'unlocked', payload: { lockId, status: 'unlocked', lastUpdated: at } }],
+    unlock: [{ name: 'unlock', payload: { commandId, sentAt: at } }],
+    acks: [
+      { name: 'accepted', payload: { commandId, lockId, accepted: true } },
+      { name: 'rejected', payload: { commandId, lockId, accepted: false, reason: 'jammed' } },
+    ],
   };
 }
 

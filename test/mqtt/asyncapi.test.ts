@@ -132,6 +132,25 @@ describe('the AsyncAPI document', () => {
     });
   });
 
+  it("has examples that fit their messages' schemas", async () => {
+    const document = buildAsyncApi(await loadFixture('fixtures/ci.json'));
+    const messages = (document.components as { messages: Record<string, { examples: { payload: unknown }[] }> }).messages;
+    const checked = Object.keys(document.channels as object).flatMap((id) => {
+      const channel = (document.channels as Record<string, Channel>)[id]!;
+      const { validate } = channelValidators(document).find((c) => c.id === id)!;
+      const message = messages[Object.keys(channel.messages)[0]!]!;
+      return message.examples.map((example) => [id, validate(example.payload)]);
+    });
+    expect(checked).toEqual([
+      ['status', true],
+      ['status', true],
+      ['lockState', true],
+      ['unlock', true],
+      ['acks', true],
+      ['acks', true],
+    ]);
+  });
+
   it('refuses payloads that break the contract', async () => {
     const document = buildAsyncApi(await loadFixture('fixtures/ci.json'));
     const status = channelOf(document, 'stations/CI-1/status').validate;
