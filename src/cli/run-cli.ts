@@ -16,6 +16,7 @@ import { runCommand, type CommandResult } from './commands/run.js';
 import { transcriptCommand } from './commands/transcript.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { certsCommand } from './commands/certs.js';
+import { contractCommand } from './commands/contract.js';
 import { UsageError, describeFailure, type CliIo } from './output.js';
 
 /** The exit code of a command line that yargs or a command rejected. */
@@ -36,6 +37,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .command(dashboardCommand(io))
     .command(fixtureCommand(io))
     .command(certsCommand(io))
+    .command(contractCommand(io))
     .demandCommand(1, 'name a command (see --help)')
     .strict()
     .help()

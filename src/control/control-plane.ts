@@ -19,6 +19,7 @@ import { journalRoutes } from './journal-routes.js';
 import { ApiFaults } from './api-faults.js';
 import { installApiFaultHook } from './api-fault-hook.js';
 import { apiFaultRoutes } from './api-fault-routes.js';
+import { asyncApiRoute } from './asyncapi-route.js';
 import type { RequestJournal } from './request-journal.js';
 import { refuseUpgradesElsewhere, selectProtocol, subprotocolToken } from './event-stream-upgrade.js';
 
@@ -29,6 +30,8 @@ export interface ControlPlaneOptions extends ControlRoutesOptions {
   journal: RequestJournal;
   /** The run's seed: API faults with a probability draw from it. */
   seed: number;
+  /** The broker the stations use, credentials redacted: the server of `/sim/v1/asyncapi.json`. @default none */
+  mqttUrl?: string;
   /** When set, every `/sim/v1` request must carry `Authorization: Bearer <controlToken>`. */
   controlToken?: string;
   /**
@@ -61,6 +64,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
       await plane.register(eventStreamRoute, options);
       await plane.register(journalRoutes, options);
       await plane.register(apiFaultRoutes, { ...options, apiFaults });
+      await plane.register(asyncApiRoute, options);
     },
     { prefix: '/sim/v1' },
   );

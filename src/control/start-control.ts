@@ -24,6 +24,8 @@ export interface ControlOptions {
   /** The run's seed, for API faults with a probability. @default fixture.seed */
   seed?: number;
   clock: Clock & Partial<AdvanceableClock>;
+  /** The broker's URL, credentials redacted, for `/sim/v1/asyncapi.json`. @default none */
+  mqttUrl?: string;
   /** Required bearer token of `/sim/v1`. @default none: open (bind to loopback) */
   controlToken?: string;
   /** Called when a scenario step fails. */
@@ -105,6 +107,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         seed: options.seed ?? options.fixture.seed,
         fixture: options.fixture,
         ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
+        ...(options.mqttUrl === undefined ? {} : { mqttUrl: options.mqttUrl }),
         ...(isAdvanceable(options.clock) ? { clock: options.clock } : {}),
         // Health says not ready while the control plane cannot reach the broker (and so the fleet).
         brokerUp: () => channel.connected,

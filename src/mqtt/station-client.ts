@@ -15,6 +15,9 @@ import { ReconnectBackoff } from './reconnect-policy.js';
 import { PLAUSIBILITY_LIMITS } from './plausibility.js';
 import { SessionWatch, type StationLinkEvent } from './session-watch.js';
 
+/** A station's MQTT keepalive in seconds unless told otherwise (the AsyncAPI document states it too). */
+export const STATION_KEEPALIVE_SECONDS = 30;
+
 export interface StationClientOptions {
   config: StationConfig;
   transport: MqttTransport;
@@ -219,7 +222,7 @@ export class StationClient {
     return {
       ...this.#identity(),
       clean: this.#options.config.behaviour.session !== 'persistent',
-      keepalive: this.#options.keepaliveSeconds ?? 30,
+      keepalive: this.#options.keepaliveSeconds ?? STATION_KEEPALIVE_SECONDS,
       // 0 (no reconnects) stays 0; otherwise each reconnect waits what the backoff says after the close.
       reconnectPeriod: backoff.delayMs,
       reconnectDelay: () => backoff.delayMs,

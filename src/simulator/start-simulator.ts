@@ -264,6 +264,7 @@ async function identitiesFor(
 async function startControlFor(
   fixture: Fixture,
   transport: MqttTransport,
+  mqttUrl: string,
   identities: MqttIdentities,
   clock: SimulatorClock,
   options: HttpOptions,
@@ -273,6 +274,7 @@ async function startControlFor(
 ): Promise<StartedControl> {
   const control = await startControl({
     transport,
+    mqttUrl,
     identity: await identities.control(),
     fixture,
     ...(seed === undefined ? {} : { seed }),
@@ -341,7 +343,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const { mqttUrl, broker } = connected;
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
-    const control = options.http === false ? undefined : await startControlFor(fixture, transport, identities, clock, options, cleanups, broker, seed);
+    const control = options.http === false ? undefined : await startControlFor(fixture, transport, mqttUrl, identities, clock, options, cleanups, broker, seed);
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
       const transcript = await startTranscript({ path: options.record, hub: control.hub, clock, ...(options.onNotice ? { onNotice: options.onNotice } : {}) });
@@ -380,7 +382,7 @@ export async function startApiProcess(
     const { mqttUrl } = connected;
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale);
-    const control = await startControlFor(fixture, transport, identities, clock, options, cleanups);
+    const control = await startControlFor(fixture, transport, mqttUrl, identities, clock, options, cleanups);
     const http = await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups);
     return { ...http, fixture, mqttUrl, stop: cleanups.run };
   } catch (error) {

@@ -11,21 +11,26 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { LockStatusSchema, StationStatusSchema } from '../fixture/statuses.js';
 
+// The descriptions reach the AsyncAPI document (src/mqtt/asyncapi.ts); checking ignores them.
+const ISO_TEXT = 'ISO 8601 UTC, as `Date#toISOString` writes it.';
+
 export const StatusPayloadSchema = Type.Object({
-  stationId: Type.Integer(),
+  stationId: Type.Integer({ description: "The station's numeric id, as in the fixture." }),
   status: StationStatusSchema,
-  batteryVoltage: Type.Number(),
-  lastConnection: Type.String(),
+  batteryVoltage: Type.Number({ description: 'Battery voltage in volts, to the centivolt.' }),
+  lastConnection: Type.String({
+    description: `When the station connected, refreshed by every heartbeat while online; the last will carries the connect time. ${ISO_TEXT}`,
+  }),
 });
 export const LockStatePayloadSchema = Type.Object({
-  lockId: Type.String(),
+  lockId: Type.String({ description: 'The lock, as in the fixture and in the topic.' }),
   status: LockStatusSchema,
-  lastUpdated: Type.String(),
+  lastUpdated: Type.String({ description: `When the lock last changed state. ${ISO_TEXT}` }),
 });
 export const UnlockCommandSchema = Type.Object({
-  commandId: Type.String({ minLength: 1, maxLength: 128 }),
+  commandId: Type.String({ minLength: 1, maxLength: 128, description: 'Unique per command; the ack names it, and a redelivery with the same id is not executed again.' }),
   /** When the service sent it, ISO 8601 UTC on the service's clock; the station refuses it past its TTL. */
-  sentAt: Type.Optional(Type.String({ maxLength: 64 })),
+  sentAt: Type.Optional(Type.String({ maxLength: 64, description: `When the service sent it, on the service's clock; the station refuses it past its command TTL. ${ISO_TEXT}` })),
 });
 export const AckPayloadSchema = Type.Union([
   Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }),
