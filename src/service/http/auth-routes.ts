@@ -66,7 +66,7 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
         tags: ['auth'],
         operationId: 'revokeRefreshToken',
         summary: 'Invalidate a refresh token (logout)',
-        description: 'Always answers `{"success":true}`, also for a token that is unknown or already invalid, so the answer reveals nothing about it. Access tokens stay valid until they expire.',
+        description: 'Always answers `{"success":true}`, also for a token that is unknown or already invalid, so the answer reveals nothing about it. It ends the session of the token: the access tokens of the same login give 401 afterwards too (docs/api.md); other sessions stay.',
         security: [],
         body: RefreshTokenBodySchema,
         response: { 200: SuccessSchema, ...errorResponses(400, 413, 415, 503) },

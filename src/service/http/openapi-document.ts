@@ -12,7 +12,7 @@
  * Titles are annotations: fastify's validation and serialisation ignore them.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { CONTROL_SCHEME, errorResponseDescription } from './route-docs.js';
+import { BODY_OPTIONAL, CONTROL_SCHEME, errorResponseDescription } from './route-docs.js';
 
 /** The parts of an OpenAPI 3.1 document this module reads and writes. */
 export interface OpenApiDocument {
@@ -33,8 +33,6 @@ export interface OpenApiOperation {
 
 type JsonSchema = Record<string, unknown>;
 
-/** Marks a route schema whose body may be left out: `requestBody.required` is then false. */
-export const BODY_OPTIONAL = 'x-body-optional';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);

@@ -9,6 +9,12 @@ export const BEARER_SCHEME = 'bearerAuth';
 /** Name of the OpenAPI security scheme of the control plane's token (docs/control-plane.md). */
 export const CONTROL_SCHEME = 'controlToken';
 
+/**
+ * Marks a route schema whose body may be left out (fastify cannot make a whole body optional in
+ * the schema): openapi-document.ts makes its `requestBody.required` false.
+ */
+export const BODY_OPTIONAL = 'x-body-optional';
+
 /** `security` of a route that needs `Authorization: Bearer <accessToken>` (interface section 5.3). */
 export const BEARER_SECURITY = [{ [BEARER_SCHEME]: [] }];
 
