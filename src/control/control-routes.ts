@@ -100,17 +100,13 @@ function gatewayRefusals(counts: Readonly<Record<string, number>> | undefined): 
 export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
   const { hub, fixture } = options;
 
-  plane.get(
-    '/health',
-    {
-      schema: {
-        tags: ['control'],
-        operationId: 'getSimHealth',
-        summary: 'Is the simulator ready?',
-        response: { 200: described(HealthReplySchema, 'Ready.'), 503: described(HealthReplySchema, 'Not ready: `reason` says why.') },
-      },
-    },
-    async (_request, reply: FastifyReply) => {
+  const healthSchema = {
+    tags: ['control'],
+    operationId: 'getSimHealth',
+    summary: 'Is the simulator ready?',
+    response: { 200: described(HealthReplySchema, 'Ready.'), 503: described(HealthReplySchema, 'Not ready: `reason` says why.') },
+  };
+  plane.get('/health', { schema: healthSchema }, async (_request, reply: FastifyReply) => {
     let online = 0;
     let offline = 0;
     for (const station of fixture.stations) {
