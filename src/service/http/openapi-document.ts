@@ -27,7 +27,7 @@ export interface OpenApiOperation {
   operationId?: string;
   security?: Record<string, string[]>[];
   requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> };
-  responses: Record<string, { description: string; content?: Record<string, { schema: JsonSchema }> }>;
+  responses: Record<string, { description: string; headers?: Record<string, { description: string; schema: JsonSchema }>; content?: Record<string, { schema: JsonSchema }> }>;
   [key: string]: unknown;
 }
 
@@ -67,10 +67,30 @@ export function finishOpenApiDocument(input: OpenApiDocument): OpenApiDocument {
         }
       }
       addCommonResponses(path, method, operation);
+      addResponseHeaders(path, operation);
     }
   }
   doc.servers ??= [{ url: '/', description: 'The server that serves this document' }];
   return doc;
+}
+
+/**
+ * The headers error-handling.ts and server-limits.ts add: the challenge of every 401 (RFC 6750,
+ * section 3) and `Retry-After` on a 429, and on a `/v1` 503 that says when to try again.
+ */
+function addResponseHeaders(path: string, operation: OpenApiOperation): void {
+  const unauthorized = operation.responses['401'];
+  if (unauthorized) {
+    const realm = path.startsWith('/sim/v1/') ? 'station-sim control plane' : 'station-sim';
+    unauthorized.headers = {
+      'WWW-Authenticate': { description: `\`Bearer realm="${realm}"\`, with \`error="invalid_token"\` when a bearer token was given and refused.`, schema: { type: 'string' } },
+    };
+  }
+  const retryAfter = { description: 'Whole seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } };
+  const tooMany = operation.responses['429'];
+  if (tooMany) tooMany.headers = { 'Retry-After': retryAfter };
+  const unavailable = operation.responses['503'];
+  if (unavailable && path.startsWith('/v1/')) unavailable.headers = { 'Retry-After': { ...retryAfter, description: `${retryAfter.description} Sent when the answer knows (too many logins waiting).` } };
 }
 
 /**

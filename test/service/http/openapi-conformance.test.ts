@@ -14,7 +14,7 @@ interface Operation {
   operationId: string;
   security: Record<string, string[]>[];
   requestBody?: { required: boolean };
-  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }>;
 }
 interface Doc {
   openapi: string;
@@ -88,6 +88,9 @@ async function call(method: string, path: string, options: CallOptions = {}): Pr
   const label = `${method} ${template} ${response.status} ${JSON.stringify(json).slice(0, 200)}`;
   expect(Object.keys(operation.responses), label).toContain(String(response.status));
   expect(response.headers.get('content-type'), label).toMatch(/^application\/json/);
+  // The headers it documents as always sent on this answer (the 401 challenge) are there.
+  if (response.status === 401) expect(operation.responses['401']!.headers, label).toHaveProperty('WWW-Authenticate');
+  if (response.status === 401) expect(response.headers.get('www-authenticate'), label).toMatch(/^Bearer realm="station-sim( control plane)?"/);
   const validate = ajv.getSchema(`${BASE}#/responses/${operation.operationId}-${response.status}`);
   expect(validate, label).toBeDefined();
   expect(validate!(json), `${label}: ${ajv.errorsText(validate!.errors)}`).toBe(true);
