@@ -9,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { SimError } from '../errors.js';
+import { BODY_OPTIONAL, described, errorResponses } from '../service/http/route-docs.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
@@ -61,11 +62,22 @@ export interface AdvanceableClock {
   advance(ms: number): Promise<void>;
 }
 
-const TokenParams = Type.Object({ token: Type.String() }, { additionalProperties: false });
-const LockParams = Type.Object({ token: Type.String(), lockId: Type.String() }, { additionalProperties: false });
-const FaultParams = Type.Object({ token: Type.String(), id: Type.String() }, { additionalProperties: false });
+const TokenParams = Type.Object({ token: Type.String({ description: "The station's token (`CI-1`)." }) }, { additionalProperties: false });
+const LockParams = Type.Object({ token: Type.String({ description: "The station's token." }), lockId: Type.String() }, { additionalProperties: false });
+const FaultParams = Type.Object({ token: Type.String({ description: "The station's token." }), id: Type.String({ description: 'The id the station gave the fault.' }) }, { additionalProperties: false });
+
+/**
+ * The errors of a route that asks the fleet over MQTT (control-channel.ts): the station is not in
+ * the fixture or has no such lock or fault (404), the control plane has lost the broker (503), no
+ * fleet process answered in time (504). 400, 401 and the other answers around the routes are
+ * added to every operation by openapi-document.ts.
+ */
+const FLEET_ERRORS = errorResponses(503, 504);
+const STATION_ERRORS = { ...errorResponses(404), ...FLEET_ERRORS };
+/** The fault schema (fixture/fault-schema.ts) named for the OpenAPI document. */
+const FaultSpecBody = { ...FaultSpecSchema, title: 'FaultSpec' };
 /** The reply of every route that answers with the station as it now is. */
-const stationReply = { 200: SimStationSchema };
+const stationReply = { 200: described(SimStationSchema, 'The station as it now is.'), ...STATION_ERRORS };
 
 /** Why health is not ready, or undefined when it is. */
 function notReadyReason(brokerUp: boolean, readiness: FleetReadiness): string | undefined {
@@ -88,7 +100,13 @@ function gatewayRefusals(counts: Readonly<Record<string, number>> | undefined): 
 export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
   const { hub, fixture } = options;
 
-  plane.get('/health', { schema: { response: { 200: HealthReplySchema, 503: HealthReplySchema } } }, async (_request, reply: FastifyReply) => {
+  const healthSchema = {
+    tags: ['control'],
+    operationId: 'getSimHealth',
+    summary: 'Is the simulator ready?',
+    response: { 200: described(HealthReplySchema, 'Ready.'), 503: described(HealthReplySchema, 'Not ready: `reason` says why.') },
+  };
+  plane.get('/health', { schema: healthSchema }, async (_request, reply: FastifyReply) => {
     let online = 0;
     let offline = 0;
     for (const station of fixture.stations) {
@@ -112,14 +130,14 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     });
   });
 
-  plane.get('/clock', { schema: { response: { 200: ClockReplySchema } } }, async () => {
+  plane.get('/clock', { schema: { tags: ['control'], operationId: 'getSimClock', summary: 'Simulated time', response: { 200: ClockReplySchema } } }, async () => {
     const clock = options.clock;
     return { now: new Date(clock ? clock.now() : Date.now()).toISOString(), manual: clock?.manual ?? false };
   });
 
   plane.post(
     '/clock/advance',
-    { schema: { body: ClockAdvanceBodySchema, response: { 200: ClockReplySchema } } },
+    { schema: { tags: ['control'], operationId: 'advanceSimClock', summary: 'Move a manual clock on', body: ClockAdvanceBodySchema, response: { 200: ClockReplySchema, ...errorResponses(409) } } },
     async (request) => {
       const clock = options.clock;
       if (!clock?.manual) throw new SimError('CLOCK_NOT_MANUAL');
@@ -137,31 +155,31 @@ export const stationRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
 
   // `missing`: fixture stations no fleet process answered for (a shard's process is down, say),
   // so a partial answer is not taken for the whole fleet.
-  plane.get('/stations', { schema: { response: { 200: StationListReplySchema } } }, async () => {
+  plane.get('/stations', { schema: { tags: ['control'], operationId: 'listSimStations', summary: 'Every station', response: { 200: StationListReplySchema, ...FLEET_ERRORS } } }, async () => {
     const stations = await channel.fleet('query');
     return { stations, missing: fixture.stations.length - stations.length };
   });
 
-  plane.get('/stations/:token', { schema: { params: TokenParams, response: stationReply } }, async (request) => {
+  plane.get('/stations/:token', { schema: { tags: ['control'], operationId: 'getSimStation', summary: 'One station', params: TokenParams, response: stationReply } }, async (request) => {
     return (await channel.control(request.params.token, { action: 'snapshot' })).station;
   });
 
   plane.post(
     '/stations/:token/connection',
-    { schema: { params: TokenParams, body: ConnectionBodySchema, response: stationReply } },
+    { schema: { tags: ['control'], operationId: 'setSimStationConnection', summary: 'Take a station offline or online', params: TokenParams, body: ConnectionBodySchema, response: stationReply } },
     async (request) => (await act(request.params.token, { action: 'connection', online: request.body.online }, request.body.online ? 'online' : 'offline')).station,
   );
 
   plane.post(
     '/stations/:token/battery',
-    { schema: { params: TokenParams, body: BatteryBodySchema, response: stationReply } },
+    { schema: { tags: ['control'], operationId: 'setSimStationBattery', summary: 'Set the battery voltage', params: TokenParams, body: BatteryBodySchema, response: stationReply } },
     async (request) => (await act(request.params.token, { action: 'battery', voltage: request.body.voltage }, `battery ${request.body.voltage} V`)).station,
   );
 
   plane.post(
     '/stations/:token/reboot',
     {
-      schema: { params: TokenParams, body: RebootBodySchema, response: stationReply },
+      schema: { tags: ['control'], operationId: 'rebootSimStation', summary: 'Reboot a station', params: TokenParams, body: RebootBodySchema, [BODY_OPTIONAL]: true, response: stationReply },
       // The body is optional: none at all means `{}` (a schema cannot make the whole body optional).
       preValidation: async (request) => {
         request.body ??= {};
@@ -175,14 +193,14 @@ export const stationRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
 
   plane.post(
     '/stations/:token/locks/:lockId/physical',
-    { schema: { params: LockParams, body: PhysicalBodySchema, response: stationReply } },
+    { schema: { tags: ['control'], operationId: 'actOnSimLock', summary: 'Act on a lock by hand', params: LockParams, body: PhysicalBodySchema, response: stationReply } },
     async (request) => {
       const { token, lockId } = request.params;
       return (await act(token, { action: 'physical', lockId, physical: request.body.action }, `${request.body.action} lock ${lockId}`)).station;
     },
   );
 
-  plane.post('/reset', { schema: { response: { 200: ResetReplySchema } } }, async () => {
+  plane.post('/reset', { schema: { tags: ['control'], operationId: 'resetSimulator', summary: 'Every station back to its fixture state', response: { 200: ResetReplySchema, ...FLEET_ERRORS } } }, async () => {
     // First, and whatever the fleet answers: the API must not keep failing on purpose after a reset.
     options.apiFaults?.clear();
     const stations = await channel.fleet('reset');
@@ -196,17 +214,17 @@ export const stationRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
 export const faultRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (plane, options) => {
   const act = actOn(options);
 
-  plane.post('/stations/:token/faults', { schema: { params: TokenParams, body: FaultSpecSchema, response: { 201: FaultSchema } } }, async (request, reply) => {
+  plane.post('/stations/:token/faults', { schema: { tags: ['control'], operationId: 'addSimStationFault', summary: 'Add a fault to a station', params: TokenParams, body: FaultSpecBody, response: { 201: described(FaultSchema, 'The fault, with its id.'), ...STATION_ERRORS } } }, async (request, reply) => {
     const answer = await act(request.params.token, { action: 'addFault', fault: request.body }, `fault ${request.body.kind}`);
     // The fleet agent answers an addFault with the fault it added (fleet-agent.ts).
     return reply.code(201).send(answer.fault!);
   });
 
-  plane.delete('/stations/:token/faults', { schema: { params: TokenParams, response: stationReply } }, async (request) => {
+  plane.delete('/stations/:token/faults', { schema: { tags: ['control'], operationId: 'clearSimStationFaults', summary: "Clear a station's faults", params: TokenParams, response: stationReply } }, async (request) => {
     return (await act(request.params.token, { action: 'clearFaults' }, 'clear faults')).station;
   });
 
-  plane.delete('/stations/:token/faults/:id', { schema: { params: FaultParams, response: stationReply } }, async (request) => {
+  plane.delete('/stations/:token/faults/:id', { schema: { tags: ['control'], operationId: 'removeSimStationFault', summary: 'Clear one fault', params: FaultParams, response: stationReply } }, async (request) => {
     return (await act(request.params.token, { action: 'removeFault', faultId: request.params.id }, `clear fault ${request.params.id}`)).station;
   });
 };

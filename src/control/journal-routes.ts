@@ -16,9 +16,9 @@ export interface JournalRoutesOptions {
 }
 
 export const journalRoutes: FastifyPluginAsyncTypebox<JournalRoutesOptions> = async (plane, { journal, hub }) => {
-  plane.get('/journal', { schema: { querystring: JournalQuerySchema, response: { 200: JournalReplySchema } } }, async (request) => journal.query(parseJournalQuery(request.query)));
+  plane.get('/journal', { schema: { tags: ['journal'], operationId: 'getJournal', summary: 'What reached the simulator since a mark', querystring: JournalQuerySchema, response: { 200: JournalReplySchema } } }, async (request) => journal.query(parseJournalQuery(request.query)));
 
-  plane.delete('/journal', { schema: { response: { 200: JournalClearReplySchema } } }, async () => {
+  plane.delete('/journal', { schema: { tags: ['journal'], operationId: 'clearJournal', summary: 'Empty the journal', response: { 200: JournalClearReplySchema } } }, async () => {
     const cleared = journal.clear();
     hub.emit({ type: 'control', action: 'journal cleared' });
     return { cleared, mark: journal.mark };

@@ -21,8 +21,8 @@ export type { PhysicalAction } from '../fixture/station-actions.js';
 export type { LockStatus, StationStatus } from '../fixture/statuses.js';
 
 const strict = { additionalProperties: false } as const;
-/** An instant, as ISO 8601 in UTC. Not checked as a `format`: the server writes it with `toISOString`. */
-const IsoTime = (description: string) => Type.String({ description });
+/** An instant, as ISO 8601 in UTC: `format: date-time` documents it (the server writes it with `toISOString`). */
+const IsoTime = (description: string) => Type.String({ format: 'date-time', description });
 
 // ── Station snapshot ────────────────────────────────────────────────────────────────────────────
 
@@ -38,14 +38,14 @@ export const SimLockSchema = Type.Object(
     lastUpdated: IsoTime('When the lock last changed state.'),
     pending: LockPendingSchema,
   },
-  strict,
+  { ...strict, title: 'SimLock' },
 );
 
 /** The station's battery model: what each unlock and each hour costs, and below what it refuses. */
-export const BatteryModelSchema = Type.Object({ drainPerUnlockV: Type.Number(), drainPerHourV: Type.Number(), cutoffV: Type.Number() }, strict);
+export const BatteryModelSchema = Type.Object({ drainPerUnlockV: Type.Number(), drainPerHourV: Type.Number(), cutoffV: Type.Number() }, { ...strict, title: 'BatteryModel' });
 
 /** A fault in force on a station: a `FaultSpec` with the `id` the station gave it. */
-export const FaultSchema = Type.Object({ id: Type.String(), ...FaultSpecSchema.properties }, strict);
+export const FaultSchema = Type.Object({ id: Type.String(), ...FaultSpecSchema.properties }, { ...strict, title: 'Fault' });
 
 /** A timer running in the station: `unlock` while the unlock delay runs, `relock`, `heartbeat`. */
 export const SimTimerSchema = Type.Object(
@@ -54,7 +54,7 @@ export const SimTimerSchema = Type.Object(
     lockId: Type.Optional(Type.String()),
     dueAt: IsoTime('When the timer falls due, in simulated time.'),
   },
-  strict,
+  { ...strict, title: 'SimTimer' },
 );
 
 /** The full simulated state of one station (docs/control-plane.md, "SimStation"). */
@@ -70,18 +70,18 @@ export const SimStationSchema = Type.Object(
     faults: Type.Array(FaultSchema),
     timers: Type.Array(SimTimerSchema),
   },
-  strict,
+  { ...strict, title: 'SimStation' },
 );
 
 // ── Request bodies ──────────────────────────────────────────────────────────────────────────────
 
-export const ConnectionBodySchema = Type.Object({ online: Type.Boolean() }, strict);
-export const BatteryBodySchema = Type.Object({ voltage: Type.Number(VOLTAGE_LIMITS) }, strict);
+export const ConnectionBodySchema = Type.Object({ online: Type.Boolean() }, { ...strict, title: 'ConnectionBody' });
+export const BatteryBodySchema = Type.Object({ voltage: Type.Number(VOLTAGE_LIMITS) }, { ...strict, title: 'BatteryBody' });
 /** The body is optional as a whole: none at all means `{}` (control-plane.ts fills it in). */
-export const RebootBodySchema = Type.Object({ downMs: Type.Optional(Type.Integer({ ...REBOOT_DOWN_MS_LIMITS, description: 'How long the station stays down. @default 2000' })) }, strict);
-export const PhysicalBodySchema = Type.Object({ action: PhysicalActionSchema }, strict);
+export const RebootBodySchema = Type.Object({ downMs: Type.Optional(Type.Integer({ ...REBOOT_DOWN_MS_LIMITS, description: 'How long the station stays down. @default 2000' })) }, { ...strict, title: 'RebootBody' });
+export const PhysicalBodySchema = Type.Object({ action: PhysicalActionSchema }, { ...strict, title: 'PhysicalBody' });
 /** A year of simulated time at most per call. */
-export const ClockAdvanceBodySchema = Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 31_536_000_000 }) }, strict);
+export const ClockAdvanceBodySchema = Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 31_536_000_000 }) }, { ...strict, title: 'ClockAdvanceBody' });
 
 // ── Replies ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -101,23 +101,23 @@ export const HealthReplySchema = Type.Object(
     /** Broker messages the `/v1` gateway refused as implausible, by reason; present once it has refused any. */
     gateway: Type.Optional(Type.Object({ refused: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) }, strict)),
   },
-  strict,
+  { ...strict, title: 'HealthReply' },
 );
 export const StationListReplySchema = Type.Object(
   {
     stations: Type.Array(SimStationSchema),
     missing: Type.Integer({ description: "Fixture stations no fleet process answered for (a shard's process is down, say)." }),
   },
-  strict,
+  { ...strict, title: 'StationListReply' },
 );
 export const ResetReplySchema = Type.Object(
   {
     reset: Type.Integer(),
     missing: Type.Integer({ description: 'Fixture stations that were not reset: no fleet process answered for them, or their reset failed.' }),
   },
-  strict,
+  { ...strict, title: 'ResetReply' },
 );
-export const ClockReplySchema = Type.Object({ now: IsoTime('Simulated time now.'), manual: Type.Boolean() }, strict);
+export const ClockReplySchema = Type.Object({ now: IsoTime('Simulated time now.'), manual: Type.Boolean() }, { ...strict, title: 'ClockReply' });
 
 // ── Events of GET /sim/v1/events ────────────────────────────────────────────────────────────────
 
@@ -228,7 +228,7 @@ const JournalStamp = {
   at: IsoTime('Simulated time the entry was recorded.'),
 };
 /** A `/v1` request: the fields of its `api.request` event, whatever they are, without `type` and `time`. */
-export const JournalApiEntrySchema = Type.Object({ ...JournalStamp, kind: Type.Literal('api'), ...ApiRequestFields }, strict);
+export const JournalApiEntrySchema = Type.Object({ ...JournalStamp, kind: Type.Literal('api'), ...ApiRequestFields }, { ...strict, title: 'JournalApiEntry' });
 export const CommandOutcomeSchema = Type.Union([Type.Literal('sent'), Type.Literal('acked'), Type.Literal('rejected'), Type.Literal('timeout')], {
   description: '`sent` until the station answers; then what its ack said, or `timeout` when none came in time.',
 });
@@ -244,7 +244,7 @@ export const JournalCommandEntrySchema = Type.Object(
     /** From the send to the ack or the timeout. */
     ms: Type.Optional(Type.Integer({ minimum: 0 })),
   },
-  strict,
+  { ...strict, title: 'JournalCommandEntry' },
 );
 export const JournalEntrySchema = Type.Union([JournalApiEntrySchema, JournalCommandEntrySchema]);
 export const JournalKindSchema = Type.Union([Type.Literal('api'), Type.Literal('command')]);
@@ -264,9 +264,9 @@ export const JournalReplySchema = Type.Object(
     truncated: Type.Boolean({ description: 'Entries after `since` were dropped to keep the journal bounded.' }),
     entries: Type.Array(JournalEntrySchema),
   },
-  strict,
+  { ...strict, title: 'JournalReply' },
 );
-export const JournalClearReplySchema = Type.Object({ cleared: Type.Integer({ minimum: 0 }), mark: Type.Integer({ minimum: 0 }) }, strict);
+export const JournalClearReplySchema = Type.Object({ cleared: Type.Integer({ minimum: 0 }), mark: Type.Integer({ minimum: 0 }) }, { ...strict, title: 'JournalClearReply' });
 
 // ── API faults: /sim/v1/api-faults ──────────────────────────────────────────────────────────────
 
@@ -287,7 +287,7 @@ export const ApiFaultSpecSchema = Type.Object(
     count: Type.Optional(Type.Integer({ minimum: 1, description: 'The fault acts on the next `count` matching requests, then is removed. @default no limit' })),
     probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: "The chance it acts on a matching request, drawn from the simulator's seed. @default 1" })),
   },
-  strict,
+  { ...strict, title: 'ApiFaultSpec' },
 );
 export const ApiFaultSchema = Type.Object(
   {
@@ -295,10 +295,10 @@ export const ApiFaultSchema = Type.Object(
     ...ApiFaultSpecSchema.properties,
     remaining: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Requests it will still act on; `null` without a `count`.' }),
   },
-  strict,
+  { ...strict, title: 'ApiFault' },
 );
-export const ApiFaultListReplySchema = Type.Object({ faults: Type.Array(ApiFaultSchema) }, strict);
-export const ApiFaultClearReplySchema = Type.Object({ cleared: Type.Integer({ minimum: 0 }) }, strict);
+export const ApiFaultListReplySchema = Type.Object({ faults: Type.Array(ApiFaultSchema) }, { ...strict, title: 'ApiFaultListReply' });
+export const ApiFaultClearReplySchema = Type.Object({ cleared: Type.Integer({ minimum: 0 }) }, { ...strict, title: 'ApiFaultClearReply' });
 
 /** One message of `GET /sim/v1/events`: an event with `seq`, which increases by one per event of the connection. */
 export const SimEventMessageSchema = Type.Union(

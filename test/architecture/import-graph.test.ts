@@ -38,6 +38,11 @@ const SIDEWAYS: readonly { from: string; to: string; typeOnly?: true; reason: st
   },
   { from: 'control', to: 'service/http/bearer-token.ts', reason: '/sim/v1 reads its bearer token exactly as /v1 does' },
   {
+    from: 'control',
+    to: 'service/http/route-docs.ts',
+    reason: '/sim/v1 is in the same OpenAPI document as /v1: its routes document their errors with the same Error component and descriptions',
+  },
+  {
     from: 'fleet',
     to: 'control/control-protocol.ts',
     reason: 'the fleet agent is the far end of the control channel, whose protocol the control plane defines',

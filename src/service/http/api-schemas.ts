@@ -22,14 +22,14 @@ export const CredentialsSchema = Type.Object(
     email: Type.String({ minLength: 1, maxLength: MAX_EMAIL, description: 'Email issued to the account.' }),
     password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD, description: 'Password issued to the account.' }),
   },
-  { ...strict, description: 'Login request (interface section 4, POST /v1/auth/login).' },
+  { ...strict, title: 'Credentials', description: 'Login request (interface section 4, POST /v1/auth/login).' },
 );
 
 export const RefreshTokenBodySchema = Type.Object(
   {
     refreshToken: Type.String({ minLength: 1, maxLength: MAX_TOKEN, description: 'Refresh token from login or an earlier refresh.' }),
   },
-  { ...strict, description: 'Body of refresh and revoke (docs/api.md, section 4).' },
+  { ...strict, title: 'RefreshTokenBody', description: 'Body of refresh and revoke (docs/api.md, section 4).' },
 );
 
 export const TokenPairSchema = Type.Object(
@@ -37,29 +37,29 @@ export const TokenPairSchema = Type.Object(
     accessToken: Type.String({ description: 'JWT (HS256). Send as `Authorization: Bearer <accessToken>`; `exp` holds its expiry.' }),
     refreshToken: Type.String({ description: 'Opaque; exchange it at /v1/auth/refresh. Each refresh token works once.' }),
   },
-  { ...strict, description: 'Token pair (interface section 2).' },
+  { ...strict, title: 'TokenPair', description: 'Token pair (interface section 2).' },
 );
 
-export const SuccessSchema = Type.Object({ success: Type.Literal(true) }, strict);
+export const SuccessSchema = Type.Object({ success: Type.Literal(true) }, { ...strict, title: 'Success' });
 
 export const LockSchema = Type.Object(
   {
     lockId: Type.String({ description: 'Identifier of the lock inside the station; the same string is the `lock_id` path segment.' }),
     status: Type.Union([LockStatusSchema], { description: '`locked`, `unlocked` or `jammed`.' }),
-    lastUpdated: Type.String({ description: 'ISO 8601 UTC timestamp of the last lock state the station published.' }),
+    lastUpdated: Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp of the last lock state the station published.' }),
   },
-  { ...strict, description: 'Lock (interface section 2).' },
+  { ...strict, title: 'Lock', description: 'Lock (interface section 2).' },
 );
 
 export const StationSchema = Type.Object(
   {
     stationId: Type.Integer({ description: 'Numeric id of the station.' }),
     batteryVoltage: Type.Number({ description: 'Battery voltage in volts.' }),
-    lastConnection: Type.String({ description: 'ISO 8601 UTC timestamp; 1970-01-01T00:00:00.000Z when the station never reported.' }),
+    lastConnection: Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp; 1970-01-01T00:00:00.000Z when the station never reported.' }),
     status: Type.Union([StationStatusSchema], { description: '`online` (commands may be sent) or `offline`.' }),
     locks: Type.Array(LockSchema),
   },
-  { ...strict, description: 'Station (interface section 2), as the station last published it over MQTT.' },
+  { ...strict, title: 'Station', description: 'Station (interface section 2), as the station last published it over MQTT.' },
 );
 
 export const UnlockResultSchema = Type.Object(
@@ -67,12 +67,12 @@ export const UnlockResultSchema = Type.Object(
     success: Type.Boolean({ description: '`true` when the station accepted the command.' }),
     message: Type.Optional(Type.String({ description: 'Why the command failed; present only when `success` is false.' })),
   },
-  { ...strict, description: 'Unlock result (interface section 2).' },
+  { ...strict, title: 'UnlockResult', description: 'Unlock result (interface section 2).' },
 );
 
 export const ErrorBodySchema = Type.Object(
   { message: Type.String({ description: 'Human-readable description of the failure.' }) },
-  { ...strict, description: 'Error body (interface section 7).' },
+  { ...strict, title: 'Error', description: 'Error body (interface section 7).' },
 );
 
 export const StationParamsSchema = Type.Object(

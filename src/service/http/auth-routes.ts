@@ -20,9 +20,11 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'login',
         summary: 'Log in with email and password',
         description:
           'Returns an access token (JWT with `exp`) and a refresh token. Wrong email or password: 401 "Invalid credentials". Too many failed logins from the client address or for the email: 429 with `Retry-After` (seconds), before the password is checked. Too many logins waiting for a password check: 503 with `Retry-After`.',
+        security: [],
         body: CredentialsSchema,
         response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415, 429, 503) },
       },
@@ -41,9 +43,11 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'refreshTokens',
         summary: 'Exchange a refresh token for a new token pair',
         description:
           'The refresh token is used up: the answer carries a new one (rotation). An unknown, used, revoked or expired refresh token gives 401 "Token is invalid"; log in again.',
+        security: [],
         body: RefreshTokenBodySchema,
         response: { 200: TokenPairSchema, ...errorResponses(400, 401, 413, 415, 503) },
       },
@@ -60,8 +64,10 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'revokeRefreshToken',
         summary: 'Invalidate a refresh token (logout)',
-        description: 'Always answers `{"success":true}`, also for a token that is unknown or already invalid, so the answer reveals nothing about it. Access tokens stay valid until they expire.',
+        description: 'Always answers `{"success":true}`, also for a token that is unknown or already invalid, so the answer reveals nothing about it. It ends the session of the token: the access tokens of the same login give 401 afterwards too (docs/api.md); other sessions stay.',
+        security: [],
         body: RefreshTokenBodySchema,
         response: { 200: SuccessSchema, ...errorResponses(400, 413, 415, 503) },
       },
@@ -77,6 +83,7 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'revokeAllSessions',
         summary: 'Invalidate every session of the account',
         description: 'Every access and refresh token of the account issued before this call gives 401 afterwards, including the access token of this request. No body.',
         security: BEARER_SECURITY,

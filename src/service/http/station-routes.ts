@@ -24,6 +24,7 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
     {
       schema: {
         tags: ['stations'],
+        operationId: 'getStation',
         summary: 'Read a station',
         description: 'The station as it last published its state over MQTT. Check `status` is `online` before sending commands (interface section 3).',
         security: BEARER_SECURITY,
@@ -42,6 +43,7 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
     {
       schema: {
         tags: ['stations'],
+        operationId: 'unlockLock',
         summary: 'Unlock a lock',
         description:
           'Sends the unlock command over MQTT and waits for the station to acknowledge it. Accepted: `{"success":true}`. Offline station or rejected command: `{"success":false,"message":"…"}`. No acknowledgement in time (or the service stopped while waiting): 504, the outcome is unknown, and the station may still carry the command out until it expires; read the station before sending it again. No request body.',

@@ -18,13 +18,15 @@ export function registerWebhookRoutes(app: ApiInstance): void {
     const notAvailable = async (): Promise<never> => {
       throw new SimError('NOT_IMPLEMENTED');
     };
-    const schema = { tags: ['webhooks'], summary: MESSAGE, response: errorResponses(501) };
-    // The document shows the methods OpenAPI 3.0 can describe; the rest (TRACE, QUERY, WebDAV's…)
+    const schema = { tags: ['webhooks'], summary: MESSAGE, security: [], response: errorResponses(501) };
+    // The document shows the methods OpenAPI 3.1 can describe; the rest (TRACE, QUERY, WebDAV's…)
     // answer the same but stay out of it.
     const documented = DOCUMENTED_METHODS.filter((method) => scope.supportedMethods.includes(method));
     const others = scope.supportedMethods.filter((method) => !documented.includes(method));
     scope.route({ method: documented, url: '/v1/webhooks', schema, exposeHeadRoute: false, handler: notAvailable });
     scope.route({ method: others, url: '/v1/webhooks', schema: { ...schema, hide: true }, handler: notAvailable });
-    scope.all('/v1/webhooks/*', { schema: { ...schema, hide: true } }, notAvailable);
+    // Paths below it answer the same: documented as one path with a trailing parameter.
+    scope.route({ method: documented, url: '/v1/webhooks/*', schema, exposeHeadRoute: false, handler: notAvailable });
+    scope.route({ method: others, url: '/v1/webhooks/*', schema: { ...schema, hide: true }, handler: notAvailable });
   });
 }

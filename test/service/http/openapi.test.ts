@@ -5,7 +5,7 @@ let api: TestApi;
 let doc: {
   openapi: string;
   paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown>; requestBody?: unknown; parameters?: { name: string }[] }>>;
-  components: { securitySchemes: Record<string, unknown> };
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, { properties?: Record<string, unknown> }> };
 };
 
 beforeAll(async () => {
@@ -19,8 +19,8 @@ afterAll(async () => {
   await api.app.close();
 });
 
-test('is an OpenAPI 3 document of every /v1 endpoint', () => {
-  expect(doc.openapi).toMatch(/^3\./);
+test('is an OpenAPI 3.1 document of every /v1 endpoint', () => {
+  expect(doc.openapi).toBe('3.1.0');
   expect(Object.keys(doc.paths).sort()).toEqual(
     [
       '/v1/auth/login',
@@ -30,6 +30,8 @@ test('is an OpenAPI 3 document of every /v1 endpoint', () => {
       '/v1/stations/{station_token}',
       '/v1/stations/{station_token}/locks/{lock_id}/unlock',
       '/v1/webhooks',
+      '/v1/webhooks/{subpath}',
+      '/v1/openapi.json',
     ].sort(),
   );
   expect(Object.keys(doc.paths['/v1/stations/{station_token}']!)).toEqual(['get']);
@@ -38,14 +40,16 @@ test('is an OpenAPI 3 document of every /v1 endpoint', () => {
 
 test('is generated from the route schemas: bodies, parameters, responses, security', () => {
   const login = doc.paths['/v1/auth/login']!.post!;
-  expect(login.requestBody).toMatchObject({ content: { 'application/json': { schema: { required: ['email', 'password'], additionalProperties: false } } } });
-  expect(Object.keys(login.responses).sort()).toEqual(['200', '400', '401', '413', '415', '429', '503']);
-  expect(login.security).toBeUndefined();
+  expect(login.requestBody).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/Credentials' } } } });
+  expect(doc.components.schemas.Credentials).toMatchObject({ required: ['email', 'password'], additionalProperties: false });
+  expect(Object.keys(login.responses).sort()).toEqual(['200', '400', '401', '413', '415', '429', '500', '503', 'default']);
+  expect(login.security).toEqual([]);
 
   const unlock = doc.paths['/v1/stations/{station_token}/locks/{lock_id}/unlock']!.post!;
   expect(unlock.parameters?.map((parameter) => parameter.name)).toEqual(['station_token', 'lock_id']);
   expect(unlock.security).toEqual([{ bearerAuth: [] }]);
-  expect(unlock.responses['200']).toMatchObject({ content: { 'application/json': { schema: { properties: { success: { type: 'boolean' } } } } } });
-  expect(doc.components.securitySchemes).toEqual({ bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } });
+  expect(unlock.responses['200']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/UnlockResult' } } } });
+  expect(doc.components.schemas.UnlockResult!.properties).toMatchObject({ success: { type: 'boolean' } });
+  expect(doc.components.securitySchemes).toMatchObject({ bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, controlToken: { type: 'http', scheme: 'bearer' } });
   expect(doc.paths['/v1/webhooks']!.get!.responses).toHaveProperty('501');
 });
