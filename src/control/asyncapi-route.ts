@@ -23,7 +23,7 @@ const AsyncApiDocumentSchema = Type.Unsafe<AsyncApiDocument>({
 export const asyncApiRoute: FastifyPluginAsyncTypebox<AsyncApiRouteOptions> = async (plane, { fixture, mqttUrl }) => {
   // The fixture does not change while the simulator runs: the document is built once, when first asked for.
   let document: AsyncApiDocument | undefined;
-  plane.get('/asyncapi.json', { schema: { response: { 200: AsyncApiDocumentSchema } } }, async () => {
+  plane.get('/asyncapi.json', { schema: { tags: ['control'], operationId: 'getAsyncApiDocument', summary: 'The AsyncAPI 3.0 document of the station MQTT contract', response: { 200: AsyncApiDocumentSchema } } }, async () => {
     document ??= buildAsyncApi(fixture, mqttUrl === undefined ? {} : { brokerUrl: mqttUrl });
     return document;
   });

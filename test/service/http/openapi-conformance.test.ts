@@ -195,6 +195,13 @@ describe('real answers match the document', () => {
     }
   });
 
+  it('/sim/v1/asyncapi.json', async () => {
+    const { status, json } = await call('GET', '/sim/v1/asyncapi.json');
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ asyncapi: '3.0.0' });
+    expect((await call('GET', '/sim/v1/asyncapi.json', { bearer: null })).status).toBe(401);
+  });
+
   it('/sim/v1 health, clock, journal', async () => {
     expect((await call('GET', '/sim/v1/health')).status).toBe(200);
     expect((await call('GET', '/sim/v1/health', { bearer: null })).status).toBe(401);
