@@ -3,13 +3,18 @@
  * (nothing republished, timestamps kept), changed ones are put back and the `/v1` API sees it, and
  * API faults go while the journal stays.
  */
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { createClient } from '../../src/client/index.js';
 
 let sim: StartedSimulator;
 beforeAll(async () => {
-  sim = await startSimulator({ fixture: 'fixtures/ci.json' });
+  // The ci fixture with a heartbeat that does not come during the test: a heartbeat refreshes
+  // `lastConnection`, which is how the test tells that a reset republished nothing.
+  const ci = JSON.parse(await readFile('fixtures/ci.json', 'utf8')) as { defaults: Record<string, unknown> };
+  ci.defaults.heartbeatMs = 600_000;
+  sim = await startSimulator({ fixture: ci });
 });
 afterAll(async () => {
   await sim.stop();
