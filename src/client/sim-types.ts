@@ -65,6 +65,7 @@ const REQUIRED_STRINGS: { readonly [T in SimEventType]: readonly StringFields<Ex
   control: ['action'],
   'api.request': ['method', 'route'],
   'broker.refused': ['kind', 'reason'],
+  'judge.finding': ['rule', 'token', 'detail'],
 };
 
 /**
