@@ -77,6 +77,9 @@ export class ServiceJudge {
         detail,
       });
     };
+    // An empty payload is how MQTT clears a retained message (MQTT 3.1.1, 3.3.1.3): a backend that
+    // clears the retained command it published by mistake is putting things right, not sending one.
+    if (command.payload.length === 0) return;
     const body = command.payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes ? undefined : parsePayload('unlock', command.payload);
     const commandId = body?.commandId;
     // Retained: sent again by the broker on a subscription, not by the service now; the station
