@@ -243,6 +243,7 @@ export const JudgeReplySchema = Type.Object(
   strict,
 );
 export type JudgeReply = Static<typeof JudgeReplySchema>;
+export type { JudgeFinding } from '../judge/judge-log.js';
 
 // ── Request journal: GET /sim/v1/journal ────────────────────────────────────────────────────────
 

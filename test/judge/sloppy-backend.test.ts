@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt, { type MqttClient } from 'mqtt';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { createClient } from '../../src/client/index.js';
+import { ControlClient, createClient } from '../../src/client/index.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { JudgeReplySchema, SimEventMessageSchema, type JudgeReply } from '../../src/control/wire-schemas.js';
 import { EventSocket } from '../helpers/event-socket.js';
@@ -49,7 +49,8 @@ async function control(method: string, path: string, body?: unknown): Promise<un
   return response.json();
 }
 
-const judge = async (): Promise<JudgeReply> => (await control('GET', '/judge')) as JudgeReply;
+/** Through the typed control client test suites use. */
+const judge = (): Promise<JudgeReply> => new ControlClient({ url: sim.controlUrl }).judge();
 const at = (offsetMs = 0): string => new Date(sim.clock.now() + offsetMs).toISOString();
 const command = (commandId: string, sentAt: string | undefined = at()): string => JSON.stringify({ commandId, ...(sentAt === undefined ? {} : { sentAt }) });
 const publish = (token: string, lockId: string, payload: string, options: { qos?: 0 | 1; retain?: boolean } = {}) =>
