@@ -6,7 +6,7 @@
 import WebSocket from 'ws';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { redactUrlsIn } from '../shared/redact-url.js';
-import type { ApiFault, ApiFaultListReply, ApiFaultSpec, JournalClearReply, JournalEntry, JournalReply } from '../control/wire-schemas.js';
+import type { ApiFault, ApiFaultListReply, ApiFaultSpec, JournalClearReply, JournalEntry, JournalReply, JudgeReply } from '../control/wire-schemas.js';
 import type { ControlJournalQuery, ControlVerifyExpectation, ControlVerifyQuery } from './journal-query.js';
 import type { EventStreamHandlers, EventSubscription, StreamState } from './event-stream-types.js';
 import { iterateEvents, type EventFilter, type FilteredEvent, type SimEventIterator } from './event-iterator.js';
@@ -141,6 +141,11 @@ export class ControlClient {
   /** `GET /sim/v1/health`. A 503 is an answer too (`ready: false`), not an error. */
   health(): Promise<SimHealth> {
     return this.#request<SimHealth>('GET', '/health', undefined, [503]);
+  }
+
+  /** `GET /sim/v1/judge`: what the judge found in the code under test, per rule and with evidence (docs/judge.md). */
+  judge(): Promise<JudgeReply> {
+    return this.#request<JudgeReply>('GET', '/judge');
   }
 
   async stations(): Promise<SimStation[]> {

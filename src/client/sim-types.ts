@@ -40,6 +40,8 @@ export type CommandTimeoutEvent = Sent<Static<typeof Wire.CommandTimeoutEventSch
 export type FaultAppliedEvent = Sent<Static<typeof Wire.FaultAppliedEventSchema>>;
 export type ControlEvent = Sent<Static<typeof Wire.ControlEventSchema>>;
 export type ApiRequestEvent = Sent<Static<typeof Wire.ApiRequestEventSchema>>;
+export type JudgeFindingEvent = Sent<Static<typeof Wire.JudgeFindingEventSchema>>;
+export type { JudgeReply, JudgeFinding } from '../control/wire-schemas.js';
 
 /** One message of `GET /sim/v1/events`. */
 export type SimEvent = Sent<Wire.SimStreamEvent>;
@@ -65,6 +67,7 @@ const REQUIRED_STRINGS: { readonly [T in SimEventType]: readonly StringFields<Ex
   control: ['action'],
   'api.request': ['method', 'route'],
   'broker.refused': ['kind', 'reason'],
+  'judge.finding': ['rule', 'token', 'detail'],
 };
 
 /**

@@ -16,6 +16,8 @@ import { faultRoutes, healthAndClockRoutes, stationRoutes, type ControlRoutesOpt
 import type { EventHub } from './event-hub.js';
 import { closeEventStreams, eventStreamRoute } from './event-stream-route.js';
 import { journalRoutes } from './journal-routes.js';
+import { judgeRoutes } from './judge-routes.js';
+import type { JudgeLog } from '../judge/judge-log.js';
 import { ApiFaults } from './api-faults.js';
 import { installApiFaultHook } from './api-fault-hook.js';
 import { apiFaultRoutes } from './api-fault-routes.js';
@@ -28,6 +30,8 @@ export type { AdvanceableClock } from './control-routes.js';
 export interface ControlPlaneOptions extends ControlRoutesOptions {
   /** What `/sim/v1/journal` answers from (start-control.ts feeds it from the hub). */
   journal: RequestJournal;
+  /** What `/sim/v1/judge` answers from (start-control.ts feeds it from the hub). @default nothing found */
+  judge?: JudgeLog;
   /** The run's seed: API faults with a probability draw from it. */
   seed: number;
   /** The broker the stations use, credentials redacted: the server of `/sim/v1/asyncapi.json`. @default none */
@@ -63,6 +67,7 @@ export async function registerControlPlane(app: ApiInstance, options: ControlPla
       await plane.register(faultRoutes, options);
       await plane.register(eventStreamRoute, options);
       await plane.register(journalRoutes, options);
+      await plane.register(judgeRoutes, options);
       await plane.register(apiFaultRoutes, { ...options, apiFaults });
       await plane.register(asyncApiRoute, options);
     },

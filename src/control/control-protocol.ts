@@ -14,6 +14,7 @@ import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
 import { LockStatusSchema } from '../fixture/statuses.js';
 import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../fixture/station-actions.js';
 import type { StationSnapshot } from '../station/station-model.js';
+import { JudgeFindingSchema } from '../judge/judge-log.js';
 
 /*
  * The simulator's own control topics. They are not part of the station contract, so they live in
@@ -70,7 +71,9 @@ export const SimLockPhaseEventSchema = Type.Object({
   lastUpdated: Type.String(),
   commandId: Type.Optional(Type.String()),
 });
-export const SimEventSchema = Type.Union([SimFaultEventSchema, SimLockPhaseEventSchema]);
+/** A rule of the judge broken by a command a station received (src/judge/service-judge.ts), with its evidence. */
+export const SimJudgeFindingEventSchema = Type.Object({ type: Type.Literal('judge.finding'), ...JudgeFindingSchema.properties });
+export const SimEventSchema = Type.Union([SimFaultEventSchema, SimLockPhaseEventSchema, SimJudgeFindingEventSchema]);
 
 /** One control action for one station, on `station-sim/control/{token}`. */
 export type ControlRequest = Static<typeof ControlRequestSchema>;
@@ -80,6 +83,7 @@ export type FleetRequest = Static<typeof FleetRequestSchema>;
 export type SimEvent = Static<typeof SimEventSchema>;
 export type SimFaultEvent = Static<typeof SimFaultEventSchema>;
 export type SimLockPhaseEvent = Static<typeof SimLockPhaseEventSchema>;
+export type SimJudgeFindingEvent = Static<typeof SimJudgeFindingEventSchema>;
 /** The answer to a control request. */
 export type ControlReply =
   | { requestId: string; ok: true; station: StationSnapshot; fault?: Fault }

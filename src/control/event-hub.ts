@@ -176,7 +176,11 @@ export class EventHub {
       const event = parseSimMessage('event', payload);
       const token = topic.slice('station-sim/events/'.length);
       if (!event) return;
-      if ('type' in event) this.#phase(token, event);
+      if ('type' in event && event.type === 'judge.finding') {
+        // The hub stamps its own time (the same simulated clock): the station's is in `time` of the finding it replaces.
+        const { type: _type, time: _time, ...finding } = event;
+        this.emit({ type: 'judge.finding', ...finding, token });
+      } else if ('type' in event) this.#phase(token, event);
       else this.emit({ type: 'fault.applied', token, ...event });
       return;
     }

@@ -15,6 +15,7 @@ import { registerControlPlane, type AdvanceableClock } from './control-plane.js'
 import type { ControlRoutesOptions } from './control-routes.js';
 import { startScenario, type StartedScenario } from './scenario-runner.js';
 import { RequestJournal } from './request-journal.js';
+import { JudgeLog } from '../judge/judge-log.js';
 
 export interface ControlOptions {
   transport: MqttTransport;
@@ -52,6 +53,8 @@ export interface StartedControl {
   readonly hub: EventHub;
   /** Every `/v1` request and unlock command since start (bounded), for `/sim/v1/journal`. */
   readonly journal: RequestJournal;
+  /** What the judge found, from every fleet process on the broker, for `/sim/v1/judge`. */
+  readonly judge: JudgeLog;
   /** Adds the `/sim/v1` routes; `gatewayRefused` reports the in-process `/v1` gateway's refusals in health. */
   register(app: ApiInstance, extras?: Pick<ControlRoutesOptions, 'gatewayRefused'>): Promise<void>;
   /** Starts the fixture's scenario timeline (call once the fleet is up). */
@@ -68,6 +71,12 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   // Listening from the start, before the fleet and the API: every command and request is journalled.
   const journal = new RequestJournal();
   const detachJournal = journal.attach(hub);
+  const judge = new JudgeLog();
+  const detachJudge = hub.subscribe((event) => {
+    if (event.type !== 'judge.finding') return;
+    const { type: _type, ...finding } = event;
+    judge.add(finding);
+  }, ['judge.finding']);
   const channel = await ControlChannel.start({
     transport: options.transport,
     ...(options.identity ? { identity: options.identity } : {}),
@@ -98,12 +107,14 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     channel,
     hub,
     journal,
+    judge,
     register: (app, extras) =>
       registerControlPlane(app, {
         ...extras,
         channel,
         hub,
         journal,
+        judge,
         seed: options.seed ?? options.fixture.seed,
         fixture: options.fixture,
         ...(options.controlToken === undefined ? {} : { controlToken: options.controlToken }),
@@ -129,6 +140,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     stop: async () => {
       unlistenRefusals?.();
       detachJournal();
+      detachJudge();
       scenario?.stop();
       hub.stop();
       await channel.stop();

@@ -14,6 +14,7 @@ import { FaultSpecSchema } from '../fixture/fault-schema.js';
 import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../fixture/station-actions.js';
 import { LockStatusSchema, StationStatusSchema } from '../fixture/statuses.js';
 import type { StationSnapshot } from '../station/station-model.js';
+import { JudgeFindingFields, JudgeFindingSchema } from '../judge/judge-log.js';
 
 export { FaultSpecSchema, LockStatusSchema, PhysicalActionSchema, StationStatusSchema };
 export type { FaultKind, FaultSpec } from '../fixture/fault-schema.js';
@@ -202,6 +203,9 @@ export const BrokerRefusedEventSchema = event('broker.refused', {
   counts: RefusedCountsSchema,
 });
 
+/** A rule of the judge broken by the code under test, with its evidence (docs/judge.md). */
+export const JudgeFindingEventSchema = event('judge.finding', JudgeFindingFields);
+
 /** Every event the server builds, without `seq`. */
 export const SimStreamEventSchema = Type.Union([
   SnapshotEventSchema,
@@ -215,7 +219,31 @@ export const SimStreamEventSchema = Type.Union([
   ControlEventSchema,
   ApiRequestEventSchema,
   BrokerRefusedEventSchema,
+  JudgeFindingEventSchema,
 ]);
+
+// ── The judge: GET /sim/v1/judge ───────────────────────────────────────────────────────────────
+
+export { JudgeFindingSchema };
+export const JudgeRuleSchema = Type.Object(
+  {
+    id: JudgeFindingFields.rule,
+    party: Type.Literal('service'),
+    description: Type.String(),
+    source: Type.String({ description: 'The document and section the rule comes from (a path with an anchor).' }),
+  },
+  strict,
+);
+export const JudgeReplySchema = Type.Object(
+  {
+    summary: Type.Record(Type.String(), Type.Integer({ minimum: 1 }), { description: 'Findings per rule id since start, only the rules broken.' }),
+    findings: Type.Array(JudgeFindingSchema, { description: 'The last 1000 findings, oldest first.' }),
+    rules: Type.Array(JudgeRuleSchema),
+  },
+  strict,
+);
+export type JudgeReply = Static<typeof JudgeReplySchema>;
+export type { JudgeFinding } from '../judge/judge-log.js';
 
 // ── Request journal: GET /sim/v1/journal ────────────────────────────────────────────────────────
 

@@ -194,6 +194,9 @@ export class ActivityLog {
       case 'broker.refused':
         this.note(`broker refused ${event.kind}${event.identity ? ` by ${event.identity}` : ''}${event.topic ? ` on ${event.topic}` : ''}: ${event.reason}`, 'warn', at);
         return;
+      case 'judge.finding':
+        this.note(`judge ${event.rule}: ${event.token}${event.lockId === undefined ? '' : `/${event.lockId}`} ${event.detail}`, 'warn', at);
+        return;
     }
   }
 

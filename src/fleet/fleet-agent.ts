@@ -75,7 +75,9 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
 
   return {
     publishEvent: (token, event) => {
-      client.publish(SIM_TOPICS.events(token), JSON.stringify(event), { qos: 0 });
+      // A finding of the judge is evidence for `/sim/v1/judge` and must not be lost on the way: QoS 1.
+      const qos = 'type' in event && event.type === 'judge.finding' ? 1 : 0;
+      client.publish(SIM_TOPICS.events(token), JSON.stringify(event), { qos });
     },
     stop: async () => {
       // Without the broker, a polite end would wait forever for the replies queued meanwhile.

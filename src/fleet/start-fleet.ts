@@ -11,6 +11,9 @@ import type { ConnectIdentity, MqttIdentities } from '../mqtt/identity.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { reconnectRandom, seededRandom } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
+import type { JudgeSettings } from '../fixture/judge-schema.js';
+import { JudgeLog } from '../judge/judge-log.js';
+import { ServiceJudge } from '../judge/service-judge.js';
 
 export interface FleetOptions {
   stations: StationConfig[];
@@ -40,11 +43,19 @@ export interface FleetOptions {
    * @default true
    */
   control?: boolean;
+  /**
+   * The fixture's `judge` section: the service rules every command a station receives is judged
+   * by (docs/judge.md). Findings go to `StartedFleet.judge` and, with `control`, to the event topic.
+   * @default every rule on, default thresholds
+   */
+  judge?: JudgeSettings;
 }
 
 export interface StartedFleet {
   readonly stations: ReadonlyMap<string, StationClient>;
   get(token: string): StationClient | undefined;
+  /** What the judge found in the commands this fleet's stations received. */
+  readonly judge: JudgeLog;
   /** Stations whose MQTT session is up now. */
   onlineCount(): number;
   /** Clean shutdown: every station publishes `offline` before it disconnects. */
@@ -68,6 +79,14 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     options.control === false
       ? undefined
       : await startFleetAgent({ transport: options.transport, stations, ...(agentIdentity ? { identity: agentIdentity } : {}) });
+  const judgeLog = new JudgeLog();
+  const judge = new ServiceJudge({
+    settings: options.judge ?? {},
+    onFinding: (finding) => {
+      judgeLog.add(finding);
+      agent?.publishEvent(finding.token, { type: 'judge.finding', ...finding });
+    },
+  });
   const stop = async (): Promise<void> => {
     try {
       await runBounded([...stations.values()], concurrency, (station) => station.stop());
@@ -91,6 +110,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           reconnectRandom: reconnectRandom(options.seed, config.stationId),
           onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
           onLockPhase: (event) => agent?.publishEvent(config.token, { type: 'lock.phase', ...event }),
+          onCommand: (delivery) =>
+            judge.observe({ ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs }),
           ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
         }),
       );
@@ -113,6 +134,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   }
   return {
     stations,
+    judge: judgeLog,
     get: (token) => stations.get(token),
     onlineCount: () => {
       let count = 0;

@@ -108,8 +108,8 @@ export interface MqttSession {
   subscribeAsync(subscriptions: Record<string, { qos: 0 | 1 }>): Promise<{ topic: string; qos: number }[]>;
   end(force?: boolean): unknown;
   endAsync(force?: boolean): Promise<void>;
-  /** `packet.retain` is set on a retained message sent because of a new subscription (MQTT 3.1.1, 3.3.1.3). */
-  on(event: 'message', listener: (topic: string, payload: Buffer, packet?: { retain: boolean }) => void): unknown;
+  /** `packet.retain` is set on a retained message sent because of a new subscription (MQTT 3.1.1, 3.3.1.3); `packet.qos` is the delivery's QoS. */
+  on(event: 'message', listener: (topic: string, payload: Buffer, packet?: { retain: boolean; qos?: 0 | 1 | 2 }) => void): unknown;
   /** `connack.sessionPresent`: the broker kept this client's session, subscriptions included (MQTT 3.1.1, 3.2.2.2). */
   on(event: 'connect', listener: (connack: { sessionPresent: boolean }) => void): unknown;
   on(event: 'close', listener: () => void): unknown;

@@ -50,6 +50,12 @@ export interface StationClientOptions {
   maxReconnectMs?: number;
   /** Called when a fault fires, for the event stream. */
   onFaultApplied?: (event: { fault: string; lockId?: string; commandId?: string }) => void;
+  /**
+   * Called with every command that reaches the station's unlock topics, before the station reads
+   * it, whatever it is (retained, QoS 0, malformed): for the judge (src/judge/service-judge.ts).
+   * @default ignored
+   */
+  onCommand?: (command: CommandDelivery) => void;
   /** Called when a lock's phase changes (and on every accepted unlock), for the event stream. */
   onLockPhase?: (event: LockPhase) => void;
   /**
@@ -65,6 +71,21 @@ export interface StationClientOptions {
    * @default systemClock
    */
   linkClock?: Clock;
+}
+
+/** A command as it reached the station (`onCommand`): what MQTT said of it, and what the station knew. */
+export interface CommandDelivery {
+  /** The lock its topic names. */
+  lockId: string;
+  /** The delivery's QoS: a command published at QoS 0 reaches the QoS 1 subscription at 0. */
+  qos: 0 | 1;
+  /** Set when the broker sent it as a retained message, on subscription. */
+  retain: boolean;
+  payload: Buffer;
+  /** Whether the station's model was online when it arrived. */
+  online: boolean;
+  /** When the station's current session went online (the CONNECT of its online status); undefined before. */
+  onlineSince: number | undefined;
 }
 
 export { SHORT_SESSION_MS, TAKEN_OVER_AFTER, type StationLinkEvent } from './session-watch.js';
@@ -103,6 +124,8 @@ export class StationClient {
   readonly #maxReconnectMs: number;
   /** The reconnect jitter, apart from the model's stream (see `reconnectRandom`). */
   readonly #reconnectRandom: Random;
+  /** When the current session published `online` (see `CommandDelivery.onlineSince`). */
+  #onlineSince: number | undefined;
   /** Set by `stop()`: a stopped station never connects again (a reset queued behind another must not bring it back). */
   #stopped = false;
 
@@ -246,7 +269,8 @@ export class StationClient {
     };
   }
 
-  #onMessage(topic: string, payload: Buffer, packet: { retain: boolean } | undefined): void {
+  #onMessage(topic: string, payload: Buffer, packet: { retain: boolean; qos?: 0 | 1 | 2 } | undefined): void {
+    if (this.#options.onCommand) this.#tellCommand(topic, payload, packet);
     // A command someone published with the retain flag comes again on every subscription: it is
     // not a new command, and firmware acts only on live ones (commands are never retained, docs/design.md).
     if (packet?.retain) return;
@@ -257,6 +281,20 @@ export class StationClient {
     // A malformed command is dropped, as firmware would: it has nobody to answer.
     if (address?.lockId === undefined || address.token !== this.token || !command) return;
     this.model.handleUnlock(address.lockId, command.commandId, command.sentAt);
+  }
+
+  #tellCommand(topic: string, payload: Buffer, packet: { retain: boolean; qos?: 0 | 1 | 2 } | undefined): void {
+    const address = this.topics.match('unlock', topic);
+    if (address?.lockId === undefined || address.token !== this.token) return;
+    this.#options.onCommand!({
+      lockId: address.lockId,
+      // The station subscribes at QoS 1, so a delivery is at 0 or 1 (MQTT 3.1.1, 3.8.4).
+      qos: packet?.qos === 0 ? 0 : 1,
+      retain: packet?.retain === true,
+      payload,
+      online: this.model.status === 'online',
+      onlineSince: this.#onlineSince,
+    });
   }
 
   /**
@@ -320,7 +358,8 @@ export class StationClient {
       // Ready means the broker holds the retained status and every lock state, not just that we sent them.
       const published: Promise<void>[] = [];
       this.#collecting = published;
-      this.model.connected(connectSentAt());
+      this.#onlineSince = connectSentAt();
+      this.model.connected(this.#onlineSince);
       this.#collecting = undefined;
       // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
       // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process

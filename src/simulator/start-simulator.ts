@@ -355,6 +355,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       identities,
       seed,
       clock,
+      judge: fixture.judge,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     cleanups.add(() => fleet.stop());

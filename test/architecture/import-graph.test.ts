@@ -21,6 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['simulator'], // startSimulator: the parts put together
   ['transcript'], // recording and reading what a simulator did
   ['service', 'control', 'fleet', 'dashboard', 'client'], // the parts: /v1, /sim/v1, stations on MQTT, the terminal UI, the /v1 and /sim/v1 clients
+  ['judge'], // the rules the code under test is judged by, used by the parts that see it (fleet, control)
   ['broker', 'mqtt'], // the embedded broker; the topic contract and the MQTT clients
   ['station', 'certs'], // the pure firmware model; the test PKI of `station-sim certs`
   ['fixture'], // the schemas of what a simulation can be told, and the loader

@@ -9,6 +9,7 @@ import { constants } from 'node:os';
 import type { CommandModule } from 'yargs';
 import { startSimulator, type StartedSimulator } from '../../simulator/start-simulator.js';
 import { notice, UsageError, type CliIo } from '../output.js';
+import { noticeJudge } from '../judge-notice.js';
 import { ReadyFile } from '../ready-file.js';
 import { STOP_SIGNALS, runUntilSignal } from '../run-until-signal.js';
 import { httpOptions, seedOf, timeOptions, withFixture, withHttp, withSeed, withTime } from '../options.js';
@@ -110,6 +111,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
       const stop = (): Promise<void> => (stopped ??= (async () => {
         await readyFile?.remove();
         await sim.stop();
+        noticeJudge(io, sim.fleet);
       })());
       try {
         const addresses = { apiUrl: sim.apiUrl, mqttUrl: sim.mqttUrl, controlUrl: sim.controlUrl, seed: sim.seed };

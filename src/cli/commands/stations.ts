@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import type { StartedFleet } from '../../fleet/start-fleet.js';
 import { notice, printReady, UsageError, type CliIo } from '../output.js';
+import { noticeJudge } from '../judge-notice.js';
 import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { seedOf, brokerTlsOption, withBroker, withFixture, withJson, withSeed } from '../options.js';
@@ -40,6 +41,7 @@ export function stationsCommand(io: CliIo): CommandModule {
       await runUntilSignal(io, async () => {
         unwatch();
         await sim.stop();
+        noticeJudge(io, sim.fleet);
       });
     },
   };

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { printReady, notice, UsageError, type CliIo } from '../output.js';
+import { noticeJudge } from '../judge-notice.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import {
   DEFAULT_HTTP_PORT,
@@ -99,7 +100,10 @@ export function upCommand(io: CliIo): CommandModule {
         // The dashboard owns the terminal until the user quits or a signal comes; then everything stops.
         // Ages and countdowns are drawn on the simulator's clock: it runs scaled or manual with --time-scale / --clock.
         const dashboard = runDashboard({ url: sim.apiUrl, unlock, controlToken: http.controlToken, simulatedClock: sim.clock });
-        await runDashboardUntilDone(io, dashboard, () => sim.stop());
+        await runDashboardUntilDone(io, dashboard, async () => {
+          await sim.stop();
+          noticeJudge(io, sim.fleet);
+        });
         return;
       }
       // With a broker of its own the process cannot lose it; with an external one, say when it
@@ -112,6 +116,7 @@ export function upCommand(io: CliIo): CommandModule {
       await runUntilSignal(io, async () => {
         for (const stop of unwatch) stop();
         await sim.stop();
+        noticeJudge(io, sim.fleet);
       });
     },
   };

@@ -1,0 +1,77 @@
+/**
+ * A finding of the judge and the log that keeps them: a count per rule for the whole run, and the
+ * last findings themselves (bounded, so a sloppy backend in a long run cannot fill memory). The
+ * fleet keeps one (for the line the CLI prints at stop), the control plane another, fed by every
+ * fleet process (for `GET /sim/v1/judge`).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { JUDGE_RULE_IDS, type JudgeRuleId } from '../fixture/judge-schema.js';
+
+const strict = { additionalProperties: false } as const;
+
+export const JudgeRuleIdSchema = Type.Union(
+  JUDGE_RULE_IDS.map((id) => Type.Literal(id)),
+  { description: 'A rule id of the judge (docs/judge.md).' },
+);
+
+/**
+ * The evidence of one broken rule: when, which station, lock and command, and what was seen.
+ * Never a token of the API or a password: `token` is the station's id on the contract.
+ */
+export const JudgeFindingFields = {
+  rule: JudgeRuleIdSchema,
+  token: Type.String({ description: 'The station that received the command.' }),
+  lockId: Type.Optional(Type.String()),
+  commandId: Type.Optional(Type.String()),
+  /** What was seen, in words (a QoS, a sentAt and the station's time, a count). */
+  detail: Type.String(),
+};
+export const JudgeFindingSchema = Type.Object({ time: Type.String({ description: 'When the station saw it, simulated time.' }), ...JudgeFindingFields }, strict);
+export type JudgeFinding = Static<typeof JudgeFindingSchema>;
+
+/** Findings kept; the oldest go first (the counts keep them all). */
+export const JUDGE_LOG_CAPACITY = 1000;
+
+export class JudgeLog {
+  readonly #counts = new Map<JudgeRuleId, number>();
+  readonly #findings: JudgeFinding[] = [];
+  readonly #capacity: number;
+
+  constructor(capacity = JUDGE_LOG_CAPACITY) {
+    this.#capacity = capacity;
+  }
+
+  add(finding: JudgeFinding): void {
+    this.#counts.set(finding.rule, (this.#counts.get(finding.rule) ?? 0) + 1);
+    this.#findings.push(finding);
+    if (this.#findings.length > this.#capacity) this.#findings.shift();
+  }
+
+  /** Findings per rule id, only the rules broken at least once, in the catalogue's order. */
+  summary(): Partial<Record<JudgeRuleId, number>> {
+    const summary: Partial<Record<JudgeRuleId, number>> = {};
+    for (const id of JUDGE_RULE_IDS) {
+      const count = this.#counts.get(id);
+      if (count) summary[id] = count;
+    }
+    return summary;
+  }
+
+  /** The last findings kept, oldest first. */
+  findings(): JudgeFinding[] {
+    return [...this.#findings];
+  }
+
+  clear(): void {
+    this.#counts.clear();
+    this.#findings.length = 0;
+  }
+}
+
+/** One line for stderr at stop: `judge: 3 findings: service.qos0-command ×2, service.retained-command ×1`, or `judge: no findings`. */
+export function judgeLine(summary: Partial<Record<JudgeRuleId, number>>): string {
+  const entries = Object.entries(summary) as [JudgeRuleId, number][];
+  const total = entries.reduce((sum, [, count]) => sum + count, 0);
+  if (total === 0) return 'judge: no findings';
+  return `judge: ${total} finding${total === 1 ? '' : 's'}: ${entries.map(([id, count]) => `${id} ×${count}`).join(', ')}`;
+}

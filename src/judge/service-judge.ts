@@ -1,0 +1,172 @@
+/**
+ * The service rules (docs/judge.md): the fleet shows the judge every command a station receives,
+ * with what MQTT told about it (QoS, retain flag) and what the station knew (its status, since when
+ * it is online, its locks, its command TTL). The judge says which rules the backend broke; the
+ * station acts on the command as before, judged or not.
+ *
+ * "Offline", observably: the station's retained status said `offline` from the moment it went off
+ * (its will, or its clean stop) until its current session published `online`. A command whose
+ * `sentAt` is earlier than that moment (less the skew allowed) was sent while every subscriber of
+ * the status saw `offline`: the broker queued it, or kept it retained, and it reached the station on
+ * reconnect. So is a command that arrives while the station's model is not online. A command past
+ * its TTL is judged stale only: the station refuses it whatever it was sent to.
+ */
+import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
+import { parsePayload } from '../mqtt/topics.js';
+import { PLAUSIBILITY_LIMITS } from '../mqtt/plausibility.js';
+import { parseIsoUtc } from '../station/station-payloads.js';
+import type { JudgeFinding } from './judge-log.js';
+
+/** A command as a station received it (src/mqtt/station-client.ts `onCommand`). */
+export interface ReceivedCommand {
+  token: string;
+  /** The lock the topic names. */
+  lockId: string;
+  qos: 0 | 1;
+  retain: boolean;
+  payload: Buffer;
+  /** The station's time when it arrived. */
+  now: number;
+  /** Whether the station's model was online when it arrived. */
+  online: boolean;
+  /** When the station's current session published `online`; undefined while offline. */
+  onlineSince: number | undefined;
+  /** The locks the station has. */
+  locks: readonly { lockId: string }[];
+  commandTtlMs: number;
+}
+
+export interface ServiceJudgeOptions {
+  /** The fixture's `judge` section. */
+  settings: JudgeSettings;
+  /** Each finding, as it is found. */
+  onFinding: (finding: JudgeFinding) => void;
+}
+
+/** Command ids remembered per station for `service.command-id-reused`; the oldest are forgotten past it. */
+const REMEMBERED_COMMANDS = 1000;
+
+interface StationMemory {
+  commands: Map<string, { lockId: string; sentAt: string | undefined }>;
+  /** Arrival times inside the rate window. */
+  arrivals: number[];
+  /** Over the rate now: told once until the rate falls back under it. */
+  overRate: boolean;
+}
+
+export class ServiceJudge {
+  readonly #settings: NonNullable<JudgeSettings['rules']>;
+  readonly #onFinding: ServiceJudgeOptions['onFinding'];
+  /** Only stations that received a command have an entry. */
+  readonly #stations = new Map<string, StationMemory>();
+
+  constructor(options: ServiceJudgeOptions) {
+    this.#settings = options.settings.rules ?? {};
+    this.#onFinding = options.onFinding;
+  }
+
+  observe(command: ReceivedCommand): void {
+    const report = (rule: JudgeRuleId, detail: string, commandId?: string): void => {
+      if (this.#settings[rule]?.enabled === false) return;
+      this.#onFinding({
+        time: new Date(command.now).toISOString(),
+        rule,
+        token: command.token,
+        lockId: command.lockId,
+        ...(commandId === undefined ? {} : { commandId }),
+        detail,
+      });
+    };
+    // An empty payload is how MQTT clears a retained message (MQTT 3.1.1, 3.3.1.3): a backend that
+    // clears the retained command it published by mistake is putting things right, not sending one.
+    if (command.payload.length === 0) return;
+    const body = command.payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes ? undefined : parsePayload('unlock', command.payload);
+    const commandId = body?.commandId;
+    // Retained: sent again by the broker on a subscription, not by the service now; the station
+    // ignores it, and what else is wrong with it was judged when it came live.
+    if (command.retain) {
+      report('service.retained-command', 'delivered with the retain flag on subscription', commandId);
+      return;
+    }
+    if (command.qos === 0) report('service.qos0-command', 'delivered at QoS 0; the contract is QoS 1', commandId);
+    const memory = this.#memory(command.token);
+    this.#checkRate(memory, command.now, (detail) => report('service.command-rate', detail, commandId));
+    if (!body) {
+      report('service.bad-payload', describeBadPayload(command.payload));
+      return;
+    }
+    const sentAtMs = body.sentAt === undefined ? undefined : parseIsoUtc(body.sentAt);
+    if (body.sentAt !== undefined && sentAtMs === undefined) report('service.bad-payload', `sentAt ${JSON.stringify(body.sentAt)} is not ISO 8601 UTC`, commandId);
+    const earlier = memory.commands.get(body.commandId);
+    if (earlier) {
+      if (earlier.lockId !== command.lockId || earlier.sentAt !== body.sentAt) {
+        report('service.command-id-reused', `first for lock ${earlier.lockId} sent at ${earlier.sentAt ?? '(none)'}, now for lock ${command.lockId} sent at ${body.sentAt ?? '(none)'}`, commandId);
+      }
+      // The same command again is a QoS 1 redelivery, judged the first time.
+      return;
+    }
+    memory.commands.set(body.commandId, { lockId: command.lockId, sentAt: body.sentAt });
+    if (memory.commands.size > REMEMBERED_COMMANDS) memory.commands.delete(memory.commands.keys().next().value as string);
+    if (!command.locks.some((lock) => lock.lockId === command.lockId)) report('service.unknown-lock', `the station has no lock ${command.lockId}`, commandId);
+    this.#checkTimes(command, sentAtMs, (rule, detail) => report(rule, detail, commandId));
+  }
+
+  #checkTimes(command: ReceivedCommand, sentAtMs: number | undefined, report: (rule: JudgeRuleId, detail: string) => void): void {
+    const stationTime = new Date(command.now).toISOString();
+    if (sentAtMs !== undefined) {
+      const age = command.now - sentAtMs;
+      if (age > command.commandTtlMs) {
+        report('service.stale-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${age} ms before the station's ${stationTime}; its TTL is ${command.commandTtlMs} ms`);
+        return;
+      }
+      const futureSkew = this.#settings['service.future-sent-at']?.skewMs ?? 2000;
+      if (-age > futureSkew) report('service.future-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${-age} ms after the station's ${stationTime}`);
+    }
+    if (!command.online) {
+      report('service.command-to-offline-station', `arrived at ${stationTime} while the station was offline`);
+      return;
+    }
+    const offlineSkew = this.#settings['service.command-to-offline-station']?.skewMs ?? 2000;
+    if (sentAtMs !== undefined && command.onlineSince !== undefined && sentAtMs < command.onlineSince - offlineSkew) {
+      report(
+        'service.command-to-offline-station',
+        `sent at ${new Date(sentAtMs).toISOString()}, while the station's status said offline (online again at ${new Date(command.onlineSince).toISOString()})`,
+      );
+    }
+  }
+
+  #checkRate(memory: StationMemory, now: number, report: (detail: string) => void): void {
+    const rule = this.#settings['service.command-rate'];
+    const max = rule?.maxCommands ?? 10;
+    const windowMs = rule?.windowMs ?? 1000;
+    memory.arrivals.push(now);
+    while (memory.arrivals.length > 0 && memory.arrivals[0]! <= now - windowMs) memory.arrivals.shift();
+    if (memory.arrivals.length <= max) {
+      memory.overRate = false;
+      return;
+    }
+    if (memory.overRate) return;
+    memory.overRate = true;
+    report(`${memory.arrivals.length} commands within ${windowMs} ms; at most ${max} allowed`);
+  }
+
+  #memory(token: string): StationMemory {
+    let memory = this.#stations.get(token);
+    if (!memory) {
+      memory = { commands: new Map(), arrivals: [], overRate: false };
+      this.#stations.set(token, memory);
+    }
+    return memory;
+  }
+}
+
+/** Why a payload is not a command, in a few words; never the payload itself (it could hold anything). */
+function describeBadPayload(payload: Buffer): string {
+  if (payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes) return `${payload.length} bytes, over the ${PLAUSIBILITY_LIMITS.maxPayloadBytes} a command may have`;
+  try {
+    JSON.parse(payload.toString());
+  } catch {
+    return `${payload.length} bytes that are not JSON`;
+  }
+  return 'JSON, but not {"commandId": string, "sentAt"?: string}';
+}
