@@ -9,7 +9,7 @@ import { JUDGE_RULES } from '../judge/rule-catalogue.js';
 import { JudgeReplySchema } from './wire-schemas.js';
 
 export const judgeRoutes: FastifyPluginAsyncTypebox<{ judge?: JudgeLog }> = async (plane, options) => {
-  plane.get('/judge', { schema: { response: { 200: JudgeReplySchema } } }, async () => {
+  plane.get('/judge', { schema: { tags: ['control'], operationId: 'getJudge', summary: 'What the judge found: counts per rule, the last findings, the rules', response: { 200: JudgeReplySchema } } }, async () => {
     const judge = options.judge;
     return { summary: judge?.summary() ?? {}, findings: judge?.findings() ?? [], rules: [...JUDGE_RULES] };
   });

@@ -6,7 +6,8 @@
  * fact, src/client/sim-types.ts); this holds the schemas to what the server really sends.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { FormatRegistry, type TSchema } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
+import '../helpers/typebox-formats.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
 import { createClient } from '../../src/client/index.js';
@@ -35,9 +36,6 @@ afterAll(async () => {
   await sim.stop();
 });
 
-// The schemas mark their timestamps `format: date-time` (for the OpenAPI document); TypeBox checks
-// a format only once told how. The server writes them with toISOString.
-FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value) && !Number.isNaN(Date.parse(value)));
 
 /** Problems of `value` against `schema`, as `path: message` lines (none when it passes). */
 function problems(schema: TSchema, value: unknown): string[] {

@@ -15,6 +15,7 @@ import { ControlClient, createClient } from '../../src/client/index.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { JudgeReplySchema, SimEventMessageSchema, type JudgeReply } from '../../src/control/wire-schemas.js';
 import { EventSocket } from '../helpers/event-socket.js';
+import '../helpers/typebox-formats.js';
 import { eventually } from '../helpers/eventually.js';
 
 const station = (token: string, stationId: number, extra: object = {}) => ({ token, stationId, locks: [{ lockId: '1' }, { lockId: '2' }], ...extra });

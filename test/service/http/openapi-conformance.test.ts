@@ -202,6 +202,13 @@ describe('real answers match the document', () => {
     expect((await call('GET', '/sim/v1/asyncapi.json', { bearer: null })).status).toBe(401);
   });
 
+  it('/sim/v1/judge', async () => {
+    const { status, json } = await call('GET', '/sim/v1/judge');
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ summary: expect.any(Object), findings: expect.any(Array) });
+    expect((await call('GET', '/sim/v1/judge', { bearer: null })).status).toBe(401);
+  });
+
   it('/sim/v1 health, clock, journal', async () => {
     expect((await call('GET', '/sim/v1/health')).status).toBe(200);
     expect((await call('GET', '/sim/v1/health', { bearer: null })).status).toBe(401);
