@@ -4,6 +4,7 @@
  * once ready (a reader sees no file or the whole JSON, never half of it), and removed when the
  * simulator stops, however it stops.
  */
+import { rmSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { SimError } from '../errors.js';
@@ -12,6 +13,18 @@ import { openProblem } from '../shared/open-problem.js';
 export class ReadyFile {
   /** Written first, then renamed over the path: same directory, so the rename is atomic. */
   readonly #temporary: string;
+
+  /**
+   * While the file is written: removes it if the process exits without `remove()` (a second signal
+   * exits at once, with `process.exit`), so the file never outlives the simulator.
+   */
+  readonly #onExit = (): void => {
+    try {
+      rmSync(this.path, { force: true });
+    } catch {
+      // Exiting: nothing more can be done, and the file says nothing wrong for long.
+    }
+  };
 
   constructor(readonly path: string) {
     this.#temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
@@ -35,10 +48,13 @@ export class ReadyFile {
       await writeFile(this.#temporary, `${JSON.stringify(data)}\n`);
       await rename(this.#temporary, this.path);
     });
+    process.off('exit', this.#onExit);
+    process.on('exit', this.#onExit);
   }
 
   /** Removes the file (gone already is fine). */
   async remove(): Promise<void> {
+    process.off('exit', this.#onExit);
     await rm(this.path, { force: true });
   }
 

@@ -31,6 +31,7 @@ export class LiveFleet {
   readonly #listeners = new Set<(event: SimEvent) => void>();
   readonly #subscription: EventSubscription;
   readonly #ready: Promise<void>;
+  readonly #rejectReady: (error: Error) => void;
   readonly #clock: Clock;
   #closed = false;
 
@@ -43,6 +44,7 @@ export class LiveFleet {
       rejectReady = reject;
     });
     this.#ready.catch(() => {});
+    this.#rejectReady = rejectReady;
     this.#subscription = subscribe({
       onEvent: (event) => {
         this.#apply(event);
@@ -66,6 +68,10 @@ export class LiveFleet {
     if (this.#closed) return;
     this.#closed = true;
     this.#subscription.close();
+    // Waits that began before the first snapshot wait on `#ready`; the others are listeners.
+    // Either way they end now, not at their timeout. (Rejecting a settled promise does nothing.)
+    const closed = new Error('the control client was closed while waiting');
+    this.#rejectReady(closed);
     for (const listener of [...this.#listeners]) listener({ type: 'control', action: 'closed', time: '', seq: 0 });
     this.#listeners.clear();
   }
