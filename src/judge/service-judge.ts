@@ -12,7 +12,7 @@
  * its TTL is judged stale only: the station refuses it whatever it was sent to.
  */
 import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
-import { parsePayload } from '../mqtt/topics.js';
+import type { UnlockCommand } from '../mqtt/topics.js';
 import { PLAUSIBILITY_LIMITS } from '../mqtt/plausibility.js';
 import { parseIsoUtc } from '../station/station-payloads.js';
 import type { JudgeFinding } from './judge-log.js';
@@ -25,6 +25,8 @@ export interface ReceivedCommand {
   qos: 0 | 1;
   retain: boolean;
   payload: Buffer;
+  /** The payload read as a command by the station (undefined: not one, or too large to read). */
+  command: UnlockCommand | undefined;
   /** The station's time when it arrived. */
   now: number;
   /** Whether the station's model was online when it arrived. */
@@ -80,7 +82,7 @@ export class ServiceJudge {
     // An empty payload is how MQTT clears a retained message (MQTT 3.1.1, 3.3.1.3): a backend that
     // clears the retained command it published by mistake is putting things right, not sending one.
     if (command.payload.length === 0) return;
-    const body = command.payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes ? undefined : parsePayload('unlock', command.payload);
+    const body = command.command;
     const commandId = body?.commandId;
     // Retained: sent again by the broker on a subscription, not by the service now; the station
     // ignores it, and what else is wrong with it was judged when it came live.

@@ -7,7 +7,7 @@ import { StationModel, type LockPhase } from '../station/station-model.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { unseededRandom, type Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
-import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from './topics.js';
+import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload, type UnlockCommand } from './topics.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
 import type { ConnectIdentity } from './identity.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';
@@ -82,6 +82,8 @@ export interface CommandDelivery {
   /** Set when the broker sent it as a retained message, on subscription. */
   retain: boolean;
   payload: Buffer;
+  /** The payload read as a command, once, for the station and the judge; undefined when it is not one (or too large to read). */
+  command: UnlockCommand | undefined;
   /** Whether the station's model was online when it arrived. */
   online: boolean;
   /** When the station's current session went online (the CONNECT of its online status); undefined before. */
@@ -89,6 +91,15 @@ export interface CommandDelivery {
 }
 
 export { SHORT_SESSION_MS, TAKEN_OVER_AFTER, type StationLinkEvent } from './session-watch.js';
+
+/**
+ * A delivery on an unlock topic read as a command, or undefined when it is not one. A command is
+ * about 100 bytes; a larger payload is not read at all (src/mqtt/plausibility.ts), and an empty one
+ * is how MQTT clears a retained message.
+ */
+export function readUnlockCommand(payload: Buffer): UnlockCommand | undefined {
+  return payload.length === 0 || payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes ? undefined : parsePayload('unlock', payload);
+}
 
 /** A connection `goOnline` waits for, and the ways it ends: each settles `done` at most once. */
 interface PendingConnection {
@@ -270,31 +281,25 @@ export class StationClient {
   }
 
   #onMessage(topic: string, payload: Buffer, packet: { retain: boolean; qos?: 0 | 1 | 2 } | undefined): void {
-    if (this.#options.onCommand) this.#tellCommand(topic, payload, packet);
-    // A command someone published with the retain flag comes again on every subscription: it is
-    // not a new command, and firmware acts only on live ones (commands are never retained, docs/design.md).
-    if (packet?.retain) return;
-    // A command is about 100 bytes; a larger payload is not read at all (src/mqtt/plausibility.ts).
-    if (payload.length > PLAUSIBILITY_LIMITS.maxPayloadBytes) return;
-    const address = this.topics.match('unlock', topic);
-    const command = parsePayload('unlock', payload);
-    // A malformed command is dropped, as firmware would: it has nobody to answer.
-    if (address?.lockId === undefined || address.token !== this.token || !command) return;
-    this.model.handleUnlock(address.lockId, command.commandId, command.sentAt);
-  }
-
-  #tellCommand(topic: string, payload: Buffer, packet: { retain: boolean; qos?: 0 | 1 | 2 } | undefined): void {
     const address = this.topics.match('unlock', topic);
     if (address?.lockId === undefined || address.token !== this.token) return;
-    this.#options.onCommand!({
+    // Read once here, for the judge and for the station.
+    const command = readUnlockCommand(payload);
+    this.#options.onCommand?.({
       lockId: address.lockId,
       // The station subscribes at QoS 1, so a delivery is at 0 or 1 (MQTT 3.1.1, 3.8.4).
       qos: packet?.qos === 0 ? 0 : 1,
       retain: packet?.retain === true,
       payload,
+      command,
       online: this.model.status === 'online',
       onlineSince: this.#onlineSince,
     });
+    // A command someone published with the retain flag comes again on every subscription: it is
+    // not a new command, and firmware acts only on live ones (commands are never retained, docs/design.md).
+    // A malformed command is dropped, as firmware would: it has nobody to answer.
+    if (packet?.retain || !command) return;
+    this.model.handleUnlock(address.lockId, command.commandId, command.sentAt);
   }
 
   /**

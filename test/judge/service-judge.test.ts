@@ -6,19 +6,23 @@ import { describe, expect, it } from 'vitest';
 import type { JudgeSettings } from '../../src/fixture/judge-schema.js';
 import type { JudgeFinding } from '../../src/judge/judge-log.js';
 import { ServiceJudge, type ReceivedCommand } from '../../src/judge/service-judge.js';
+import { readUnlockCommand } from '../../src/mqtt/station-client.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00.000Z');
 
 function judged(settings: JudgeSettings = {}) {
   const findings: JudgeFinding[] = [];
   const judge = new ServiceJudge({ settings, onFinding: (finding) => findings.push(finding) });
-  const deliver = (payload: object | string, over: Partial<ReceivedCommand> = {}) =>
+  const deliver = (payload: object | string, over: Partial<ReceivedCommand> = {}) => {
+    const bytes = Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload));
     judge.observe({
       token: 'ST-1',
       lockId: '1',
       qos: 1,
       retain: false,
-      payload: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)),
+      payload: bytes,
+      // Read as the station reads it before the judge sees it.
+      command: readUnlockCommand(bytes),
       now: NOW,
       online: true,
       onlineSince: NOW - 60_000,
@@ -26,6 +30,7 @@ function judged(settings: JudgeSettings = {}) {
       commandTtlMs: 30_000,
       ...over,
     });
+  };
   return { findings, deliver, rules: () => findings.map((finding) => finding.rule) };
 }
 const sentAt = (offsetMs: number) => new Date(NOW + offsetMs).toISOString();
