@@ -443,7 +443,8 @@ export class ControlClient {
     if (matching.length >= atLeast && matching.length <= atMost) return matching;
     const wanted = count !== undefined ? `exactly ${count}` : atMost === Number.POSITIVE_INFINITY ? `at least ${atLeast}` : atLeast === 0 ? `at most ${atMost}` : `${atLeast} to ${atMost}`;
     const filters = Object.entries(query).filter(([, value]) => value !== undefined).map(([key, value]) => `${key}=${String(value)}`).join(' ');
-    const others = entries.filter((entry) => !matching.includes(entry));
+    const matched = new Set(matching);
+    const others = entries.filter((entry) => !matched.has(entry));
     const lines = (list: typeof entries): string => (list.length === 0 ? '\n  (none)' : list.slice(-50).map((entry) => `\n  ${ControlClient.#journalLine(entry)}`).join('') + (list.length > 50 ? `\n  (${list.length - 50} earlier not shown)` : ''));
     throw new Error(
       `expected ${wanted} journal ${wanted.endsWith(' 1') ? 'entry' : 'entries'} matching ${filters === '' ? 'anything' : filters}, found ${matching.length}` +

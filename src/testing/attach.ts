@@ -8,15 +8,10 @@
 import { ControlClient } from '../client/control-client.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { SimulatorOptions } from '../simulator/start-simulator.js';
+import { SIMULATOR_ENV } from '../simulator/simulator-env.js';
 
 /** The variables `station-sim run` sets for the command it runs (src/cli/commands/run.ts). */
-export const ATTACH_ENV = {
-  apiUrl: 'STATION_SIM_API_URL',
-  mqttUrl: 'STATION_SIM_MQTT_URL',
-  /** The control plane's URL, `{apiUrl}/sim/v1`. */
-  controlUrl: 'STATION_SIM_CONTROL_URL',
-  controlToken: 'STATION_SIM_CONTROL_TOKEN',
-} as const;
+export const ATTACH_ENV = SIMULATOR_ENV;
 
 /**
  * Options an attached helper can honour: it checks the fixture and the clock against the

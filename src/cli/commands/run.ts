@@ -14,15 +14,10 @@ import { ReadyFile } from '../ready-file.js';
 import { STOP_SIGNALS, runUntilSignal } from '../run-until-signal.js';
 import { httpOptions, seedOf, timeOptions, withFixture, withHttp, withSeed, withTime } from '../options.js';
 import { redactUrl } from '../../shared/redact-url.js';
+import { SIMULATOR_ENV } from '../../simulator/simulator-env.js';
 
 /** The environment variables a wrapped command gets. */
-export const RUN_ENV = {
-  apiUrl: 'STATION_SIM_API_URL',
-  mqttUrl: 'STATION_SIM_MQTT_URL',
-  controlUrl: 'STATION_SIM_CONTROL_URL',
-  /** Only when the control plane requires a token (--control-token, or this variable already set). */
-  controlToken: 'STATION_SIM_CONTROL_TOKEN',
-} as const;
+export const RUN_ENV = SIMULATOR_ENV;
 
 /**
  * `run`'s exit codes. 125 for the simulator's own failure follows `docker run` and `git bisect
