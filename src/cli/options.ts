@@ -323,10 +323,17 @@ function checkControlExposure(host: string | undefined, controlToken: string | u
 }
 
 /** How the control plane is protected, for the start-up line. */
-export function controlAccess(host: string, controlToken: string | undefined, tokenOnCommandLine = false): string {
+/**
+ * The start-up line on who may drive the control plane. `openBroker`: the embedded broker takes
+ * anyone, so the control topics (`station-sim/control/…`, `station-sim/fleet`) are open to every
+ * MQTT client that reaches it, token or not; the line says so rather than promise a token protects.
+ */
+export function controlAccess(host: string, controlToken: string | undefined, tokenOnCommandLine = false, openBroker = false): string {
   const where = isLoopbackHost(host) ? 'loopback only' : `bound to ${host}`;
   const token = tokenOnCommandLine ? 'token required (given with --control-token, which the process list shows to every user of this machine: STATION_SIM_CONTROL_TOKEN does not)' : 'token required';
-  return `control plane ${where}, ${controlToken ? token : 'no token (open to anyone who can reach it)'}`;
+  const line = `control plane ${where}, ${controlToken ? token : 'no token (open to anyone who can reach it)'}`;
+  if (!controlToken || !openBroker) return line;
+  return `${line}; over HTTP only: the embedded broker is open, so any MQTT client that reaches it can publish to the control topics without the token (--broker-auth, or mqtt identities in the fixture, close them: docs/mqtt-security.md)`;
 }
 
 export function withTime<T>(yargs: Argv<T>) {

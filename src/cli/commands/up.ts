@@ -83,7 +83,7 @@ export function upCommand(io: CliIo): CommandModule {
         notice(io, `MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); the embedded broker uses ${sim.broker.port} instead`);
       }
       if (sim.http?.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${sim.http.api.port} instead`);
-      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
+      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined, sim.broker !== undefined && !sim.broker.auth));
       const summary = fleetSummary(sim.fleet);
       const listeners = sim.broker ? brokerListeners(sim.broker) : { text: '', json: {} };
       printReady(
