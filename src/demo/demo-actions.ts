@@ -15,7 +15,10 @@ import type { DemoPacer } from './demo-pacer.js';
 export interface ActionOutcome {
   /** As the story expected. */
   ok: boolean;
+  /** The whole line: the request, the answer, the state (`--no-dashboard` prints it). */
   text: string;
+  /** The same, short enough for the caption's second line at 80 columns. */
+  brief: string;
 }
 
 /** What the actions act through, and what they remember between them. */
@@ -51,28 +54,35 @@ export async function performAction(action: DemoAction, context: ActionContext):
       const station = await context.control.physical(action.station, action.lockId, action.action);
       const status = lockOf(station, action.lockId)?.status;
       const wanted = action.action === 'jam' ? 'jammed' : action.action === 'forceOpen' ? 'unlocked' : 'locked';
-      return { ok: status === wanted, text: `${action.action} ${action.station}/${action.lockId} (a physical event): the lock is ${status ?? 'gone'}` };
+      return {
+        ok: status === wanted,
+        text: `${action.action} ${action.station}/${action.lockId} (a physical event): the lock is ${status ?? 'gone'}`,
+        brief: `${action.action}: lock ${action.lockId} is ${status ?? 'gone'}`,
+      };
     }
     case 'battery': {
       const voltage = action.voltage === 'start' ? context.startVoltages.get(action.station) : action.voltage;
-      if (voltage === undefined) return { ok: false, text: `no starting voltage known for ${action.station}` };
+      if (voltage === undefined) return { ok: false, text: `no starting voltage known for ${action.station}`, brief: 'no starting voltage known' };
       const station = await context.control.setBattery(action.station, voltage);
-      return { ok: Math.abs(station.batteryVoltage - voltage) < 1e-9, text: `battery of ${action.station} set to ${volts(station.batteryVoltage)} (cut-off ${volts(station.battery.cutoffV)})` };
+      const text = `battery ${volts(station.batteryVoltage)} (cut-off ${volts(station.battery.cutoffV)})`;
+      return { ok: Math.abs(station.batteryVoltage - voltage) < 1e-9, text: `${action.station}: ${text}`, brief: text };
     }
     case 'connection': {
       const station = await context.control.setConnection(action.station, action.online);
       const text = action.online
         ? `${action.station} reconnects and reports ${station.status}`
         : `${action.station} drops off the network without a goodbye: the broker publishes its last will`;
-      return { ok: station.status === (action.online ? 'online' : 'offline'), text };
+      const brief = action.online ? `${action.station} is ${station.status} again` : `${action.station} dropped: the broker sends its last will`;
+      return { ok: station.status === (action.online ? 'online' : 'offline'), text, brief };
     }
     case 'fault': {
       const fault = await context.control.addFault(action.station, action.fault);
-      return { ok: fault.kind === action.fault.kind, text: `fault ${fault.kind} added to ${action.station}${fault.lockId ? `/${fault.lockId}` : ''}` };
+      const text = `fault ${fault.kind} added to ${action.station}${fault.lockId ? `/${fault.lockId}` : ''}`;
+      return { ok: fault.kind === action.fault.kind, text, brief: text };
     }
     case 'clearFaults': {
       const station = await context.control.clearFaults(action.station);
-      return { ok: station.faults.length === 0, text: `faults of ${action.station} cleared` };
+      return { ok: station.faults.length === 0, text: `faults of ${action.station} cleared`, brief: 'faults cleared' };
     }
   }
 }
@@ -92,7 +102,12 @@ async function unlock(action: Extract<DemoAction, { do: 'unlock' }>, context: Ac
   if (answer.status === 200 && answer.success) context.unlockedAt.set(lockKey(action.station, action.lockId), sentAt);
   const body = answer.status === 200 ? JSON.stringify({ success: answer.success, ...(answer.message === undefined ? {} : { message: answer.message }) }) : JSON.stringify({ message: answer.message });
   const ok = meets(answer, action.expect);
-  return { ok, text: `${asked}: ${answer.status} ${body}${ok ? '' : ` (expected ${describeExpectation(action.expect)})`}` };
+  const said = answer.status === 200 ? (answer.success ? 'success' : `"${answer.message}"`) : answer.status === 504 ? 'no ack in time, outcome unknown' : `"${answer.message}"`;
+  return {
+    ok,
+    text: `${asked}: ${answer.status} ${body}${ok ? '' : ` (expected ${describeExpectation(action.expect)})`}`,
+    brief: `${action.as.split('@')[0]} unlocks ${action.lockId}: ${answer.status} ${said}`,
+  };
 }
 
 function meets(answer: { status: number; success?: boolean; message?: string }, expect: UnlockExpectation): boolean {
@@ -123,10 +138,12 @@ async function awaitLock(action: Extract<DemoAction, { do: 'awaitLock' }>, conte
     if (lock?.status === action.status && Date.parse(lock.lastUpdated) > since) {
       const took = Date.parse(lock.lastUpdated) - since;
       const why = action.status === 'unlocked' ? 'after the command: its unlock delay, drawn from the seed' : action.status === 'locked' ? 'after it opened: its relock time' : 'later';
-      return { ok: true, text: `${key} is ${action.status} ${seconds(took)} ${why}` };
+      const short = action.status === 'unlocked' ? ' (unlock delay, from the seed)' : action.status === 'locked' ? ' (relock time)' : '';
+      return { ok: true, text: `${key} is ${action.status} ${seconds(took)} ${why}`, brief: `lock ${action.lockId} ${action.status} after ${seconds(took)}${short}` };
     }
     if (waited >= action.withinMs) {
-      return { ok: false, text: `${key} did not become ${action.status} within ${seconds(action.withinMs)} of simulated time (it is ${lock?.status ?? 'gone'})` };
+      const text = `${key} did not become ${action.status} within ${seconds(action.withinMs)} of simulated time (it is ${lock?.status ?? 'gone'})`;
+      return { ok: false, text, brief: text };
     }
     await context.pacer.tick();
   }
@@ -143,10 +160,15 @@ async function awaitStation(action: Extract<DemoAction, { do: 'awaitStation' }>,
       // The will is fixed when the station connects (MQTT 3.1.1, section 3.1.2.5): it carries the
       // battery of that moment, not of the moment it dropped.
       const why = action.status === 'offline' ? ' (its last will, written when it connected)' : '';
-      return { ok: true, text: `GET /v1/stations/${action.station} as ${action.as}: ${station.status}${why}, battery ${volts(station.batteryVoltage)}` };
+      return {
+        ok: true,
+        text: `GET /v1/stations/${action.station} as ${action.as}: ${station.status}${why}, battery ${volts(station.batteryVoltage)}`,
+        brief: `/v1 shows ${action.station} ${station.status}${action.status === 'offline' ? ': its last will' : ''}`,
+      };
     }
     if (context.realClock.now() - started >= limit) {
-      return { ok: false, text: `GET /v1/stations/${action.station} still shows ${station.status} after ${seconds(limit)}, not ${action.status}` };
+      const text = `GET /v1/stations/${action.station} still shows ${station.status} after ${seconds(limit)}, not ${action.status}`;
+      return { ok: false, text, brief: text };
     }
     await context.pacer.gate();
     await new Promise<void>((resolve) => context.realClock.setTimeout(resolve, 50));

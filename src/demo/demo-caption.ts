@@ -47,11 +47,11 @@ export class DemoCaption {
         return;
       }
       case 'outcome':
-        this.#set({ detail: `${event.ok ? '' : 'FAIL '}${event.text}` });
+        this.#set({ detail: event.ok ? event.brief : `FAIL ${event.text}` });
         return;
       case 'end':
         this.#set({
-          text: event.failures === 0 ? 'The end: the same --seed tells this story again, to the millisecond' : `The end, with ${event.failures} outcome(s) not as expected`,
+          text: event.failures === 0 ? 'The end. The same --seed tells this story again' : `The end, with ${event.failures} outcome(s) not as expected`,
           finished: true,
         });
     }

@@ -129,6 +129,25 @@ export class DemoPacer {
     for (let ticks = Math.ceil(ms / this.tickMs); ticks > 0; ticks -= 1) await this.tick();
   }
 
+  /**
+   * After the story: simulated time runs at the speed of real time until `stop`, so what the
+   * presenter does in the dashboard afterwards (an unlock with `u`) plays out as it would in `up`.
+   * Always paced, even for a `fast` pacer: without real waits the clock would race ahead.
+   */
+  async runFree(): Promise<void> {
+    this.#skipTo = 0;
+    this.#granted = -1;
+    if (this.#paused) this.togglePause();
+    try {
+      while (!this.#stopped) {
+        await this.#advance(this.tickMs);
+        await this.#sleep(this.tickMs);
+      }
+    } catch (error) {
+      if (!(error instanceof DemoStopped)) throw error;
+    }
+  }
+
   #held(): boolean {
     if (!this.#paused || this.#step < this.#skipTo) return false;
     return !(this.#granted === this.#step && this.#phase === 'actions');

@@ -15,7 +15,7 @@ import type { DemoStory } from './demo-story.js';
 /** What happens in a story, in order. `at` is simulated milliseconds since the story began. */
 export type DemoEvent =
   | { kind: 'step'; index: number; total: number; caption: string; at: number }
-  | { kind: 'outcome'; index: number; ok: boolean; text: string; at: number }
+  | { kind: 'outcome'; index: number; ok: boolean; text: string; brief: string; at: number }
   | { kind: 'end'; steps: number; failures: number; at: number };
 
 export interface DemoRunnerOptions {
@@ -36,6 +36,12 @@ export interface DemoRunnerOptions {
   tickMs?: number;
   /** Real time, for the pace and for the `/v1` polls. @default systemClock */
   realClock?: Clock;
+  /**
+   * The simulator's manual clock when it runs in this process (`station-sim demo`): moved directly,
+   * so the event stream (and the dashboard's log) does not get a "clock advanced" line per tick.
+   * The same ticks either way. @default `POST /sim/v1/clock/advance` through `control`
+   */
+  simulatorClock?: { now(): number; advance(ms: number): Promise<void> };
 }
 
 export interface StartedDemo {
@@ -53,7 +59,13 @@ export function startDemo(options: DemoRunnerOptions): StartedDemo {
   const { control } = options;
   const pacer = new DemoPacer({
     advance: async (ms) => {
-      simNow = Date.parse((await control.advanceClock(ms)).now);
+      const local = options.simulatorClock;
+      if (local) {
+        await local.advance(ms);
+        simNow = local.now();
+      } else {
+        simNow = Date.parse((await control.advanceClock(ms)).now);
+      }
     },
     realClock,
     ...(options.fast === undefined ? {} : { fast: options.fast }),
@@ -110,7 +122,8 @@ async function play(
           outcome = await performAction(action, context);
         } catch (error) {
           if (error instanceof DemoStopped || pacer.stopped) throw new DemoStopped();
-          outcome = { ok: false, text: `${action.do} ${action.station} failed: ${(error as Error).message}` };
+          const text = `${action.do} ${action.station} failed: ${(error as Error).message}`;
+          outcome = { ok: false, text, brief: text };
         }
         if (!outcome.ok) failures += 1;
         emit({ kind: 'outcome', index, ...outcome, at: sim.now() - origin });

@@ -75,7 +75,16 @@ export function demoCommand(io: CliIo, result: CommandResult): CommandModule {
       notice(io, `demo: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl} · seed ${sim.seed}`);
       const control = new ControlClient({ url: sim.apiUrl! });
       const play = (onEvent: (event: DemoEvent) => void): StartedDemo =>
-        startDemo({ story: DEMO_STORY, control, apiUrl: sim.apiUrl!, accounts: sim.fixture.accounts, onEvent, fast: argv.fast as boolean, paused: argv.paused as boolean });
+        startDemo({
+          story: DEMO_STORY,
+          control,
+          simulatorClock: sim.clock,
+          apiUrl: sim.apiUrl!,
+          accounts: sim.fixture.accounts,
+          onEvent,
+          fast: argv.fast as boolean,
+          paused: argv.paused as boolean,
+        });
       const stopAll = async (demo: StartedDemo): Promise<void> => {
         demo.stop();
         control.close();
@@ -107,8 +116,11 @@ async function playInDashboard(
     caption,
   });
   demo.finished.then(
-    () => {
+    (end) => {
+      if (!end) return;
       if (exitAtEnd) void dashboard.stop();
+      // The dashboard stays: its keys (u, o, x…) act on a simulator whose clock runs on.
+      else void demo.pacer.runFree().catch((error: Error) => caption.fail(error.message));
     },
     (error: Error) => caption.fail(error.message),
   );
