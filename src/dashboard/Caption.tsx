@@ -7,7 +7,7 @@
  * Nothing here knows the story: the source is any object with this shape (src/demo/ makes one),
  * so the dashboard keeps importing nothing above its layer.
  */
-import { useSyncExternalStore } from 'react';
+import { useCallback, useRef, useSyncExternalStore } from 'react';
 import { Box, Text, useInput, type Key } from 'ink';
 import { splitKeys } from './key-chunks.js';
 
@@ -42,26 +42,36 @@ export const CAPTION_LINES = 2;
 
 export interface CaptionProps {
   source: CaptionSource;
-  /**
-   * Whether `space` and `n` reach the source: not while the dashboard takes typed text (the `/`
-   * filter) or shows an overlay, and never without raw mode on stdin (Ink throws if asked).
-   */
+  /** Whether there are keys to read at all: not without raw mode on stdin (Ink throws if asked). */
   keysActive: boolean;
+  /**
+   * Whether `space` and `n` are the story's now: not while the dashboard takes typed text (the `/`
+   * filter) or shows an overlay. Asked at each key, so it should read the dashboard's latest view
+   * (its ref), not the last render's.
+   */
+  keysFree: () => boolean;
 }
 
-export function Caption({ source, keysActive }: CaptionProps) {
+export function Caption({ source, keysActive, keysFree }: CaptionProps) {
   const state = useSyncExternalStore(source.subscribe, source.current);
-  useInput(
-    (input: string, key: Key) => {
-      // Several keys can arrive as one input ("nn" under key repeat): each counts.
-      for (const press of splitKeys(input, key)) {
-        if (press.key.ctrl || press.key.meta) continue;
-        if (press.input === ' ') source.togglePause();
-        else if (press.input === 'n') source.next();
-      }
-    },
-    { isActive: keysActive && !state.finished },
-  );
+  const latest = useRef({ source, state, keysFree });
+  latest.current = { source, state, keysFree };
+  // One handler for the component's life: Ink calls input listeners in the order they subscribed,
+  // and a handler that changed would subscribe again, after the dashboard's. Subscribed first, it
+  // sees each chunk of keys before the dashboard acts on it, with the view as it was before.
+  const onInput = useCallback((input: string, key: Key) => {
+    const { source: story, state: now, keysFree: free } = latest.current;
+    if (now.finished || !free()) return;
+    // Several keys can arrive as one input ("nn" under key repeat): each counts. Any other key
+    // may change what the keys mean (`/` starts a filter), so the rest of the chunk is the dashboard's.
+    for (const press of splitKeys(input, key)) {
+      if (press.key.ctrl || press.key.meta) return;
+      if (press.input === ' ') story.togglePause();
+      else if (press.input === 'n') story.next();
+      else return;
+    }
+  }, []);
+  useInput(onInput, { isActive: keysActive });
   const mark = state.finished ? 'END' : state.paused ? 'PAUSED' : 'PLAYING';
   // The keys first: a long detail is cut at the right edge, the keys never are.
   const hint = state.finished ? 'q quits' : state.paused ? 'space resume · n step' : 'space pause · n next';

@@ -117,7 +117,7 @@ export function Dashboard(props: DashboardProps) {
     // width before React renders the next one, and a box wider than the terminal wraps.
     <Box flexDirection="column" width="100%" height={layout.height + (props.caption ? CAPTION_LINES : 0)} overflow="hidden">
       <Header title={props.title} total={store.size} online={store.online} stale={stale} />
-      {props.caption && <Caption source={props.caption} keysActive={isRawModeSupported && view.draft === undefined && !view.help} />}
+      {props.caption && <Caption source={props.caption} keysActive={isRawModeSupported} keysFree={() => viewRef.current.draft === undefined && !viewRef.current.help} />}
       <StatusLine
         health={health}
         stream={store.stream}
