@@ -60,7 +60,7 @@ describe('the demo story', () => {
     // And says what a fixture lacks, in words.
     const lacking = { accounts: [{ email: 'alice@example.com', stations: ['ST-1002'] }], stations: [{ token: 'ST-1001', locks: [{ lockId: '1' }] }] };
     expect(checkStory(DEMO_STORY, lacking)).toEqual(['account "alice@example.com" cannot reach station "ST-1001"', 'station "ST-1001" has no lock "2"']);
-  });
+  }, 60_000);
 
   it('runs to its end with each answer the story is about, and leaves the station as it found it', async () => {
     const { sim, control, events, end } = await play(42);
@@ -99,7 +99,7 @@ describe('the demo story', () => {
     // Charged back to its starting voltage, less what the last unlock took.
     const config = sim.fixture.stations.find((candidate) => candidate.token === 'ST-1001')!;
     expect(seen.batteryVoltage).toBeCloseTo(config.batteryVoltage - config.behaviour.battery.drainPerUnlockV, 5);
-  });
+  }, 90_000);
 
   it('replays the same lines with the same seed, whatever keys were pressed, and other delays with another seed', async () => {
     const first = await play(7);

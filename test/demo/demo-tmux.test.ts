@@ -25,7 +25,7 @@ function tmuxAvailable(): boolean {
 const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });
 const screen = (session: string) => tmux('capture-pane', '-p', '-t', session).stdout;
 
-async function waitForScreen(session: string, predicate: (text: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
+async function waitForScreen(session: string, predicate: (text: string) => boolean, what: string, timeoutMs = 45_000): Promise<string> {
   return eventually(
     () => {
       const text = screen(session);
@@ -74,7 +74,8 @@ describe.runIf(tmuxAvailable())('station-sim demo in tmux', () => {
 
     tmux('send-keys', '-t', SMALL, 'q');
     await waitForScreen(SMALL, (t) => t.includes('EXITED-0'), 'the demo to exit cleanly on q');
-  });
+    // A start-up of several seconds on a loaded machine, and each wait has room for one.
+  }, 180_000);
 
   it('at 120×35, started paused: each n shows one more step with its answer, to the end', async () => {
     start(LARGE, 120, 35, '--paused --exit-at-end');
@@ -95,6 +96,6 @@ describe.runIf(tmuxAvailable())('station-sim demo in tmux', () => {
     }
     expect(seen).toEqual(DEMO_STORY.steps.slice(1).map((step) => step.caption));
     tmux('send-keys', '-t', LARGE, 'n');
-    await waitForScreen(LARGE, (t) => t.includes('EXITED-0'), 'the demo to close at its end (--exit-at-end)', 30_000);
-  }, 120_000);
+    await waitForScreen(LARGE, (t) => t.includes('EXITED-0'), 'the demo to close at its end (--exit-at-end)');
+  }, 300_000);
 });
