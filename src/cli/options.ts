@@ -349,3 +349,20 @@ export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 
   if (timeScale !== undefined && clock === 'manual') throw new UsageError('--time-scale and --clock manual do not go together');
   return { clock, ...(timeScale === undefined ? {} : { timeScale }), ...(record === undefined ? {} : { record }) };
 }
+
+/** `--judge-report FILE`: the judge's findings as JUnit XML at stop (docs/judge.md). */
+export function withJudgeReport<T>(yargs: Argv<T>) {
+  return yargs.option('judge-report', {
+    type: 'string',
+    describe: "At stop, write the judge's findings as JUnit XML to this file (one test case per rule), for CI",
+  });
+}
+
+/** `--judge off|report|strict`, `run`'s own: what the judge's findings do to the run. */
+export function withJudgeMode<T>(yargs: Argv<T>) {
+  return yargs.option('judge', {
+    choices: ['off', 'report', 'strict'] as const,
+    default: 'report' as const,
+    describe: 'report: the judge line at stop; strict: also exit 3 when the command passed but a rule was broken; off: say nothing of the judge',
+  });
+}

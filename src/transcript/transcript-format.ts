@@ -220,7 +220,8 @@ export function formatEntry(entry: TranscriptEntry, origin: number): string {
     case 'mqtt': {
       const arrow = entry.direction === 'down' ? '→' : '←';
       const where = `${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}`;
-      const delivery = entry.delivery ? `  ${describeDelivery(entry.delivery)}` : '';
+      const notes = entry.delivery ? describeDelivery(entry.delivery) : '';
+      const delivery = notes ? `  ${notes}` : '';
       // JSON.stringify escapes C0 controls but leaves DEL and C1 as they are.
       return `${offset}  MQTT  ${arrow} ${printable(where)}  ${printable(entry.topic)}  ${printable(JSON.stringify(entry.payload))}${delivery}`;
     }
