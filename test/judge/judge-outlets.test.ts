@@ -1,0 +1,135 @@
+/**
+ * The judge's outlets at stop, from the real CLI (docs/judge.md, "Where findings show"): a sloppy
+ * backend (test/judge/programs/sloppy-backend.mjs) run as the command of
+ * `station-sim run --judge strict --judge-report f.xml --record t.jsonl` fails the run with exit 3
+ * although it exits 0; the JUnit report, read with a real XML parser, fails exactly the rules it
+ * broke; and `station-sim transcript judge t.jsonl` finds the same ids offline. A clean backend
+ * passes under strict.
+ */
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { runCliInProcess, runCliToEnd } from '../helpers/cli-process.js';
+import { JUDGE_RULES } from '../../src/judge/rule-catalogue.js';
+import { RUN_EXIT } from '../../src/cli/commands/run.js';
+
+const SLOPPY = 'test/judge/programs/sloppy-backend.mjs';
+/** What the sloppy backend breaks, and nothing else (see its header). */
+const BROKEN = ['service.qos0-command', 'service.retained-command', 'service.unknown-lock'];
+
+interface Testcase {
+  '@_classname': string;
+  '@_name': string;
+  failure?: { '@_message': string; '#text'?: string }[];
+}
+
+/** The report, checked to be well-formed XML, as its test cases. */
+async function readReport(path: string): Promise<{ suite: Record<string, string>; cases: Testcase[] }> {
+  const xml = await readFile(path, 'utf8');
+  expect(XMLValidator.validate(xml)).toBe(true);
+  const parsed = new XMLParser({ ignoreAttributes: false, isArray: (name) => name === 'testcase' || name === 'failure' || name === 'testsuite' }).parse(xml) as {
+    testsuites: { testsuite: (Record<string, string> & { testcase: Testcase[] })[] };
+  };
+  const suites = parsed.testsuites.testsuite;
+  expect(suites).toHaveLength(1);
+  const { testcase, ...suite } = suites[0]!;
+  return { suite, cases: testcase };
+}
+
+const failing = (cases: Testcase[]): string[] => cases.filter((c) => c.failure !== undefined).map((c) => c['@_name']).sort();
+
+describe('the judge at stop, from the CLI', () => {
+  it('run --judge strict fails a passing command that broke rules, with a JUnit report and a transcript that agree', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
+    const report = join(dir, 'f.xml');
+    const transcript = join(dir, 't.jsonl');
+    const run = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--judge', 'strict', '--judge-report', report, '--record', transcript, '--', process.execPath, SLOPPY]);
+    expect(run.code, run.stderr).toBe(RUN_EXIT.judgeFindings);
+    expect(run.stderr).toContain('station-sim: judge: 3 findings: service.qos0-command ×1, service.retained-command ×1, service.unknown-lock ×1\n');
+    expect(run.stderr).toMatch(/judge: strict: the command passed but 3 rules were broken \(3 findings\); exiting with 3\n/);
+    expect(run.stderr).toMatch(/service\.unknown-lock {2}CI-2\/9 {2}command sloppy-lock: the station has no lock 9/);
+
+    const { suite, cases } = await readReport(report);
+    expect(suite).toMatchObject({ '@_name': 'station-sim judge', '@_tests': String(JUDGE_RULES.length), '@_failures': '3' });
+    // One test case per rule, named by its id, classed by who it judges.
+    expect(cases.map((c) => c['@_name'])).toEqual(JUDGE_RULES.map((rule) => rule.id));
+    expect(cases.every((c) => c['@_classname'] === 'service')).toBe(true);
+    expect(failing(cases)).toEqual(BROKEN);
+    const qos0 = cases.find((c) => c['@_name'] === 'service.qos0-command')!.failure![0]!;
+    expect(qos0['@_message']).toBe('1 finding');
+    expect(qos0['#text']).toMatch(/CI-1\/1 {2}command sloppy-qos0: delivered at QoS 0/);
+    // Only the report itself is left in the directory: the temporary file was renamed.
+    expect((await readdir(dir)).sort()).toEqual(['f.xml', 't.jsonl']);
+
+    // Offline, from the transcript alone: the same ids, and exit 1.
+    const offlineReport = join(dir, 'offline.xml');
+    const offline = await runCliInProcess(['transcript', 'judge', transcript, '--judge-report', offlineReport]);
+    expect(offline.code, offline.stderr).toBe(1);
+    expect(offline.stderr).toBe('');
+    expect(offline.stdout).toMatch(/t\.jsonl: \d+ commands judged, by the judge settings the transcript recorded\n/);
+    expect(offline.stdout).toContain('judge: 3 findings: service.qos0-command ×1, service.retained-command ×1, service.unknown-lock ×1\n');
+    expect(failing((await readReport(offlineReport)).cases)).toEqual(BROKEN);
+
+    // Judged by a fixture that switches a rule off, that rule is no longer failed.
+    const lenient = join(dir, 'lenient.json');
+    const fixture = JSON.parse(await readFile('fixtures/ci.json', 'utf8')) as Record<string, unknown>;
+    await writeFile(lenient, JSON.stringify({ ...fixture, $schema: undefined, judge: { rules: { 'service.qos0-command': { enabled: false } } } }));
+    const lenientReport = join(dir, 'lenient.xml');
+    const judgedAgain = await runCliInProcess(['transcript', 'judge', transcript, '--fixture', lenient, '--judge-report', lenientReport]);
+    expect(judgedAgain.code, judgedAgain.stderr).toBe(1);
+    const again = await readReport(lenientReport);
+    expect(again.cases.map((c) => c['@_name'])).not.toContain('service.qos0-command');
+    expect(failing(again.cases)).toEqual(BROKEN.filter((id) => id !== 'service.qos0-command'));
+  });
+
+  it('a clean command under strict exits 0 with every test case passed; a failing one keeps its code and still gets its report', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
+    const report = join(dir, 'f.xml');
+    const transcript = join(dir, 't.jsonl');
+    const clean = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--judge', 'strict', '--judge-report', report, '--record', transcript, '--', process.execPath, SLOPPY, 'clean']);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stderr).toContain('station-sim: judge: no findings\n');
+    const { suite, cases } = await readReport(report);
+    expect(suite['@_failures']).toBe('0');
+    expect(failing(cases)).toEqual([]);
+    const offline = await runCliInProcess(['transcript', 'judge', transcript]);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.stdout).toMatch(/: 1 command judged, by the judge settings the transcript recorded\njudge: no findings\n$/);
+
+    const failed = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--judge', 'strict', '--judge-report', report, '--', process.execPath, '-e', 'process.exit(4)']);
+    expect(failed.code, failed.stderr).toBe(4);
+    expect((await readReport(report)).suite['@_failures']).toBe('0');
+  });
+
+  it('refuses judge options that make no sense, as usage errors', async () => {
+    const cases: [string[], RegExp][] = [
+      [['run', '--judge', 'loud', '--', 'true'], /Invalid values:[\s\S]*judge/],
+      [['run', '--judge-report', '', '--', 'true'], /--judge-report needs a file name/],
+      [['run', '--judge', 'off', '--judge-report', 'x.xml', '--', 'true'], /--judge-report and --judge off do not go together/],
+      [['transcript', 'judge'], /Not enough non-option arguments/],
+      [['transcript', 'judge', 'x.jsonl', '--fixture', ''], /--fixture needs a fixture file/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCliInProcess(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toMatch(message);
+    }
+    const missing = await runCliInProcess(['transcript', 'judge', join(tmpdir(), 'no-such-transcript.jsonl')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/cannot read transcript .*no-such-transcript\.jsonl: ENOENT/);
+  });
+
+  it('says which commands of a transcript it could not judge, and fails', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
+    const file = join(dir, 'old.jsonl');
+    // A transcript from before station-sim recorded what a station saw of a command.
+    const old = { t: '2026-03-01T00:00:00.000Z', kind: 'mqtt', direction: 'down', station: 'CI-1', lockId: '1', topic: 'stations/CI-1/locks/1/unlock', payload: { commandId: 'c' }, commandId: 'c' };
+    await writeFile(file, `${JSON.stringify(old)}\n`);
+    const result = await runCliInProcess(['transcript', 'judge', file]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('0 commands judged, by the default judge settings');
+    expect(result.stderr).toMatch(/1 command of .*old\.jsonl could not be judged: its entry lacks what the station saw \(QoS, retain flag, online state\)/);
+  });
+});
