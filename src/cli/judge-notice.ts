@@ -12,6 +12,10 @@ import { enabledRules, findingCount, formatFinding, type JudgeVerdict } from '..
 import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import { printable } from '../transcript/transcript-format.js';
 import { SimError } from '../errors.js';
+import { openProblem } from '../shared/open-problem.js';
+import { access, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { dirname } from 'node:path';
 import { notice, UsageError, type CliIo } from './output.js';
 
 /** `--judge`: `off` says nothing of the judge at stop; `report` (the default) the line; `strict` also fails `run` on a finding. */
@@ -31,6 +35,22 @@ export function judgeOutletsOf(argv: Record<string, unknown>): JudgeOutlets {
   if (reportPath === '') throw new UsageError('--judge-report needs a file name, e.g. --judge-report judge.xml');
   if (reportPath !== undefined && mode === 'off') throw new UsageError('--judge-report and --judge off do not go together: off reports nothing');
   return { mode, ...(reportPath === undefined ? {} : { reportPath }) };
+}
+
+/**
+ * Fails before anything starts when the report could not be written at stop: its directory is
+ * missing or not writable, or the path is a directory. (At stop it is checked again, by writing.)
+ */
+export async function checkReportPath(outlets: JudgeOutlets): Promise<void> {
+  const path = outlets.reportPath;
+  if (path === undefined) return;
+  try {
+    await access(dirname(path), constants.W_OK);
+    const existing = await stat(path).catch(() => undefined);
+    if (existing?.isDirectory()) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
+  } catch (error) {
+    throw new SimError('BAD_REQUEST', `cannot write the judge report ${path}: ${openProblem(error as NodeJS.ErrnoException)}`);
+  }
 }
 
 /** How long the stop waits for this process's findings to reach the control plane. */
@@ -67,7 +87,7 @@ export async function finishJudge(io: CliIo, verdict: JudgeVerdict, settings: Ju
     try {
       await writeJunitReport(outlets.reportPath, { verdict, rules: enabledRules(settings, verdict), timestamp: new Date().toISOString() });
     } catch (error) {
-      failure = new SimError('BAD_REQUEST', `cannot write the judge report ${outlets.reportPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      failure = new SimError('BAD_REQUEST', `cannot write the judge report ${outlets.reportPath}: ${openProblem(error as NodeJS.ErrnoException)}`);
     }
   }
   if (outlets.mode !== 'off') notice(io, judgeLine(verdict.summary as Partial<Record<JudgeRuleId, number>>));

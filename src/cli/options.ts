@@ -354,7 +354,7 @@ export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 
 export function withJudgeReport<T>(yargs: Argv<T>) {
   return yargs.option('judge-report', {
     type: 'string',
-    describe: "At stop, write the judge's findings as JUnit XML to this file (one test case per rule), for CI",
+    describe: "Write the judge's verdict as JUnit XML to this file (one test case per rule, failed when broken), for CI; up, run and stations write it when they stop",
   });
 }
 

@@ -6,14 +6,18 @@
  * broke; and `station-sim transcript judge t.jsonl` finds the same ids offline. A clean backend
  * passes under strict.
  */
-import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { runCliInProcess, runCliToEnd } from '../helpers/cli-process.js';
 import { JUDGE_RULES } from '../../src/judge/rule-catalogue.js';
 import { RUN_EXIT } from '../../src/cli/commands/run.js';
+import mqtt from 'mqtt';
+import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
+import { CliProcess } from '../helpers/cli-process.js';
+import { MqttObserver } from '../helpers/mqtt-observer.js';
 
 const SLOPPY = 'test/judge/programs/sloppy-backend.mjs';
 /** What the sloppy backend breaks, and nothing else (see its header). */
@@ -131,5 +135,68 @@ describe('the judge at stop, from the CLI', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('0 commands judged, by the default judge settings');
     expect(result.stderr).toMatch(/1 command of .*old\.jsonl could not be judged: its entry lacks what the station saw \(QoS, retain flag, online state\)/);
+  });
+});
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Publishes a QoS 0 command to CI-1 on `url` and waits for its ack: the station judged it first. */
+async function sendQos0(url: string): Promise<void> {
+  const observer = await MqttObserver.connect(url, ['stations/CI-1/acks']);
+  cleanups.push(() => observer.close());
+  const backend = await mqtt.connectAsync(url, { clientId: 'sloppy-backend', reconnectPeriod: 0 });
+  cleanups.push(() => backend.endAsync());
+  await backend.publishAsync('stations/CI-1/locks/1/unlock', JSON.stringify({ commandId: 'q-1', sentAt: new Date().toISOString() }), { qos: 0 });
+  await observer.waitFor((m) => m.json.commandId === 'q-1', 'the ack of q-1');
+}
+
+describe('--judge-report on the long-running commands', () => {
+  it('up writes the report when it is stopped, from the control plane\'s log', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
+    const report = join(dir, 'up.xml');
+    const cli = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--http-port', '0', '--mqtt-port', '0', '--json', '--judge-report', report]);
+    cleanups.push(async () => cli.child.exitCode === null && cli.signal('SIGKILL'));
+    const ready = await cli.readyJson();
+    await sendQos0(ready.mqttUrl as string);
+    expect(await cli.signal('SIGTERM')).toBe(0);
+    expect(cli.stderr).toContain('station-sim: judge: 1 finding: service.qos0-command ×1\n');
+    expect(failing((await readReport(report)).cases)).toEqual(['service.qos0-command']);
+  });
+
+  it("stations, with no control plane, writes its own fleet's verdict", async () => {
+    const broker = await startEmbeddedBroker({ port: 0 });
+    cleanups.push(() => broker.stop());
+    const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
+    const report = join(dir, 'stations.xml');
+    const cli = new CliProcess(['stations', '--broker', broker.url, '--fixture', 'fixtures/ci.json', '--json', '--judge-report', report]);
+    cleanups.push(async () => cli.child.exitCode === null && cli.signal('SIGKILL'));
+    await cli.readyJson();
+    await sendQos0(broker.url);
+    expect(await cli.signal('SIGTERM')).toBe(0);
+    expect(failing((await readReport(report)).cases)).toEqual(['service.qos0-command']);
+  });
+
+  it('refuses a report path it cannot write before starting, and fails at stop if it became one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
+    const early = await runCliInProcess(['run', '--fixture', 'fixtures/ci.json', '--judge-report', join(dir, 'missing', 'r.xml'), '--', 'true']);
+    expect(early.code).toBe(RUN_EXIT.simulatorFailed);
+    expect(early.stderr).toMatch(/^station-sim: cannot write the judge report .*missing\/r\.xml: its directory does not exist \(ENOENT\)\n$/);
+    const directory = await runCliInProcess(['transcript', 'judge', 'x.jsonl', '--judge-report', dir]);
+    expect(directory.code).toBe(1);
+    expect(directory.stderr).toContain('it is a directory (EISDIR)');
+
+    const later = join(dir, 'later');
+    await mkdir(later);
+    const report = join(later, 'up.xml');
+    const cli = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--http-port', '0', '--mqtt-port', '0', '--json', '--judge-report', report]);
+    cleanups.push(async () => cli.child.exitCode === null && cli.signal('SIGKILL'));
+    await cli.readyJson();
+    await rm(later, { recursive: true });
+    expect(await cli.signal('SIGTERM')).toBe(1);
+    expect(cli.stderr).toContain('station-sim: judge: no findings\n');
+    expect(cli.stderr).toMatch(/station-sim: cannot write the judge report .*later\/up\.xml: its directory does not exist \(ENOENT\)\n/);
   });
 });

@@ -9,7 +9,7 @@ import { constants } from 'node:os';
 import type { CommandModule } from 'yargs';
 import { startSimulator, type StartedSimulator } from '../../simulator/start-simulator.js';
 import { notice, UsageError, type CliIo } from '../output.js';
-import { judgeOutletsOf, noticeStrictFailure, stopJudged } from '../judge-notice.js';
+import { checkReportPath, judgeOutletsOf, noticeStrictFailure, stopJudged } from '../judge-notice.js';
 import { findingCount, type JudgeVerdict } from '../../judge/verdict.js';
 import { ReadyFile } from '../ready-file.js';
 import { STOP_SIGNALS, runUntilSignal } from '../run-until-signal.js';
@@ -103,6 +103,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
       for (const signal of STOP_SIGNALS) process.on(signal, onEarly);
       let sim: StartedSimulator;
       try {
+        await checkReportPath(judge);
         await readyFile?.clear();
         sim = await startSimulator({ ...options, onNotice: (message) => notice(io, message) });
       } catch (error) {

@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import type { StartedFleet } from '../../fleet/start-fleet.js';
 import { notice, printReady, UsageError, type CliIo } from '../output.js';
-import { judgeOutletsOf, stopJudged } from '../judge-notice.js';
+import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { seedOf, brokerTlsOption, withBroker, withFixture, withJson, withJudgeReport, withSeed } from '../options.js';
@@ -19,6 +19,7 @@ export function stationsCommand(io: CliIo): CommandModule {
     handler: async (argv) => {
       const shard = parseShard(argv.shard as string | undefined);
       const judge = judgeOutletsOf(argv);
+      await checkReportPath(judge);
       const sim = await startSimulator({
         ...(shard ? { shard } : {}),
         fixture: argv.fixture as string | undefined,

@@ -22,7 +22,7 @@ import type { JudgeRuleId } from '../../fixture/judge-schema.js';
 import { SimError } from '../../errors.js';
 import { UsageError, type CliIo } from '../output.js';
 import { withJudgeReport } from '../options.js';
-import { finishJudge, judgeOutletsOf } from '../judge-notice.js';
+import { checkReportPath, finishJudge, judgeOutletsOf } from '../judge-notice.js';
 import type { CommandResult } from './run.js';
 
 /** `transcript judge`'s exit codes. */
@@ -88,6 +88,7 @@ export function transcriptCommand(io: CliIo, result: CommandResult = { code: 0 }
 async function judgeTranscriptFile(io: CliIo, file: string, fixture: string | undefined, argv: Record<string, unknown>): Promise<number> {
   if (fixture === '') throw new UsageError('--fixture needs a fixture file or a shipped fixture name');
   const outlets = judgeOutletsOf(argv);
+  await checkReportPath(outlets);
   const settings = fixture === undefined ? undefined : (await resolveFixture(fixture)).judge;
   const input = await openTranscript(file);
   const reader = new TranscriptReader(input);

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { printReady, notice, UsageError, type CliIo } from '../output.js';
-import { judgeOutletsOf, stopJudged } from '../judge-notice.js';
+import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import {
   DEFAULT_HTTP_PORT,
@@ -60,6 +60,7 @@ export function upCommand(io: CliIo): CommandModule {
       }
       const http = httpOptions(argv);
       const judge = judgeOutletsOf(argv);
+      await checkReportPath(judge);
       const host = argv.host as string;
       const dashboard = (argv.dashboard as string | undefined) ?? 'off';
       // Ink draws only its last frame when CI is set, so "auto" leaves the dashboard out there.
