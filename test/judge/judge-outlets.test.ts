@@ -76,6 +76,14 @@ describe('the judge at stop, from the CLI', () => {
     expect(offline.stdout).toContain('judge: 3 findings: service.qos0-command ×1, service.retained-command ×1, service.unknown-lock ×1\n');
     expect(failing((await readReport(offlineReport)).cases)).toEqual(BROKEN);
 
+    // The findings are in the transcript too, as judge entries, and in their command's chain.
+    const shown = await runCliInProcess(['transcript', 'show', transcript, '--kind', 'judge']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.trim().split('\n').map((line) => /JUDGE (\S+)/.exec(line)?.[1]).sort()).toEqual(BROKEN);
+    const chain = await runCliInProcess(['transcript', 'show', transcript, '--command', 'sloppy-qos0']);
+    expect(chain.stdout).toMatch(/MQTT  → CI-1\/1  stations\/CI-1\/locks\/1\/unlock  .*\(QoS 0\)\n/);
+    expect(chain.stdout).toMatch(/JUDGE service\.qos0-command  CI-1\/1  command sloppy-qos0: delivered at QoS 0/);
+
     // Judged by a fixture that switches a rule off, that rule is no longer failed.
     const lenient = join(dir, 'lenient.json');
     const fixture = JSON.parse(await readFile('fixtures/ci.json', 'utf8')) as Record<string, unknown>;
