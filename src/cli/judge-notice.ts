@@ -62,7 +62,13 @@ const SETTLE_STEP_MS = 10;
  * MQTT, at QoS 1), at most about two seconds: a backend's last command, judged just before the
  * stop, must be in the verdict. Call it while the simulator still runs.
  */
-export async function settleJudge(sim: Pick<StartedSimulator, 'fleet' | 'http'>): Promise<void> {
+export async function settleJudge(sim: Pick<StartedSimulator, 'fleet' | 'http' | 'broker'>): Promise<void> {
+  // What the embedded broker has taken in (a backend's last publication before it exited) reaches
+  // the stations, and is judged, before they stop: a few round trips through its thread.
+  for (let round = 0; round < 3; round += 1) {
+    await sim.broker?.sync();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   const control = sim.http?.control.judge;
   if (!control) return;
   const own = (): number => findingCount({ summary: sim.fleet.judge.summary() as Record<string, number> });
@@ -109,7 +115,7 @@ export function noticeStrictFailure(io: CliIo, verdict: JudgeVerdict, code: numb
 }
 
 /** Stops the simulator, then the judge's outlets (`up`, `stations`): the report is written however the stop goes. */
-export async function stopJudged(io: CliIo, sim: Pick<StartedSimulator, 'fleet' | 'http' | 'fixture' | 'stop'>, outlets: JudgeOutlets): Promise<JudgeVerdict> {
+export async function stopJudged(io: CliIo, sim: Pick<StartedSimulator, 'fleet' | 'http' | 'broker' | 'fixture' | 'stop'>, outlets: JudgeOutlets): Promise<JudgeVerdict> {
   let stopFailure: { error: unknown } | undefined;
   try {
     await settleJudge(sim);

@@ -45,7 +45,7 @@ async function readReport(path: string): Promise<{ suite: Record<string, string>
 const failing = (cases: Testcase[]): string[] => cases.filter((c) => c.failure !== undefined).map((c) => c['@_name']).sort();
 
 describe('the judge at stop, from the CLI', () => {
-  it('run --judge strict fails a passing command that broke rules, with a JUnit report and a transcript that agree', async () => {
+  it('run --judge strict fails a passing command that broke rules, with a JUnit report and a transcript that agree', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
     const report = join(dir, 'f.xml');
     const transcript = join(dir, 't.jsonl');
@@ -96,7 +96,7 @@ describe('the judge at stop, from the CLI', () => {
     expect(failing(again.cases)).toEqual(BROKEN.filter((id) => id !== 'service.qos0-command'));
   });
 
-  it('a clean command under strict exits 0 with every test case passed; a failing one keeps its code and still gets its report', async () => {
+  it('a clean command under strict exits 0 with every test case passed; a failing one keeps its code and still gets its report', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
     const report = join(dir, 'f.xml');
     const transcript = join(dir, 't.jsonl');
@@ -113,6 +113,16 @@ describe('the judge at stop, from the CLI', () => {
     const failed = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--judge', 'strict', '--judge-report', report, '--', process.execPath, '-e', 'process.exit(4)']);
     expect(failed.code, failed.stderr).toBe(4);
     expect((await readReport(report)).suite['@_failures']).toBe('0');
+  });
+
+  it('--judge off neither fails the run nor says anything of the judge; report, the default, only says', { timeout: 120_000 }, async () => {
+    const off = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--judge', 'off', '--', process.execPath, SLOPPY]);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stderr).not.toContain('judge');
+    const report = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--', process.execPath, SLOPPY]);
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stderr).toContain('station-sim: judge: 3 findings: service.qos0-command ×1, service.retained-command ×1, service.unknown-lock ×1\n');
+    expect(report.stderr).not.toContain('strict');
   });
 
   it('refuses judge options that make no sense, as usage errors', async () => {
@@ -162,7 +172,7 @@ async function sendQos0(url: string): Promise<void> {
 }
 
 describe('--judge-report on the long-running commands', () => {
-  it('up writes the report when it is stopped, from the control plane\'s log', async () => {
+  it('up writes the report when it is stopped, from the control plane\'s log', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
     const report = join(dir, 'up.xml');
     const cli = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--http-port', '0', '--mqtt-port', '0', '--json', '--judge-report', report]);
@@ -174,7 +184,7 @@ describe('--judge-report on the long-running commands', () => {
     expect(failing((await readReport(report)).cases)).toEqual(['service.qos0-command']);
   });
 
-  it("stations, with no control plane, writes its own fleet's verdict", async () => {
+  it("stations, with no control plane, writes its own fleet's verdict", { timeout: 120_000 }, async () => {
     const broker = await startEmbeddedBroker({ port: 0 });
     cleanups.push(() => broker.stop());
     const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
@@ -187,7 +197,7 @@ describe('--judge-report on the long-running commands', () => {
     expect(failing((await readReport(report)).cases)).toEqual(['service.qos0-command']);
   });
 
-  it('refuses a report path it cannot write before starting, and fails at stop if it became one', async () => {
+  it('refuses a report path it cannot write before starting, and fails at stop if it became one', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
     const early = await runCliInProcess(['run', '--fixture', 'fixtures/ci.json', '--judge-report', join(dir, 'missing', 'r.xml'), '--', 'true']);
     expect(early.code).toBe(RUN_EXIT.simulatorFailed);
