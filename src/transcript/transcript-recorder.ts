@@ -76,7 +76,9 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
   };
   const delivered = groupTopics((options.fleetStations ?? []).map((station) => ({ token: station.token, behaviour: station.behaviour }))).byToken;
   if (options.judge !== undefined) {
-    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'judge-settings', detail: "the fixture's judge section", settings: options.judge });
+    const rules = options.judge.rules ?? {};
+    const detail = Object.keys(rules).length === 0 ? 'every rule on, default thresholds' : `rules ${JSON.stringify(rules)}`;
+    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'judge-settings', detail, settings: options.judge });
   }
   const stopMessages = options.hub.onContractMessage((message) => {
     // The station's own view of its commands is recorded instead (recordCommand).

@@ -78,7 +78,7 @@ describe('a transcript for the judge', () => {
 
     const { entries, skipped } = await readTranscript(await readFile(path, 'utf8'));
     expect(skipped).toBe(0);
-    expect(entries[0]).toMatchObject({ kind: 'sim', event: 'judge-settings', settings });
+    expect(entries[0]).toMatchObject({ kind: 'sim', event: 'judge-settings', settings, detail: 'rules {"service.command-rate":{"maxCommands":2,"windowMs":1000}}' });
     const unlocks = entries.filter((e) => e.kind === 'mqtt' && e.message === 'unlock');
     // One entry per delivery to J-1 (no broker copies), and J-2's broker copy without a delivery.
     expect(unlocks.map((e) => e.kind === 'mqtt' && [e.station, e.delivery !== undefined])).toEqual([
