@@ -353,7 +353,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
         hub: control.hub,
         clock,
         fleetStations: stations,
-        judge: fixture.judge ?? {},
+        judge: fixture.judge,
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
       });
       transcript = started;

@@ -94,14 +94,18 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
   // The stream destroys itself on a write error; whatever is still queued is lost.
   out.once('error', (error) => stopRecording(`could not be written (${error.message})`));
   let stopped: Promise<void> | undefined;
+  let ended = false;
   return {
     path: options.path,
     recordCommand: (command) => {
+      if (ended) return;
       const topics = delivered.get(command.token);
       if (topics) write(deliveryEntry(command, topics));
     },
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
+        // A command a station still receives while the simulator stops is not written after the end.
+        ended = true;
         stopMessages();
         stopEvents();
         if (out.destroyed) return resolve();
