@@ -5,6 +5,9 @@
  * which every fleet process on the broker reports to, or, with no control plane (`stations`), the
  * log of this process's fleet.
  */
+import { access, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { dirname } from 'node:path';
 import type { StartedSimulator } from '../simulator/start-simulator.js';
 import { judgeLine } from '../judge/judge-log.js';
 import { writeJunitReport } from '../judge/junit-report.js';
@@ -13,9 +16,6 @@ import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import { printable } from '../transcript/transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
-import { access, stat } from 'node:fs/promises';
-import { constants } from 'node:fs';
-import { dirname } from 'node:path';
 import { notice, UsageError, type CliIo } from './output.js';
 
 /** `--judge`: `off` says nothing of the judge at stop; `report` (the default) the line; `strict` also fails `run` on a finding. */

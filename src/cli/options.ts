@@ -15,6 +15,7 @@ import { isStateUrl } from '../service/auth/state-url.js';
 import type { HttpOptions } from '../simulator/simulator-options.js';
 import { redactUrl } from '../shared/redact-url.js';
 import type { TlsOverrides } from '../mqtt/identity.js';
+import { JUDGE_MODES } from './judge-notice.js';
 
 /**
  * The Redis URL of the session store, when `--state` is not given: a password in `--state` shows
@@ -361,7 +362,7 @@ export function withJudgeReport<T>(yargs: Argv<T>) {
 /** `--judge off|report|strict`, `run`'s own: what the judge's findings do to the run. */
 export function withJudgeMode<T>(yargs: Argv<T>) {
   return yargs.option('judge', {
-    choices: ['off', 'report', 'strict'] as const,
+    choices: JUDGE_MODES,
     default: 'report' as const,
     describe: 'report: the judge line at stop; strict: also exit 3 when the command passed but a rule was broken; off: say nothing of the judge',
   });
