@@ -103,9 +103,10 @@ async function judgeTranscriptFile(io: CliIo, file: string, fixture: string | un
   reportSkipped(io, file, reader.skipped);
   const by = { given: `the judge settings of ${fixture ?? ''}`, transcript: 'the judge settings the transcript recorded', defaults: 'the default judge settings (the transcript recorded none; --fixture gives a fixture\'s)' }[replay.settingsSource];
   const lines = [`${file}: ${replay.judged} command${replay.judged === 1 ? '' : 's'} judged, by ${by}`];
-  for (const finding of replay.findings) lines.push(`  ${formatFinding(finding)}`);
+  // The judge keeps the last findings (judge-log.ts): those before them are counted only.
   const total = findingCount(replay);
-  if (total > replay.findings.length) lines.push(`  … ${total - replay.findings.length} earlier findings not listed`);
+  if (total > replay.findings.length) lines.push(`  … ${total - replay.findings.length} earlier findings, counted but not listed`);
+  for (const finding of replay.findings) lines.push(`  ${formatFinding(finding)}`);
   lines.push(judgeLine(replay.summary as Partial<Record<JudgeRuleId, number>>));
   io.stdout.write(lines.map(printable).join('\n') + '\n');
   if (replay.unjudgeable > 0) {
