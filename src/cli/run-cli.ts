@@ -34,7 +34,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .command(stationsCommand(io))
     .command(apiCommand(io))
     .command(runCommand(io, result))
-    .command(transcriptCommand(io))
+    .command(transcriptCommand(io, result))
     .command(dashboardCommand(io))
     .command(fixtureCommand(io))
     .command(certsCommand(io))
