@@ -1,13 +1,22 @@
 /**
- * The dashboard screen: header, fleet table, the selected station in detail, the event log, key
- * hints. It reads the fleet from a `FleetStore` fed by the event stream, redrawing at most once per
- * flush interval, and acts through the control plane and the injected unlock.
+ * The dashboard screen: header and addresses, an optional caption, the fleet table (or in its
+ * place the fault menu, the info panel or the fleet overview), the selected station in detail, the
+ * event log, key hints. It reads the fleet from a `FleetStore` fed by the event stream, redrawing at
+ * most once per flush interval, and acts through the control plane and the accounts' unlocks.
  */
-import { useMemo, useRef, useState } from 'react';
-import { Box, Text, useApp, useStdin } from 'ink';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { Box, useApp, useStdin } from 'ink';
+import { Text } from './Text.js';
 import type { Clock } from '../shared/clock.js';
 import type { DashboardControl } from '../client/control-client.js';
-import { createDashboardActions, type UnlockFunction } from './dashboard-actions.js';
+import { accountFor, accountName, createDashboardActions, type DashboardAccount, type UnlockFunction } from './dashboard-actions.js';
+import { describeEntry, type LogEntry } from './activity-log.js';
+import type { DashboardAddresses } from './addresses.js';
+import { FaultMenu, type ApiFaultInForce } from './FaultMenu.js';
+import { FleetOverview } from './FleetOverview.js';
+import { InfoPanel } from './InfoPanel.js';
+import { ColourContext } from './Text.js';
+import { latencySlots, summariseLatencies } from './unlock-latency.js';
 import { EventLog } from './EventLog.js';
 import { FleetTable, tableColumns } from './FleetTable.js';
 import type { FleetStore } from './fleet-store.js';
@@ -16,7 +25,7 @@ import { bodyHeightOf, INITIAL_VIEW, resolveSelection, useFilteredTokens, type V
 import { HelpOverlay } from './HelpOverlay.js';
 import { MIN_COLUMNS, MIN_ROWS, layoutFor, scrollTop } from './layout.js';
 import { StationDetail } from './StationDetail.js';
-import { Footer, Header, StatusLine } from './StatusLines.js';
+import { AddressLine, CaptionLine, Footer, Header, StatusLine } from './StatusLines.js';
 import { useClockTick } from './use-clock-tick.js';
 import { useDashboardKeys } from './use-dashboard-keys.js';
 import { useEventStream } from './use-event-stream.js';
@@ -30,8 +39,13 @@ export interface DashboardProps {
   control: DashboardControl;
   /** Where the stream's events go; the screen reads the fleet from here. */
   store: FleetStore;
-  /** What `u` calls, with the selected station's token and lock id. */
-  unlock: UnlockFunction;
+  /**
+   * The accounts `u` can unlock as, in the order `a` goes through them (the fixture's, for `up`).
+   * @default one account without a name that unlocks with `unlock`
+   */
+  accounts?: readonly DashboardAccount[];
+  /** What `u` calls, with the selected station's token and lock id, where no `accounts` are given. */
+  unlock?: UnlockFunction;
   /** Timers of redraws and polling, and time for ages unless `simulatedNow` is given. */
   clock: Clock;
   /**
@@ -41,8 +55,22 @@ export interface DashboardProps {
    */
   simulatedNow?: () => number;
   icons: IconSet;
-  /** Shown in the header: where the simulator is. */
+  /** Where the simulator is: its base URL, the API's address where `addresses` does not say more. */
   title: string;
+  /**
+   * The addresses the header shows. @default the API at `title`, and the broker as
+   * `/sim/v1/health` names it
+   */
+  addresses?: DashboardAddresses;
+  /** What the simulator said as it started (a port taken, …): counted in the header, read with `i`. @default none */
+  notices?: readonly string[];
+  /**
+   * A line under the header, for a narrated demo to say what is happening (a string is drawn bold,
+   * cut at the edge; an element is drawn as it is, and should be one line). @default no line
+   */
+  caption?: ReactNode;
+  /** Colours on; `startDashboard` turns them off for `NO_COLOR`. @default true */
+  colour?: boolean;
   /** Longest wait between an event and the redraw that shows it. @default 100 */
   flushIntervalMs?: number;
   /** How often `/sim/v1/health` is asked while the fleet connects. @default 500 */
@@ -74,10 +102,15 @@ export function Dashboard(props: DashboardProps) {
     setView(viewRef.current);
   };
   useEventStream(control, store);
-  const actions = useMemo(() => createDashboardActions({ control, store, unlock: props.unlock }), [control, store, props.unlock]);
+  const accounts = useMemo<readonly DashboardAccount[]>(
+    () => props.accounts ?? (props.unlock ? [{ unlock: props.unlock }] : []),
+    [props.accounts, props.unlock],
+  );
+  const actions = useMemo(() => createDashboardActions({ control, store, accounts }), [control, store, accounts]);
   const tokensFor = useFilteredTokens(store);
+  const apiFaults = useApiFaults(control, view.panel === 'faults');
 
-  const layout = layoutFor(columns, rows);
+  const layout = layoutFor(columns, rows, props.caption !== undefined);
   const layoutRef = useRef(layout);
   layoutRef.current = layout;
   const { tokens: list, index: selectedIndex, token: selectedToken, station, lockIndex } = resolveSelection(view, tokensFor(view.filter), store);
@@ -95,7 +128,22 @@ export function Dashboard(props: DashboardProps) {
   const columnsOfTable = useMemo(() => tableColumns(layout.width, maxTokenLength), [layout.width, maxTokenLength]);
 
   // Without a TTY on stdin there is no raw mode: view only then.
-  useDashboardKeys({ viewRef, changeView, layoutRef, tokensFor, store, actions, exit, isActive: isRawModeSupported });
+  const logEntries = searchLog(store.log.entries, view.logSearch);
+  const logEntriesRef = useRef(logEntries);
+  logEntriesRef.current = logEntries;
+  useDashboardKeys({
+    viewRef,
+    changeView,
+    layoutRef,
+    tokensFor,
+    store,
+    actions,
+    accountCount: accounts.length,
+    logEntryCount: () => logEntriesRef.current.length,
+    onApiFaultsChanged: apiFaults.refresh,
+    exit,
+    isActive: isRawModeSupported,
+  });
 
   if (!layout.fits) {
     // Keys still work (q quits), and the full screen comes back as soon as the terminal grows.
@@ -109,11 +157,28 @@ export function Dashboard(props: DashboardProps) {
   const bodyHeight = bodyHeightOf(layout);
   // Stations as last seen, while the stream is down or has not sent its snapshot again.
   const stale = store.hasSnapshot && !store.live;
+  const addresses: DashboardAddresses = props.addresses ?? { api: props.title, ...(health?.mqtt ? { broker: health.mqtt } : {}) };
+  const notices = props.notices ?? [];
+  const chosen = accounts[Math.min(view.account, Math.max(0, accounts.length - 1))];
+  const choice = station ? accountFor(accounts, view.account, station.token) : undefined;
+  const latencies = store.log.latencies;
+  const back = Math.min(view.logBack, Math.max(0, logEntries.length - 1));
+  const shownLog = logEntries.slice(Math.max(0, logEntries.length - back - layout.logRows * 2), logEntries.length - back);
+  const tableHeight = layout.tableRows + 1;
   return (
     // 100%, not the columns this render was for: on a resize Ink lays this tree out at the new
     // width before React renders the next one, and a box wider than the terminal wraps.
+    <ColourContext.Provider value={props.colour ?? true}>
     <Box flexDirection="column" width="100%" height={layout.height} overflow="hidden">
-      <Header title={props.title} total={store.size} online={store.online} stale={stale} />
+      <Header
+        total={store.size}
+        online={store.online}
+        stale={stale}
+        account={chosen?.email ?? (accounts.length === 0 ? 'no account' : undefined)}
+        accounts={accounts.length}
+      />
+      <AddressLine addresses={addresses} notices={notices.length} width={layout.width} />
+      {props.caption !== undefined ? <CaptionLine caption={props.caption} /> : null}
       <StatusLine
         health={health}
         stream={store.stream}
@@ -124,11 +189,33 @@ export function Dashboard(props: DashboardProps) {
         width={layout.width}
         icons={icons}
         realNow={realNow}
+        latency={latencySlots(latencies, now, 12)}
       />
       {view.help ? (
         <HelpOverlay height={bodyHeight} icons={icons} top={view.helpTop} />
       ) : (
         <>
+          {view.panel === 'faults' ? (
+            <FaultMenu
+              station={station}
+              lockId={station?.locks[lockIndex]?.lockId}
+              scope={view.faultScope}
+              apiFaults={apiFaults.faults}
+              height={tableHeight}
+              width={layout.width}
+            />
+          ) : view.panel === 'info' ? (
+            <InfoPanel addresses={addresses} notices={notices} accounts={accounts} account={view.account} height={tableHeight} />
+          ) : view.panel === 'overview' ? (
+            <FleetOverview
+              overview={store.overview()}
+              latency={summariseLatencies(latencies, now, Math.max(1, tableHeight - 6))}
+              slots={latencySlots(latencies, now, 20)}
+              icons={icons}
+              height={tableHeight}
+              width={layout.width}
+            />
+          ) : (
           <FleetTable
             rows={windowRows}
             tokens={windowTokens}
@@ -139,14 +226,69 @@ export function Dashboard(props: DashboardProps) {
             now={now}
             stale={stale}
           />
-          <StationDetail station={station} lockIndex={lockIndex} icons={icons} now={now} stale={stale} />
+          )}
+          <StationDetail
+            station={station}
+            lockIndex={lockIndex}
+            icons={icons}
+            now={now}
+            stale={stale}
+            battery={station ? store.batteryHistory(station.token) : []}
+            fixtureVoltage={station ? store.fixtureVoltage(station.token) : undefined}
+            unlockAs={choice ? { account: choice.account?.email, chosen: chosen?.email, chosenCannot: choice.chosenCannot } : undefined}
+            width={layout.width}
+          />
           <Text wrap="truncate" dimColor>
-            {`── events ${'─'.repeat(Math.max(0, layout.width - 10))}`}
+            {logTitle(layout.width, view.logSearch, logEntries.length, store.log.entries.length, back)}
           </Text>
-          <EventLog entries={store.log.entries.slice(-layout.logRows)} width={layout.width} height={layout.logRows} showClock={layout.showClock} />
+          <EventLog entries={shownLog} width={layout.width} height={layout.logRows} showClock={layout.showClock} />
         </>
       )}
-      <Footer draft={view.draft} />
+      <Footer draft={view.draft} logDraft={view.logDraft} width={layout.width} />
     </Box>
+    </ColourContext.Provider>
   );
+}
+
+/** The log's entries whose text contains `search` (any case); all of them without one. */
+function searchLog(entries: readonly LogEntry[], search: string): readonly LogEntry[] {
+  if (search === '') return entries;
+  const needle = search.toLowerCase();
+  return entries.filter((entry) => describeEntry(entry).text.toLowerCase().includes(needle));
+}
+
+/** `── events ─── search "ST-1005": 3 of 120 · 5 newer ([ ] scroll) ───`. */
+export function logTitle(width: number, search: string, matching: number, total: number, back: number): string {
+  const parts = [
+    ...(search === '' ? [] : [`search "${search}": ${matching} of ${total}`]),
+    ...(back === 0 ? [] : [`${back} newer below (] or Esc)`]),
+  ];
+  const head = `── events ${parts.length === 0 ? '' : `· ${parts.join(' · ')} `}`;
+  return head + '─'.repeat(Math.max(0, width - head.length));
+}
+
+/**
+ * The `/v1` faults in force, fetched while the fault menu is open and whenever `refresh` is
+ * called (after the menu adds or clears one).
+ */
+function useApiFaults(control: DashboardControl, open: boolean): { faults: readonly ApiFaultInForce[] | undefined; refresh: () => void } {
+  const [faults, setFaults] = useState<readonly ApiFaultInForce[]>();
+  const [asked, setAsked] = useState(0);
+  const refresh = useCallback(() => setAsked((count) => count + 1), []);
+  useEffect(() => {
+    if (!open) return;
+    let stopped = false;
+    control.apiFaults().then(
+      (list) => {
+        if (!stopped) setFaults(list);
+      },
+      () => {
+        if (!stopped) setFaults(undefined);
+      },
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [control, open, asked]);
+  return { faults, refresh };
 }

@@ -4,7 +4,8 @@
  * the lines with what is above and below, scrolled with the arrow keys or j/k: every line is drawn
  * whole or not at all, never squeezed over its neighbour.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './Text.js';
 import type { IconSet } from './format.js';
 
 /** Keys and what they do, for a framed list at least 80 columns wide. */

@@ -27,6 +27,11 @@ function memoryControl(stations: SimStation[]): DashboardControl {
     setBattery: refuse,
     reboot: refuse,
     physical: refuse,
+    addFault: refuse,
+    clearFaults: refuse,
+    addApiFault: refuse,
+    apiFaults: async () => [],
+    clearApiFaults: refuse,
     subscribe: (handlers) => {
       handlers.onState?.({ phase: 'open' });
       handlers.onEvent({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations });
