@@ -36,13 +36,13 @@ export function FaultMenu({ station, lockId, scope, apiFaults, height, width }: 
   const twoColumns = width >= 100;
   const items = FAULT_MENU.map((item, index) => `${index + 1} ${item.kind.padEnd(14)} ${item.what}`);
   const rows = twoColumns ? Array.from({ length: Math.ceil(items.length / 2) }, (_, row) => `${items[row]!.padEnd(width / 2)}${items[row + 3] ?? ''}`) : items;
-  const api = API_FAULT_MENU.map((item) => `${item.key} ${item.what.replace(/^\/v1 /, '')}`).join(' · ');
+  const api = API_FAULT_MENU.map((item) => `${item.key} ${item.what}`).join(' · ');
   const inForce = apiFaults === undefined ? '…' : apiFaults.length === 0 ? 'none' : apiFaults.map(describeApiFault).join(' · ');
   return (
     <Box height={height} flexDirection="column" overflow="hidden">
       <Text wrap="truncate">
         <Text bold>{`Faults on ${target}`}</Text>
-        <Text dimColor>{` · l: ${scope === 'lock' ? 'whole station' : 'selected lock'} · c: clear the station's · Esc/f: close`}</Text>
+        <Text dimColor>{` · l: ${scope === 'lock' ? 'whole station' : 'the lock'} · c: clear · Esc: close`}</Text>
       </Text>
       {rows.map((row) => (
         <Text key={row} wrap="truncate">
@@ -51,7 +51,7 @@ export function FaultMenu({ station, lockId, scope, apiFaults, height, width }: 
         </Text>
       ))}
       <Text wrap="truncate">
-        <Text dimColor>{`/v1 for ${station.token}: `}</Text>
+        <Text dimColor>{`/v1 unlocks of ${station.token}: `}</Text>
         {api}
         <Text dimColor> · 0 clear</Text>
       </Text>

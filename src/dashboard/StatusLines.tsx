@@ -32,7 +32,7 @@ export function Header({ total, online, stale, account, accounts }: HeaderProps)
         <>
           <Text dimColor>{' · u as '}</Text>
           <Text color="cyan">{account}</Text>
-          {accounts > 1 ? <Text dimColor>{` (a: ${accounts} accounts)`}</Text> : null}
+          {accounts > 1 ? <Text dimColor>{' (a)'}</Text> : null}
         </>
       )}
     </Text>

@@ -92,7 +92,8 @@ export interface ActionEntry {
   kind: 'action';
   id: number;
   at: number;
-  token: string;
+  /** Absent for an action on the whole simulator (a `/v1` fault), whose `control` event names no station. */
+  token?: string;
   /** `ST-1001 → offline`, `ST-1001/1 jam`. */
   label: string;
   /** What the stream reported of it that is worth a word (a reboot's `offline`, `online`). */
@@ -175,12 +176,15 @@ export class ActivityLog {
     return this.#latencies;
   }
 
-  /** Starts the line of a dashboard action on `token`; what the stream says of it joins the line. */
-  beginAction(token: string, label: string, echoes: readonly ActionEcho[] = []): number {
+  /**
+   * Starts the line of a dashboard action on `token` (none: on the whole simulator); what the
+   * stream says of it joins the line.
+   */
+  beginAction(token: string | undefined, label: string, echoes: readonly ActionEcho[] = []): number {
     const id = this.#nextId++;
-    this.#push({ kind: 'action', id, at: this.#now(), token, label, steps: [] });
+    this.#push({ kind: 'action', id, at: this.#now(), ...(token === undefined ? {} : { token }), label, steps: [] });
     // A newer action on the station takes over: the older one's echoes may never come.
-    this.#echoes.set(token, { id, control: true, echoes: [...echoes] });
+    this.#echoes.set(echoKey(token), { id, control: true, echoes: [...echoes] });
     return id;
   }
 
@@ -190,8 +194,8 @@ export class ActivityLog {
     const entry = this.#entries[index];
     if (entry?.kind !== 'action') return;
     this.#entries[index] = { ...entry, outcome };
-    const waiting = this.#echoes.get(entry.token);
-    if (!outcome.ok && waiting?.id === id) this.#echoes.delete(entry.token);
+    const waiting = this.#echoes.get(echoKey(entry.token));
+    if (!outcome.ok && waiting?.id === id) this.#echoes.delete(echoKey(entry.token));
   }
 
   /** Starts the entry of an unlock the dashboard is about to ask for; returns its id. */
@@ -270,10 +274,10 @@ export class ActivityLog {
         return;
       }
       case 'control': {
-        const waiting = event.token === undefined ? undefined : this.#echoes.get(event.token);
+        const waiting = this.#echoes.get(echoKey(event.token));
         if (waiting?.control) {
           waiting.control = false;
-          if (waiting.echoes.length === 0) this.#echoes.delete(event.token!);
+          if (waiting.echoes.length === 0) this.#echoes.delete(echoKey(event.token));
           return;
         }
         this.note(`control ${event.token ?? 'fleet'}: ${event.action}`, 'info', at);
@@ -578,6 +582,11 @@ function chainTone(chain: UnlockChain): LogTone {
     default:
       return 'ok';
   }
+}
+
+/** Actions on the whole simulator wait for their `control` event under the empty key. */
+function echoKey(token: string | undefined): string {
+  return token ?? '';
 }
 
 function lockKey(token: string, lockId: string): string {

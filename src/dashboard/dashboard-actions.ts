@@ -69,11 +69,11 @@ type ApiFaultSpec = Parameters<DashboardControl['addApiFault']>[0];
 /** As `api.request` events name the route (docs/control-plane.md, "API faults"). */
 const UNLOCK_ROUTE = 'POST /v1/stations/:station_token/locks/:lock_id/unlock';
 
-/** The `/v1` faults of the menu, on the unlock route of the selected station. */
+/** The `/v1` faults of the menu, on the unlock route of the selected station: the API answers its unlocks so. */
 export const API_FAULT_MENU: readonly { key: string; spec: Omit<ApiFaultSpec, 'token'>; what: string }[] = [
-  { key: '7', spec: { route: UNLOCK_ROUTE, kind: 'status', status: 503 }, what: '/v1 answers its unlocks 503' },
-  { key: '8', spec: { route: UNLOCK_ROUTE, kind: 'latency', latencyMs: 3000 }, what: '/v1 answers its unlocks 3 s late' },
-  { key: '9', spec: { route: UNLOCK_ROUTE, kind: 'reset' }, what: '/v1 drops its unlock connections' },
+  { key: '7', spec: { route: UNLOCK_ROUTE, kind: 'status', status: 503 }, what: '503' },
+  { key: '8', spec: { route: UNLOCK_ROUTE, kind: 'latency', latencyMs: 3000 }, what: '3 s late' },
+  { key: '9', spec: { route: UNLOCK_ROUTE, kind: 'reset' }, what: 'connection reset' },
 ];
 
 export interface DashboardActionsOptions {
@@ -120,13 +120,14 @@ export function createDashboardActions(options: DashboardActionsOptions): Dashbo
       store.finishAction(id, { ok: false, message: (error as Error).message });
     }
   };
-  /** A line of its own for an action on no station (the `/v1` faults are the API's). */
+  /** An action on no station (the `/v1` faults are the API's): its `control` event names none. */
   const runApi = async (what: string, call: () => Promise<unknown>): Promise<void> => {
+    const id = store.beginAction(undefined, what);
     try {
       await call();
-      store.note(`${what}: ok`, 'ok');
+      store.finishAction(id, { ok: true });
     } catch (error) {
-      store.note(`${what}: ${(error as Error).message}`, 'error');
+      store.finishAction(id, { ok: false, message: (error as Error).message });
     }
   };
 
@@ -149,7 +150,8 @@ export function createDashboardActions(options: DashboardActionsOptions): Dashbo
         // A station of the fleet the API calls unknown is one this account may not reach: a fact of
         // the fixture the presenter should see as such, not a failure that looks like a bug.
         if (!result.success && result.message === 'Station not found' && store.get(token)) {
-          store.finishUnlock(id, { success: false, message: `${accountName(account)} cannot reach ${token} (a: switch account)`, unreachable: true });
+          const how = accounts.length > 1 ? 'a: switch account' : 'not one of its stations';
+          store.finishUnlock(id, { success: false, message: `${accountName(account)} cannot reach ${token} (${how})`, unreachable: true });
         } else {
           store.finishUnlock(id, result);
         }
@@ -195,10 +197,10 @@ export function createDashboardActions(options: DashboardActionsOptions): Dashbo
     addApiFault(station, index) {
       const item = API_FAULT_MENU[index];
       if (!item) return Promise.resolve();
-      return runApi(`${station.token} API fault: ${item.what}`, () => control.addApiFault({ ...item.spec, token: station.token }));
+      return runApi(`${station.token} /v1 unlock fault ${item.what} added`, () => control.addApiFault({ ...item.spec, token: station.token }));
     },
     clearApiFaults() {
-      return runApi('API faults cleared', () => control.clearApiFaults());
+      return runApi('/v1 faults cleared', () => control.clearApiFaults());
     },
   };
 }

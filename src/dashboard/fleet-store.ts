@@ -170,7 +170,7 @@ export class FleetStore {
   }
 
   /** Starts the log line of a dashboard action (log `beginAction`). */
-  beginAction(token: string, label: string, echoes: readonly ActionEcho[] = []): number {
+  beginAction(token: string | undefined, label: string, echoes: readonly ActionEcho[] = []): number {
     const id = this.log.beginAction(token, label, echoes);
     this.#changed();
     return id;
