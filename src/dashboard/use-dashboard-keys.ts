@@ -51,8 +51,8 @@ export function useDashboardKeys(options: DashboardKeysOptions): void {
     // Behind the help overlay only the keys above and its own scrolling work: nothing should
     // change out of sight.
     else if (current.help) scrollHelp(input, key);
-    else if (input === '/') changeView((state) => ({ ...state, draft: state.filter }));
-    else if (input === 'e') changeView((state) => ({ ...state, logDraft: state.logSearch, logBack: 0 }));
+    else if (input === '/') changeView((state) => ({ ...state, draft: '' }));
+    else if (input === 'e') changeView((state) => ({ ...state, logDraft: '', logBack: 0 }));
     else if (input === '[' || input === ']') scrollLog(input === '[' ? 1 : -1);
     else if (input === 'a') changeView((state) => ({ ...state, account: options.accountCount === 0 ? 0 : (state.account + 1) % options.accountCount }));
     else if (input === 'f' || input === 'i' || input === 's') togglePanel(input === 'f' ? 'faults' : input === 'i' ? 'info' : 'overview');

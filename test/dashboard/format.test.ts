@@ -41,8 +41,14 @@ describe('layout', () => {
   it('fills one line less than the terminal', () => {
     const layout = layoutFor(80, 24);
     expect(layout.height).toBe(23);
-    expect(layout.tableRows + layout.logRows + 9).toBe(23);
-    expect(layout.showClock).toBe(false);
+    // Header, addresses, status, table header, five lines of detail, log title, footer.
+    expect(layout.tableRows + layout.logRows + 11).toBe(23);
+    // The log keeps its timestamps at 80 columns.
+    expect(layout.showClock).toBe(true);
+    // A caption (the narrated demo's) takes a line from the table.
+    const captioned = layoutFor(80, 24, true);
+    expect(captioned.tableRows + captioned.logRows + 12).toBe(23);
+    expect(captioned.caption).toBe(true);
   });
 
   it('scrolls only as far as needed to keep the selection in view', () => {
