@@ -24,10 +24,14 @@ export interface BrokerAddress {
   auth?: boolean;
 }
 
-/** `embedded`, `external, TLS`, `embedded, auth`: what kind of broker it is. */
+/**
+ * `embedded`, `external, TLS`, `embedded, auth, +TLS`: what kind of broker it is; `+TLS` and
+ * `+WebSocket` for listeners of the embedded broker beside the plain one (`i` has their URLs).
+ */
 export function brokerMode(broker: BrokerAddress): string {
   const tls = /^(mqtts|wss):/i.test(broker.url);
-  return [broker.embedded ? 'embedded' : 'external', ...(tls ? ['TLS'] : []), ...(broker.auth ? ['auth'] : [])].join(', ');
+  const also = (broker.listeners ?? []).map((listener) => `+${listener.split(' ')[0]}`);
+  return [broker.embedded ? 'embedded' : 'external', ...(tls ? ['TLS'] : []), ...(broker.auth ? ['auth'] : []), ...also].join(', ');
 }
 
 /** One piece of the address line, by how much it matters at 80 columns. */

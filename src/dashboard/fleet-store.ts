@@ -84,8 +84,13 @@ export interface VoltageSample {
   volts: number;
 }
 
-/** Readings kept per station for its sparkline. */
-const BATTERY_SAMPLES = 48;
+/** Readings kept per station: as many as its sparkline has cells. */
+const BATTERY_SAMPLES = 16;
+/**
+ * A change smaller than this is no new reading: heartbeats report the hourly drain in steps of
+ * microvolts, and 10,000 stations sampled at each would fill memory for a line of 16 cells.
+ */
+const BATTERY_STEP_V = 0.005;
 
 /** The fleet in numbers, for the overview (`s`): cheap enough to count at 10,000 stations. */
 export interface FleetOverview {
@@ -187,7 +192,7 @@ export class FleetStore {
     const previous = before?.batteryVoltage ?? this.#firstVoltage.get(after.token)!;
     const history = this.#battery.get(after.token);
     const last = history?.at(-1)?.volts ?? previous;
-    if (Math.abs(after.batteryVoltage - last) < 0.0005) return;
+    if (Math.abs(after.batteryVoltage - last) < BATTERY_STEP_V) return;
     const now = this.#clock.now();
     const next = history ?? [{ at: now, volts: previous }];
     next.push({ at: now, volts: after.batteryVoltage });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ASCII_ICONS, EMOJI_ICONS, batteryGauge, detectIconStyle, fit, formatAge, formatDue, formatMs, lockLook, sparkline } from '../../src/dashboard/format.js';
 import { noColourRequested } from '../../src/dashboard/Text.js';
+import { addressPieces, brokerMode } from '../../src/dashboard/addresses.js';
 import { latencySlots, summariseLatencies } from '../../src/dashboard/unlock-latency.js';
 import { layoutFor, scrollTop } from '../../src/dashboard/layout.js';
 
@@ -95,5 +96,16 @@ describe('NO_COLOR', () => {
     expect(noColourRequested({ NO_COLOR: 'false' })).toBe(true);
     expect(noColourRequested({ NO_COLOR: '' })).toBe(false);
     expect(noColourRequested({})).toBe(false);
+  });
+});
+
+describe('the broker as the header names it', () => {
+  it('says embedded or external, TLS by the URL, authentication, and the other listeners', () => {
+    expect(brokerMode({ url: 'mqtt://127.0.0.1:1883', embedded: true })).toBe('embedded');
+    expect(brokerMode({ url: 'mqtts://broker.example:8883', embedded: false })).toBe('external, TLS');
+    expect(brokerMode({ url: 'mqtt://127.0.0.1:1883', embedded: true, auth: true, listeners: ['TLS mqtts://127.0.0.1:8883', 'WebSocket wss://127.0.0.1:9001'] })).toBe(
+      'embedded, auth, +TLS, +WebSocket',
+    );
+    expect(addressPieces({ api: 'http://127.0.0.1:8080/' }).map((piece) => `${piece.label} ${piece.value}`)).toEqual(['API http://127.0.0.1:8080/', 'control http://127.0.0.1:8080/sim/v1']);
   });
 });

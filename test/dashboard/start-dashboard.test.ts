@@ -66,6 +66,8 @@ describe('startDashboard', () => {
 
   it('attaches with the control token, draws the fleet, and quits on q', async () => {
     const { fake, stdout, stdin, dashboard } = await start();
+    // On a loaded machine the snapshot may take longer than start()'s pause to reach the screen.
+    await eventually(() => expect(stdout.text()).toContain('ST-1002'));
     stdin.type('q');
     await dashboard.waitUntilExit();
     // Ink writes the last frame on exit at the latest (in CI it writes nothing before).
