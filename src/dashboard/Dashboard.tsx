@@ -80,6 +80,14 @@ export interface DashboardProps {
 }
 
 export function Dashboard(props: DashboardProps) {
+  return (
+    <ColourContext.Provider value={props.colour ?? true}>
+      <DashboardScreen {...props} />
+    </ColourContext.Provider>
+  );
+}
+
+function DashboardScreen(props: DashboardProps) {
   const { control, store, clock, icons } = props;
   // Subscribes this component to the store: it re-renders when a batch of changes is flushed.
   useThrottledStore(store, props.flushIntervalMs ?? 100, clock);
@@ -127,10 +135,10 @@ export function Dashboard(props: DashboardProps) {
   const maxTokenLength = store.maxTokenLength;
   const columnsOfTable = useMemo(() => tableColumns(layout.width, maxTokenLength), [layout.width, maxTokenLength]);
 
-  // Without a TTY on stdin there is no raw mode: view only then.
   const logEntries = searchLog(store.log.entries, view.logSearch);
   const logEntriesRef = useRef(logEntries);
   logEntriesRef.current = logEntries;
+  // Without a TTY on stdin there is no raw mode: view only then.
   useDashboardKeys({
     viewRef,
     changeView,
@@ -150,7 +158,7 @@ export function Dashboard(props: DashboardProps) {
     return (
       <Box width="100%">
         {/* Wrapped, not cut: in a narrow terminal the size it needs is the part worth reading. */}
-        <Text wrap="wrap" color="yellow">{`terminal too small (${columns}×${rows}): needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`}</Text>
+        <Text wrap="wrap" color="yellow">{`terminal too small (${columns}×${rows}): needs ${MIN_COLUMNS}×${MIN_ROWS + (layout.caption ? 1 : 0)} · q quits`}</Text>
       </Box>
     );
   }
@@ -168,7 +176,6 @@ export function Dashboard(props: DashboardProps) {
   return (
     // 100%, not the columns this render was for: on a resize Ink lays this tree out at the new
     // width before React renders the next one, and a box wider than the terminal wraps.
-    <ColourContext.Provider value={props.colour ?? true}>
     <Box flexDirection="column" width="100%" height={layout.height} overflow="hidden">
       <Header
         total={store.size}
@@ -195,6 +202,7 @@ export function Dashboard(props: DashboardProps) {
         <HelpOverlay height={bodyHeight} icons={icons} top={view.helpTop} />
       ) : (
         <>
+          {/* The table, or a panel in its place. */}
           {view.panel === 'faults' ? (
             <FaultMenu
               station={station}
@@ -216,16 +224,16 @@ export function Dashboard(props: DashboardProps) {
               width={layout.width}
             />
           ) : (
-          <FleetTable
-            rows={windowRows}
-            tokens={windowTokens}
-            selectedRow={selectedIndex - top}
-            columns={columnsOfTable}
-            height={layout.tableRows}
-            icons={icons}
-            now={now}
-            stale={stale}
-          />
+            <FleetTable
+              rows={windowRows}
+              tokens={windowTokens}
+              selectedRow={selectedIndex - top}
+              columns={columnsOfTable}
+              height={layout.tableRows}
+              icons={icons}
+              now={now}
+              stale={stale}
+            />
           )}
           <StationDetail
             station={station}
@@ -246,7 +254,6 @@ export function Dashboard(props: DashboardProps) {
       )}
       <Footer draft={view.draft} logDraft={view.logDraft} width={layout.width} />
     </Box>
-    </ColourContext.Provider>
   );
 }
 
