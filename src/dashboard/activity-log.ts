@@ -127,6 +127,14 @@ export interface ActivityLogOptions {
 }
 
 const OPEN_STAGES: ReadonlySet<UnlockStage> = new Set(['requested', 'acked', 'unlocked']);
+/** A dashboard action whose `control` event and expected reports are still to come. */
+interface Waiting {
+  id: number;
+  control: boolean;
+  echoes: ActionEcho[];
+}
+/** Actions kept waiting per station: the oldest gives up when more are pressed. */
+const MAX_WAITING_ACTIONS = 8;
 /** Unlock latencies kept for the sparkline and the slowest list. */
 const LATENCY_LIMIT = 512;
 /** Command ids of recent chains, to know their `api.request` (which may come after the chain closed). */
@@ -146,8 +154,11 @@ export class ActivityLog {
   readonly #byCommand = new Map<string, number>();
   /** Commands the `ackNoOpen` fault hit (it is reported before their ack), by commandId. */
   readonly #wontOpen = new Map<string, number>();
-  /** The dashboard action per station whose echoes on the stream are still to come. */
-  readonly #echoes = new Map<string, { id: number; control: boolean; echoes: ActionEcho[] }>();
+  /**
+   * The dashboard's actions per station whose echoes on the stream are still to come, oldest
+   * first: keys pressed in quick succession act before the first one's events are in.
+   */
+  readonly #echoes = new Map<string, Waiting[]>();
   /** Command ids of chains, oldest first: their `api.request` says nothing the chain does not. */
   readonly #recentCommands = new Set<string>();
   /** The dashboard's own unlock calls per lock whose `api.request` has not come yet. */
@@ -183,8 +194,11 @@ export class ActivityLog {
   beginAction(token: string | undefined, label: string, echoes: readonly ActionEcho[] = []): number {
     const id = this.#nextId++;
     this.#push({ kind: 'action', id, at: this.#now(), ...(token === undefined ? {} : { token }), label, steps: [] });
-    // A newer action on the station takes over: the older one's echoes may never come.
-    this.#echoes.set(echoKey(token), { id, control: true, echoes: [...echoes] });
+    const queue = this.#echoes.get(echoKey(token)) ?? [];
+    queue.push({ id, control: true, echoes: [...echoes] });
+    // An echo that never came (a status the station already had) must not wait for ever.
+    if (queue.length > MAX_WAITING_ACTIONS) queue.shift();
+    this.#echoes.set(echoKey(token), queue);
     return id;
   }
 
@@ -194,8 +208,14 @@ export class ActivityLog {
     const entry = this.#entries[index];
     if (entry?.kind !== 'action') return;
     this.#entries[index] = { ...entry, outcome };
-    const waiting = this.#echoes.get(echoKey(entry.token));
-    if (!outcome.ok && waiting?.id === id) this.#echoes.delete(echoKey(entry.token));
+    if (!outcome.ok) this.#settle(echoKey(entry.token), (waiting) => waiting.id !== id);
+  }
+
+  /** Keeps the actions waiting on `key` that `keep` says, and those with echoes still to come. */
+  #settle(key: string, keep: (waiting: Waiting) => boolean = () => true): void {
+    const rest = (this.#echoes.get(key) ?? []).filter((waiting) => keep(waiting) && (waiting.control || waiting.echoes.length > 0));
+    if (rest.length > 0) this.#echoes.set(key, rest);
+    else this.#echoes.delete(key);
   }
 
   /** Starts the entry of an unlock the dashboard is about to ask for; returns its id. */
@@ -274,10 +294,11 @@ export class ActivityLog {
         return;
       }
       case 'control': {
-        const waiting = this.#echoes.get(echoKey(event.token));
-        if (waiting?.control) {
+        // Control events come in the order the control plane carried the actions out.
+        const waiting = this.#echoes.get(echoKey(event.token))?.find((each) => each.control);
+        if (waiting) {
           waiting.control = false;
-          if (waiting.echoes.length === 0) this.#echoes.delete(echoKey(event.token));
+          this.#settle(echoKey(event.token));
           return;
         }
         this.note(`control ${event.token ?? 'fleet'}: ${event.action}`, 'info', at);
@@ -318,19 +339,17 @@ export class ActivityLog {
 
   /** Whether a dashboard action on `token` expected this report: then its line has taken it in. */
   #echoed(token: string, echo: ActionEcho): boolean {
-    const waiting = this.#echoes.get(token);
+    const matches = (each: ActionEcho): boolean =>
+      each.type === 'status' ? echo.type === 'status' && each.status === echo.status : echo.type === 'lock' && each.lockId === echo.lockId && each.status === echo.status;
+    const waiting = this.#echoes.get(token)?.find((each) => each.echoes.some(matches));
     if (!waiting) return false;
-    const index = waiting.echoes.findIndex((each) =>
-      each.type === 'status' ? echo.type === 'status' && each.status === echo.status : echo.type === 'lock' && each.lockId === echo.lockId && each.status === echo.status,
-    );
-    if (index < 0) return false;
-    const [taken] = waiting.echoes.splice(index, 1);
+    const [taken] = waiting.echoes.splice(waiting.echoes.findIndex(matches), 1);
     if (taken?.type === 'status' && taken.step) {
       const at = this.#indexOf(waiting.id);
       const entry = this.#entries[at];
       if (entry?.kind === 'action') this.#entries[at] = { ...entry, steps: [...entry.steps, taken.status] };
     }
-    if (!waiting.control && waiting.echoes.length === 0) this.#echoes.delete(token);
+    this.#settle(token);
     return true;
   }
 
@@ -504,7 +523,7 @@ export class ActivityLog {
     for (const [key, id] of this.#openByLock) if (id < oldest) this.#openByLock.delete(key);
     for (const [commandId, id] of this.#byCommand) if (id < oldest) this.#byCommand.delete(commandId);
     for (const [commandId, id] of this.#wontOpen) if (id < oldest) this.#wontOpen.delete(commandId);
-    for (const [token, waiting] of this.#echoes) if (waiting.id < oldest) this.#echoes.delete(token);
+    for (const key of [...this.#echoes.keys()]) this.#settle(key, (waiting) => waiting.id >= oldest);
     for (const [key, ids] of this.#awaitingSend) {
       const rest = ids.filter((id) => id >= oldest);
       if (rest.length > 0) this.#awaitingSend.set(key, rest);

@@ -243,3 +243,17 @@ describe('one line per action', () => {
     });
   });
 });
+
+describe('actions pressed in quick succession', () => {
+  it('each takes in its own control event and report, whatever came first', () => {
+    const log = new ActivityLog({ now: () => T0 });
+    const online = log.beginAction('ST-1001', 'ST-1001 → online', [{ type: 'status', status: 'online' }]);
+    const fault = log.beginAction('ST-1001', 'ST-1001/1 fault ackNoOpen added');
+    log.observe({ seq: 1, time: iso(0), type: 'control', token: 'ST-1001', action: 'online' }, undefined);
+    log.observe({ seq: 2, time: iso(1), type: 'control', token: 'ST-1001', action: 'fault ackNoOpen' }, undefined);
+    log.observe({ seq: 3, time: iso(2), type: 'station.status', token: 'ST-1001', status: 'online', batteryVoltage: 12, lastConnection: iso(2) }, makeStation(1, { status: 'offline' }));
+    log.finishAction(online, { ok: true });
+    log.finishAction(fault, { ok: true });
+    expect(log.entries.map((entry) => describeEntry(entry).text)).toEqual(['ST-1001 → online: ok', 'ST-1001/1 fault ackNoOpen added: ok']);
+  });
+});

@@ -68,8 +68,10 @@ describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
     // One line: the control event and the status it causes are in it.
     expect(offline).not.toMatch(/control CI-1|CI-1 offline$/m);
 
+    // Pressed together: each action still takes in its own events.
     tmux('send-keys', '-t', SESSION, 'o', 'f', '4');
-    await waitForScreen((t) => t.includes('CI-1/1 fault ackNoOpen added: ok') && t.includes('in force: ackNoOpen lock 1'), 'the fault added from the menu');
+    const faulted = await waitForScreen((t) => t.includes('CI-1/1 fault ackNoOpen added: ok') && t.includes('in force: ackNoOpen lock 1'), 'the fault added from the menu');
+    expect(faulted).not.toContain('control CI-1');
     tmux('send-keys', '-t', SESSION, 'u');
     await waitForScreen((t) => /CI-1\/1 unlock → acked .*→ stays shut \(ackNoOpen\)/.test(t), 'the fault acting on an unlock');
     tmux('send-keys', '-t', SESSION, 'c', 'Escape', 's');
@@ -77,8 +79,9 @@ describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
     expect(overview).toMatch(/slowest unlocks \(request → unlocked\):\n +\d/);
 
     tmux('send-keys', '-t', SESSION, 'q');
-    await waitForScreen((t) => t.includes('EXITED-0'), 'the CLI to exit cleanly');
-  }, 90_000);
+    // Stopping 25 stations takes a while on a loaded machine.
+    await waitForScreen((t) => t.includes('EXITED-0'), 'the CLI to exit cleanly', 40_000);
+  }, 120_000);
 
   it('attached with dashboard --url to a simulator in another process, with NO_COLOR, at 120×35', async () => {
     const sim = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--http-port', '0', '--mqtt-port', '0', '--json']);
