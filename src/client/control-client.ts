@@ -528,4 +528,7 @@ export function describeFetchError(error: unknown): string {
 }
 
 /** What the dashboard uses of the control plane; tests can hand in a stand-in. */
-export type DashboardControl = Pick<ControlClient, 'health' | 'station' | 'setConnection' | 'setBattery' | 'reboot' | 'physical' | 'subscribe'>;
+export type DashboardControl = Pick<
+  ControlClient,
+  'health' | 'station' | 'setConnection' | 'setBattery' | 'reboot' | 'physical' | 'subscribe' | 'addFault' | 'clearFaults' | 'addApiFault' | 'apiFaults' | 'clearApiFaults'
+>;

@@ -34,8 +34,6 @@ export interface ControlPlaneOptions extends ControlRoutesOptions {
   judge?: JudgeLog;
   /** The run's seed: API faults with a probability draw from it. */
   seed: number;
-  /** The broker the stations use, credentials redacted: the server of `/sim/v1/asyncapi.json`. @default none */
-  mqttUrl?: string;
   /** When set, every `/sim/v1` request must carry `Authorization: Bearer <controlToken>`. */
   controlToken?: string;
   /**

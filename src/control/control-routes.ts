@@ -53,6 +53,8 @@ export interface ControlRoutesOptions {
   clock?: AdvanceableClock;
   /** The `/v1` API's faults, which a reset clears. @default none */
   apiFaults?: ApiFaults;
+  /** The broker the stations use, credentials redacted: in health, and the server of `/sim/v1/asyncapi.json`. @default none */
+  mqttUrl?: string;
 }
 
 /** A clock that `POST /sim/v1/clock/advance` can move. */
@@ -126,6 +128,8 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
       ...(reason === undefined ? {} : { reason }),
       stations: { total: fixture.stations.length, online, offline },
       ...(brokerRefused ? { broker: { refused: brokerRefused } } : {}),
+      // Only the embedded broker counts refusals (start-control.ts passes them exactly then).
+      ...(options.mqttUrl === undefined ? {} : { mqtt: { url: options.mqttUrl, embedded: options.brokerRefused !== undefined } }),
       ...(gatewayRefused ? { gateway: { refused: gatewayRefused } } : {}),
     });
   });

@@ -99,6 +99,16 @@ export const HealthReplySchema = Type.Object(
     stations: Type.Object({ total: Type.Integer(), online: Type.Integer(), offline: Type.Integer() }, strict),
     /** With the embedded broker: what it refused. */
     broker: Type.Optional(Type.Object({ refused: RefusedCountsSchema }, strict)),
+    /** The broker the stations use: where to point `mosquitto_sub` (the dashboard's header shows it). */
+    mqtt: Type.Optional(
+      Type.Object(
+        {
+          url: Type.String({ description: 'The MQTT URL, credentials redacted; `mqtts:` or `wss:` when TLS.' }),
+          embedded: Type.Boolean({ description: 'The broker runs inside the simulator (`up`), not an external one (`--broker`).' }),
+        },
+        { ...strict, description: 'The broker the stations use; absent when the simulator was not told it.' },
+      ),
+    ),
     /** Broker messages the `/v1` gateway refused as implausible, by reason; present once it has refused any. */
     gateway: Type.Optional(Type.Object({ refused: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) }, strict)),
   },

@@ -1,6 +1,7 @@
 /** The live event log, newest line at the bottom; an unlock is one entry that grows, wrapped at its steps when narrow. */
 import { memo } from 'react';
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './Text.js';
 import type { LogEntry, LogTone } from './activity-log.js';
 import { logLines, type LogScreenLine } from './log-lines.js';
 

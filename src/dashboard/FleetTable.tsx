@@ -3,7 +3,8 @@
  * fleet of 10,000 stations costs as much to draw as one of ten.
  */
 import { memo } from 'react';
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './Text.js';
 import {
   BATTERY_COLOURS,
   LOCK_COLOURS,

@@ -4,20 +4,27 @@
  * the lines with what is above and below, scrolled with the arrow keys or j/k: every line is drawn
  * whole or not at all, never squeezed over its neighbour.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './Text.js';
 import type { IconSet } from './format.js';
 
 /** Keys and what they do, for a framed list at least 80 columns wide. */
 export const HELP_KEYS: readonly [string, string][] = [
   ['↑ ↓  j k', 'select a station (PgUp PgDn, Home End, g G jump)'],
   ['← →  Tab', 'select a lock of the station'],
-  ['u', 'unlock the selected lock through the /v1 API'],
+  ['u', 'unlock the selected lock through /v1, as the account shown'],
+  ['a', "switch the account u unlocks as (the fixture's accounts)"],
+  ['f', 'fault menu: 1-6 station, 7-9 /v1, c clear, l lock/station'],
   ['o', 'take the station offline / bring it back online'],
-  ['b', 'drain the battery below its cutoff / charge it to full'],
+  ['b', "drain below the cutoff / charge to the fixture's voltage"],
   ['x', 'jam / unjam the selected lock'],
   ['r', 'reboot the station'],
-  ['/', 'filter by token: type, Enter to apply, Esc to clear'],
-  ['?  Esc', 'close this help'],
+  ['s', 'the fleet in numbers: counts, faults, slowest unlocks'],
+  ['i', 'addresses (API, control, MQTT), accounts, start-up notices'],
+  ['/', 'filter stations by token as you type; Enter keeps, Esc clears'],
+  ['e', 'search the event log as you type; Enter keeps, Esc clears'],
+  ['[  ]', 'scroll the event log back / forward'],
+  ['?  Esc', 'close this help (Esc also closes a panel, then the search)'],
   ['q  Ctrl-C', 'quit'],
 ];
 
@@ -26,17 +33,23 @@ export const COMPACT_HELP_KEYS: readonly [string, string][] = [
   ['↑↓ j k', 'station (PgUp PgDn g G)'],
   ['←→ Tab', 'lock of the station'],
   ['u', 'unlock through /v1'],
+  ['a', 'account u unlocks as'],
+  ['f', 'fault menu'],
   ['o', 'offline / back online'],
   ['b', 'drain / charge battery'],
   ['x', 'jam / unjam the lock'],
   ['r', 'reboot the station'],
-  ['/', 'filter: Enter apply, Esc clear'],
+  ['s', 'fleet in numbers'],
+  ['i', 'addresses, notices'],
+  ['/', 'filter stations'],
+  ['e', 'search the log'],
+  ['[ ]', 'scroll the log'],
   ['? Esc', 'close this help'],
   ['q Ctrl-C', 'quit'],
 ];
 
-/** Frame, title, the keys and the lock legend. */
-const FULL_HEIGHT = 2 + 1 + HELP_KEYS.length + 1;
+/** Frame, the keys and the lock legend: 19 lines, what 80×24 leaves it. */
+const FULL_HEIGHT = 2 + HELP_KEYS.length + 1;
 /** The compact keys and the legend. */
 const COMPACT_LINES = COMPACT_HELP_KEYS.length + 1;
 
@@ -64,7 +77,6 @@ export function HelpOverlay({ height, icons, top = 0 }: HelpOverlayProps) {
   if (height >= FULL_HEIGHT) {
     return (
       <Box flexDirection="column" height={height} borderStyle="round" paddingX={1} overflow="hidden">
-        <Text bold>Keys</Text>
         {HELP_KEYS.map(([keys, what]) => (
           <KeyLine key={keys} keys={keys} what={what} pad={11} />
         ))}

@@ -1,5 +1,6 @@
 /** The selected station in full: battery model, every lock with its pending timer, faults. */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './Text.js';
 import { DETAIL_LINES } from './layout.js';
 import {
   BATTERY_COLOURS,
@@ -9,8 +10,10 @@ import {
   formatDue,
   formatVolts,
   lockLook,
+  sparkline,
   type IconSet,
 } from './format.js';
+import type { VoltageSample } from './fleet-store.js';
 import type { Fault, SimStation } from '../client/sim-types.js';
 
 export interface StationDetailProps {
@@ -21,9 +24,23 @@ export interface StationDetailProps {
   now: number;
   /** The station is as last seen, not live. */
   stale?: boolean;
+  /** Battery readings of the station, oldest first, for its sparkline. @default none */
+  battery?: readonly VoltageSample[];
+  /** The voltage `b` charges back to, the top of the sparkline. */
+  fixtureVoltage?: number;
+  /**
+   * Who `u` unlocks this station as: the chosen account, or another where the chosen one cannot
+   * reach it (said so), or none that can.
+   */
+  unlockAs?: { account: string | undefined; chosen: string | undefined; chosenCannot: boolean };
+  /** Cells per line. @default 80 */
+  width?: number;
 }
 
-export function StationDetail({ station, lockIndex, icons, now, stale = false }: StationDetailProps) {
+/** Cells of the battery sparkline. */
+const SPARK_CELLS = 16;
+
+export function StationDetail({ station, lockIndex, icons, now, stale = false, battery = [], fixtureVoltage, unlockAs, width = 80 }: StationDetailProps) {
   if (!station) {
     return (
       <Box height={DETAIL_LINES} flexDirection="column">
@@ -35,17 +52,24 @@ export function StationDetail({ station, lockIndex, icons, now, stale = false }:
   const { cutoffV, drainPerUnlockV, drainPerHourV } = station.battery;
   const lock = station.locks[lockIndex];
   const heartbeat = station.timers.find((timer) => timer.kind === 'heartbeat');
+  const volts = battery.map((sample) => sample.volts);
+  const spark = sparkline(volts, SPARK_CELLS, icons.spark, { min: Math.min(cutoffV - 0.5, ...volts), max: Math.max(fixtureVoltage ?? 0, ...volts) });
+  const rates = `−${drainPerUnlockV}V/unlock −${drainPerHourV}V/h`;
   return (
     <Box height={DETAIL_LINES} flexDirection="column" overflow="hidden">
       <Text wrap="truncate">
         <Text bold>{station.token}</Text> #{station.stationId}{' '}
         {stale ? <Text dimColor>{`${station.status} (last seen)`}</Text> : <Text color={station.status === 'online' ? 'green' : 'red'}>{station.status}</Text>}
-        {' · '}
-        <Text color={BATTERY_COLOURS[gauge.level]}>{formatVolts(station.batteryVoltage)}</Text>
         <Text dimColor>
-          {` cutoff ${formatVolts(cutoffV)} −${drainPerUnlockV}V/unlock −${drainPerHourV}V/h · seen ${formatAge(now - Date.parse(station.lastConnection))}`}
+          {` · seen ${formatAge(now - Date.parse(station.lastConnection))}`}
           {heartbeat ? ` · heartbeat ${formatDue(Date.parse(heartbeat.dueAt) - now)}` : ''}
         </Text>
+      </Text>
+      <Text wrap="truncate">
+        <Text dimColor>battery </Text>
+        <Text color={BATTERY_COLOURS[gauge.level]}>{formatVolts(station.batteryVoltage)}</Text>{' '}
+        <Text color="cyan">{spark}</Text>
+        <Text dimColor>{` cutoff ${formatVolts(cutoffV)}${width >= 72 ? ` · ${rates}` : ''}`}</Text>
       </Text>
       <Text wrap="truncate">
         <Text dimColor>locks </Text>
@@ -61,6 +85,7 @@ export function StationDetail({ station, lockIndex, icons, now, stale = false }:
             </Text>
           );
         })}
+        {unlockAs ? <UnlockAs {...unlockAs} token={station.token} /> : null}
       </Text>
       <Text wrap="truncate">
         {lock ? (
@@ -76,9 +101,22 @@ export function StationDetail({ station, lockIndex, icons, now, stale = false }:
       </Text>
       <Text wrap="truncate">
         <Text dimColor>faults </Text>
-        {station.faults.length === 0 ? <Text dimColor>none</Text> : <Text color="yellow">{station.faults.map(describeFault).join(' · ')}</Text>}
+        {station.faults.length === 0 ? <Text dimColor>none (f: add)</Text> : <Text color="yellow">{station.faults.map(describeFault).join(' · ')}</Text>}
       </Text>
     </Box>
+  );
+}
+
+/** ` · u as bob@example.com (alice@example.com cannot reach it)`, said as a fact of the fixture. */
+function UnlockAs({ account, chosen, chosenCannot, token }: NonNullable<StationDetailProps['unlockAs']> & { token: string }) {
+  if (account === undefined && chosen === undefined) return null;
+  if (account === undefined) return <Text color="yellow">{` · no account can reach ${token}`}</Text>;
+  return (
+    <>
+      <Text dimColor>{' · u as '}</Text>
+      <Text color="cyan">{account}</Text>
+      {chosenCannot && chosen !== undefined ? <Text dimColor>{` (${chosen} cannot reach it)`}</Text> : null}
+    </>
   );
 }
 

@@ -64,6 +64,8 @@ export interface UnlockStep {
 export interface UnlockResult {
   success: boolean;
   message?: string;
+  /** The account cannot reach the station: a fact of the fixture, said as such, not as a failure. */
+  unreachable?: boolean;
 }
 
 export interface UnlockChain {
@@ -77,9 +79,45 @@ export interface UnlockChain {
   steps: readonly UnlockStep[];
   /** Set once the dashboard's own unlock call has answered; absent for unlocks by other clients. */
   result?: UnlockResult;
+  /** The account it went as, where that is not the one chosen (which cannot reach the station). */
+  as?: string;
 }
 
-export type LogEntry = LogLine | UnlockChain;
+/**
+ * An action of the dashboard's own keys (`o`, `b`, `x`, `r`, a fault): one line that takes in what
+ * the stream then says of it (its `control` event, the status or lock state it causes), so an
+ * action is one line, not three.
+ */
+export interface ActionEntry {
+  kind: 'action';
+  id: number;
+  at: number;
+  /** Absent for an action on the whole simulator (a `/v1` fault), whose `control` event names no station. */
+  token?: string;
+  /** `ST-1001 → offline`, `ST-1001/1 jam`. */
+  label: string;
+  /** What the stream reported of it that is worth a word (a reboot's `offline`, `online`). */
+  steps: readonly string[];
+  /** The control plane's answer, once it has come: `: ok` or `: <message>`. */
+  outcome?: { ok: boolean; message?: string };
+}
+
+/**
+ * What the stream will report of a dashboard action, already said by its line. `step`: worth a word
+ * on the line all the same (a reboot goes offline, then online).
+ */
+export type ActionEcho = { type: 'status'; status: 'online' | 'offline'; step?: boolean } | { type: 'lock'; lockId: string; status: string };
+
+/** An unlock that reached `unlocked`: how long from the request, for the latency sparkline. */
+export interface UnlockLatency {
+  /** Epoch ms of the unlock, simulator time. */
+  at: number;
+  token: string;
+  lockId: string;
+  ms: number;
+}
+
+export type LogEntry = LogLine | UnlockChain | ActionEntry;
 
 export interface ActivityLogOptions {
   /** Entries kept; older ones are dropped, so memory stays bounded however long it runs. @default 200 */
@@ -89,6 +127,20 @@ export interface ActivityLogOptions {
 }
 
 const OPEN_STAGES: ReadonlySet<UnlockStage> = new Set(['requested', 'acked', 'unlocked']);
+/** A dashboard action whose `control` event and expected reports are still to come. */
+interface Waiting {
+  id: number;
+  control: boolean;
+  echoes: ActionEcho[];
+}
+/** Actions kept waiting per station: the oldest gives up when more are pressed. */
+const MAX_WAITING_ACTIONS = 8;
+/** Unlock latencies kept for the sparkline and the slowest list. */
+const LATENCY_LIMIT = 512;
+/** Command ids of recent chains, to know their `api.request` (which may come after the chain closed). */
+const RECENT_COMMANDS_LIMIT = 512;
+/** How long after the dashboard's own unlock a successful `/v1/auth/*` request is taken for its login. */
+const LOGIN_QUIET_MS = 3000;
 
 export class ActivityLog {
   readonly #limit: number;
@@ -102,6 +154,19 @@ export class ActivityLog {
   readonly #byCommand = new Map<string, number>();
   /** Commands the `ackNoOpen` fault hit (it is reported before their ack), by commandId. */
   readonly #wontOpen = new Map<string, number>();
+  /**
+   * The dashboard's actions per station whose echoes on the stream are still to come, oldest
+   * first: keys pressed in quick succession act before the first one's events are in.
+   */
+  readonly #echoes = new Map<string, Waiting[]>();
+  /** Command ids of chains, oldest first: their `api.request` says nothing the chain does not. */
+  readonly #recentCommands = new Set<string>();
+  /** The dashboard's own unlock calls per lock whose `api.request` has not come yet. */
+  readonly #ownUnlockRequests = new Map<string, number>();
+  /** Until when (simulator time) a successful `/v1/auth/*` request is the dashboard's own login. */
+  #loginQuietUntil = -Infinity;
+  #ownUnlocksInFlight = 0;
+  #latencies: UnlockLatency[] = [];
 
   constructor(options: ActivityLogOptions) {
     this.#limit = options.limit ?? 200;
@@ -117,18 +182,59 @@ export class ActivityLog {
     this.#push({ kind: 'line', id: this.#nextId++, at, text, tone });
   }
 
+  /** Unlocks that reached `unlocked`, oldest first, the last 512. */
+  get latencies(): readonly UnlockLatency[] {
+    return this.#latencies;
+  }
+
+  /**
+   * Starts the line of a dashboard action on `token` (none: on the whole simulator); what the
+   * stream says of it joins the line.
+   */
+  beginAction(token: string | undefined, label: string, echoes: readonly ActionEcho[] = []): number {
+    const id = this.#nextId++;
+    this.#push({ kind: 'action', id, at: this.#now(), ...(token === undefined ? {} : { token }), label, steps: [] });
+    const queue = this.#echoes.get(echoKey(token)) ?? [];
+    queue.push({ id, control: true, echoes: [...echoes] });
+    // An echo that never came (a status the station already had) must not wait for ever.
+    if (queue.length > MAX_WAITING_ACTIONS) queue.shift();
+    this.#echoes.set(echoKey(token), queue);
+    return id;
+  }
+
+  /** The control plane's answer to an action; a failed one will have no echoes. */
+  finishAction(id: number, outcome: { ok: boolean; message?: string }): void {
+    const index = this.#indexOf(id);
+    const entry = this.#entries[index];
+    if (entry?.kind !== 'action') return;
+    this.#entries[index] = { ...entry, outcome };
+    if (!outcome.ok) this.#settle(echoKey(entry.token), (waiting) => waiting.id !== id);
+  }
+
+  /** Keeps the actions waiting on `key` that `keep` says, and those with echoes still to come. */
+  #settle(key: string, keep: (waiting: Waiting) => boolean = () => true): void {
+    const rest = (this.#echoes.get(key) ?? []).filter((waiting) => keep(waiting) && (waiting.control || waiting.echoes.length > 0));
+    if (rest.length > 0) this.#echoes.set(key, rest);
+    else this.#echoes.delete(key);
+  }
+
   /** Starts the entry of an unlock the dashboard is about to ask for; returns its id. */
-  beginUnlock(token: string, lockId: string): number {
+  beginUnlock(token: string, lockId: string, as?: string): number {
     const id = this.#nextId++;
     const at = this.#now();
-    this.#push({ kind: 'unlock', id, at, token, lockId, stage: 'requested', steps: [{ label: 'requested', at }] });
+    this.#push({ kind: 'unlock', id, at, token, lockId, stage: 'requested', steps: [{ label: 'requested', at }], ...(as === undefined ? {} : { as }) });
     const key = lockKey(token, lockId);
     this.#awaitingSend.set(key, [...(this.#awaitingSend.get(key) ?? []), id]);
+    this.#ownUnlockRequests.set(key, (this.#ownUnlockRequests.get(key) ?? 0) + 1);
+    this.#ownUnlocksInFlight += 1;
+    this.#loginQuietUntil = Math.max(this.#loginQuietUntil, at + LOGIN_QUIET_MS);
     return id;
   }
 
   /** Records the answer of the dashboard's unlock call on its entry. */
   finishUnlock(id: number, result: UnlockResult): void {
+    this.#ownUnlocksInFlight = Math.max(0, this.#ownUnlocksInFlight - 1);
+    this.#loginQuietUntil = Math.max(this.#loginQuietUntil, this.#now() + LOGIN_QUIET_MS);
     this.#update(id, (chain) => {
       // A failure before the station ever saw the command (offline station, API error) ends the
       // chain. Once `command.sent` has come (commandId set), the command's own outcome is still on
@@ -153,7 +259,9 @@ export class ActivityLog {
         this.note(`snapshot: ${event.stations.length} stations`, 'info', at);
         return;
       case 'station.status':
-        if (before?.status !== event.status) this.note(`${event.token} ${event.status}`, event.status === 'online' ? 'ok' : 'error', at);
+        if (before?.status === event.status) return;
+        if (this.#echoed(event.token, { type: 'status', status: event.status })) return;
+        this.note(`${event.token} ${event.status}`, event.status === 'online' ? 'ok' : 'error', at);
         return;
       case 'command.sent':
         this.#sent(event.token, event.lockId, event.commandId, at);
@@ -174,7 +282,7 @@ export class ActivityLog {
         const changedAt = Date.parse(event.lastUpdated);
         if (this.#lockStep(event.token, event.lockId, event.status, Number.isFinite(changedAt) ? changedAt : at)) return;
         const previous = before?.locks.find((lock) => lock.lockId === event.lockId)?.status;
-        if (previous !== event.status) {
+        if (previous !== event.status && !this.#echoed(event.token, { type: 'lock', lockId: event.lockId, status: event.status })) {
           this.note(`${event.token}/${event.lockId} ${event.status}`, event.status === 'jammed' ? 'warn' : 'info', at);
         }
         return;
@@ -185,10 +293,19 @@ export class ActivityLog {
         if (event.fault === 'ackNoOpen' && chainId !== undefined) this.#wontOpen.set(event.commandId!, chainId);
         return;
       }
-      case 'control':
+      case 'control': {
+        // Control events come in the order the control plane carried the actions out.
+        const waiting = this.#echoes.get(echoKey(event.token))?.find((each) => each.control);
+        if (waiting) {
+          waiting.control = false;
+          this.#settle(echoKey(event.token));
+          return;
+        }
         this.note(`control ${event.token ?? 'fleet'}: ${event.action}`, 'info', at);
         return;
+      }
       case 'api.request':
+        if (this.#ownApiRequest(event, at)) return;
         this.note(`${event.method} ${event.route} → ${event.status} (${event.ms}ms)`, event.status >= 500 ? 'error' : event.status >= 400 ? 'warn' : 'info', at);
         return;
       case 'broker.refused':
@@ -216,6 +333,42 @@ export class ActivityLog {
     this.#awaitingSend.clear();
     this.#byCommand.clear();
     this.#wontOpen.clear();
+    this.#echoes.clear();
+    this.#ownUnlockRequests.clear();
+  }
+
+  /** Whether a dashboard action on `token` expected this report: then its line has taken it in. */
+  #echoed(token: string, echo: ActionEcho): boolean {
+    const matches = (each: ActionEcho): boolean =>
+      each.type === 'status' ? echo.type === 'status' && each.status === echo.status : echo.type === 'lock' && each.lockId === echo.lockId && each.status === echo.status;
+    const waiting = this.#echoes.get(token)?.find((each) => each.echoes.some(matches));
+    if (!waiting) return false;
+    const [taken] = waiting.echoes.splice(waiting.echoes.findIndex(matches), 1);
+    if (taken?.type === 'status' && taken.step) {
+      const at = this.#indexOf(waiting.id);
+      const entry = this.#entries[at];
+      if (entry?.kind === 'action') this.#entries[at] = { ...entry, steps: [...entry.steps, taken.status] };
+    }
+    this.#settle(token);
+    return true;
+  }
+
+  /**
+   * Whether an `api.request` only repeats what an entry says: the request of an unlock chain (by
+   * its commandId, or the dashboard's own unlock that failed before a command was sent), or the
+   * login of the dashboard's own unlock. Failed logins stay: they are news.
+   */
+  #ownApiRequest(event: Extract<SimEvent, { type: 'api.request' }>, at: number): boolean {
+    if (event.route.startsWith('/v1/auth/')) return event.status < 400 && (this.#ownUnlocksInFlight > 0 || at <= this.#loginQuietUntil);
+    if (event.token === undefined || event.lockId === undefined || !event.route.endsWith('/unlock')) return false;
+    const key = lockKey(event.token, event.lockId);
+    const own = this.#ownUnlockRequests.get(key) ?? 0;
+    if (own > 0) {
+      if (own === 1) this.#ownUnlockRequests.delete(key);
+      else this.#ownUnlockRequests.set(key, own - 1);
+      return true;
+    }
+    return event.commandId !== undefined && this.#recentCommands.has(event.commandId);
   }
 
   #sent(token: string, lockId: string, commandId: string, at: number): void {
@@ -236,6 +389,8 @@ export class ActivityLog {
       this.#push({ kind: 'unlock', id: chainId, at, token, lockId, commandId, stage: 'requested', steps: [{ label: 'requested', at }] });
     }
     this.#byCommand.set(commandId, chainId);
+    this.#recentCommands.add(commandId);
+    if (this.#recentCommands.size > RECENT_COMMANDS_LIMIT) this.#recentCommands.delete(this.#recentCommands.values().next().value!);
     // Whose the lock's states are is settled by the ack (#acked); until then, an idle lock's.
     if (!this.#openByLock.has(key)) this.#openByLock.set(key, chainId);
   }
@@ -319,7 +474,14 @@ export class ActivityLog {
     const deltaMs = previous ? Math.max(0, at - previous.at) : undefined;
     let stage: UnlockStage;
     if (status === 'jammed') stage = 'jammed';
-    else if (status === 'unlocked' && (chain.stage === 'acked' || chain.stage === 'requested')) stage = 'unlocked';
+    else if (status === 'unlocked' && (chain.stage === 'acked' || chain.stage === 'requested')) {
+      stage = 'unlocked';
+      const requestedAt = chain.steps[0]?.at;
+      if (requestedAt !== undefined) {
+        this.#latencies.push({ at, token, lockId, ms: Math.max(0, at - requestedAt) });
+        if (this.#latencies.length >= LATENCY_LIMIT * 2) this.#latencies = this.#latencies.slice(-LATENCY_LIMIT);
+      }
+    }
     else if (status === 'locked' && chain.stage === 'unlocked') stage = 'locked';
     // A repeated report (the duplicateState fault) or a state the chain does not expect yet.
     else return chain.stage === 'unlocked' && status === 'unlocked';
@@ -361,6 +523,7 @@ export class ActivityLog {
     for (const [key, id] of this.#openByLock) if (id < oldest) this.#openByLock.delete(key);
     for (const [commandId, id] of this.#byCommand) if (id < oldest) this.#byCommand.delete(commandId);
     for (const [commandId, id] of this.#wontOpen) if (id < oldest) this.#wontOpen.delete(commandId);
+    for (const key of [...this.#echoes.keys()]) this.#settle(key, (waiting) => waiting.id >= oldest);
     for (const [key, ids] of this.#awaitingSend) {
       const rest = ids.filter((id) => id >= oldest);
       if (rest.length > 0) this.#awaitingSend.set(key, rest);
@@ -407,16 +570,22 @@ export function describeEntry(entry: LogEntry): { text: string; tone: LogTone } 
  */
 export function entrySegments(entry: LogEntry): { segments: string[]; tone: LogTone } {
   if (entry.kind === 'line') return { segments: [entry.text], tone: entry.tone };
+  if (entry.kind === 'action') {
+    const outcome = entry.outcome === undefined ? '' : entry.outcome.ok ? ': ok' : `: ${entry.outcome.message ?? 'failed'}`;
+    const tone: LogTone = entry.outcome === undefined ? 'info' : entry.outcome.ok ? 'ok' : 'error';
+    return { segments: [`${entry.label}${outcome}`, ...entry.steps.map((step) => `→ ${step}`)], tone };
+  }
   // The first step is the request itself: it is worth a word only while nothing else has happened.
   const [, ...after] = entry.steps;
-  const head = `${entry.token}/${entry.lockId} unlock${after.length === 0 ? ' requested' : ''}`;
+  const head = `${entry.token}/${entry.lockId} unlock${entry.as === undefined ? '' : ` as ${entry.as}`}${after.length === 0 ? ' requested' : ''}`;
   const segments = [head, ...after.map((step) => `→ ${step.label}${step.deltaMs === undefined ? '' : ` +${Math.round(step.deltaMs)}ms`}`)];
   if (entry.stage === 'lost') segments.push('· events lost');
-  if (entry.result) segments.push(entry.result.success ? '· ok' : `· failed: ${entry.result.message ?? 'unlock failed'}`);
+  if (entry.result) segments.push(entry.result.success ? '· ok' : entry.result.unreachable ? `· ${entry.result.message}` : `· failed: ${entry.result.message ?? 'unlock failed'}`);
   return { segments, tone: chainTone(entry) };
 }
 
 function chainTone(chain: UnlockChain): LogTone {
+  if (chain.result?.unreachable) return 'warn';
   if (chain.result && !chain.result.success) return 'error';
   switch (chain.stage) {
     case 'requested':
@@ -432,6 +601,11 @@ function chainTone(chain: UnlockChain): LogTone {
     default:
       return 'ok';
   }
+}
+
+/** Actions on the whole simulator wait for their `control` event under the empty key. */
+function echoKey(token: string | undefined): string {
+  return token ?? '';
 }
 
 function lockKey(token: string, lockId: string): string {

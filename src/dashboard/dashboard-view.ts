@@ -8,19 +8,46 @@ import type { FleetStore } from './fleet-store.js';
 import { DETAIL_LINES, type ScreenLayout } from './layout.js';
 import type { SimStation } from '../client/sim-types.js';
 
+/** What takes the table's place: the fault menu, the addresses and notices, the fleet in numbers. */
+export type Panel = 'faults' | 'info' | 'overview';
+
 export interface ViewState {
   /** Selection by token, so it stays on its station when others come, go or are filtered. */
   selected: string | undefined;
   lockIndex: number;
   filter: string;
-  /** The filter being typed; `undefined` when not typing one. */
+  /** The filter being typed; `undefined` when not typing one. It applies as it is typed. */
   draft: string | undefined;
   help: boolean;
   /** First line of the help shown, where the terminal is too short for all of it. */
   helpTop: number;
+  panel: Panel | undefined;
+  /** The account `u` unlocks as: an index into the dashboard's accounts (`a` moves it on). */
+  account: number;
+  /** Whether the fault menu adds to the selected lock or to the whole station. */
+  faultScope: 'lock' | 'station';
+  /** Log entries scrolled back from the newest (`[` `]`); 0 follows the log as it grows. */
+  logBack: number;
+  /** Only log entries containing this (any case) are shown. */
+  logSearch: string;
+  /** The log search being typed (`e`); applies as it is typed. */
+  logDraft: string | undefined;
 }
 
-export const INITIAL_VIEW: ViewState = { selected: undefined, lockIndex: 0, filter: '', draft: undefined, help: false, helpTop: 0 };
+export const INITIAL_VIEW: ViewState = {
+  selected: undefined,
+  lockIndex: 0,
+  filter: '',
+  draft: undefined,
+  help: false,
+  helpTop: 0,
+  panel: undefined,
+  account: 0,
+  faultScope: 'lock',
+  logBack: 0,
+  logSearch: '',
+  logDraft: undefined,
+};
 
 /** Table header and rows, detail, log title and lines: what the help overlay covers. */
 export function bodyHeightOf(layout: ScreenLayout): number {

@@ -5,7 +5,7 @@
  * interval (`use-throttled-store.ts`), so a burst of events from 10,000 stations costs one redraw.
  */
 import { systemClock, type Clock } from '../shared/clock.js';
-import { ActivityLog, type LogTone, type UnlockResult } from './activity-log.js';
+import { ActivityLog, type ActionEcho, type LogTone, type UnlockResult } from './activity-log.js';
 import type { StreamState } from '../client/control-client.js';
 import type { SimEvent, SimLock, SimStation } from '../client/sim-types.js';
 
@@ -67,11 +67,42 @@ function updateLock(
 export interface FleetStoreOptions {
   /** Time of log entries made by the dashboard itself. @default systemClock */
   clock?: Clock;
+  /**
+   * Each station's battery voltage in the fixture, which `b` charges back to. @default the voltage
+   * each station had when the dashboard first saw it
+   */
+  fixtureVoltages?: ReadonlyMap<string, number>;
   /** Log entries kept. @default 200 */
   logLimit?: number;
 }
 
 type Listener = () => void;
+
+/** A battery reading: epoch ms (simulator time) and volts. */
+export interface VoltageSample {
+  at: number;
+  volts: number;
+}
+
+/** Readings kept per station: as many as its sparkline has cells. */
+const BATTERY_SAMPLES = 16;
+/**
+ * A change smaller than this is no new reading: heartbeats report the hourly drain in steps of
+ * microvolts, and 10,000 stations sampled at each would fill memory for a line of 16 cells.
+ */
+const BATTERY_STEP_V = 0.005;
+
+/** The fleet in numbers, for the overview (`s`): cheap enough to count at 10,000 stations. */
+export interface FleetOverview {
+  total: number;
+  online: number;
+  offline: number;
+  /** Stations at or below their battery cutoff: they refuse unlocks. */
+  lowBattery: number;
+  locks: { locked: number; unlocked: number; jammed: number; opening: number };
+  /** Tokens of stations with faults in force (as last fetched), in fleet order. */
+  faulted: string[];
+}
 
 // Natural order: ST-2 before ST-10, as a person reads a fleet list.
 const tokenOrder = new Intl.Collator('en', { numeric: true }).compare;
@@ -90,12 +121,83 @@ export class FleetStore {
   /** The stream was live and has been lost; the next snapshot brings it back. */
   #lost = false;
   #stream: StreamState = { phase: 'connecting', attempt: 0 };
+  /** Tokens to fetch in full: seen in events but not in the fleet, or acted on by someone (faults change). */
   readonly #unknown = new Set<string>();
+  readonly #fixtureVoltages: ReadonlyMap<string, number> | undefined;
+  /** The voltage each station had when first seen, where the fixture's is not given. */
+  readonly #firstVoltage = new Map<string, number>();
+  /** Readings of stations whose voltage has changed since first seen (the others cost nothing). */
+  readonly #battery = new Map<string, VoltageSample[]>();
+  readonly #clock: Clock;
+  #overview: { version: number; value: FleetOverview } | undefined;
   readonly #listeners = new Set<Listener>();
 
   constructor(options: FleetStoreOptions = {}) {
     const clock = options.clock ?? systemClock;
+    this.#clock = clock;
+    this.#fixtureVoltages = options.fixtureVoltages;
     this.log = new ActivityLog({ limit: options.logLimit, now: () => clock.now() });
+  }
+
+  /** The voltage `b` charges the station back to: its fixture's, or as first seen. */
+  fixtureVoltage(token: string): number | undefined {
+    return this.#fixtureVoltages?.get(token) ?? this.#firstVoltage.get(token);
+  }
+
+  /** The station's battery readings, oldest first: one while it has not changed. */
+  batteryHistory(token: string): readonly VoltageSample[] {
+    const history = this.#battery.get(token);
+    if (history) return history;
+    const station = this.#fleet.get(token);
+    return station ? [{ at: this.#clock.now(), volts: station.batteryVoltage }] : [];
+  }
+
+  /** Counts by status, lock state and battery, and the stations with faults; counted once per change. */
+  overview(): FleetOverview {
+    if (this.#overview?.version === this.#version) return this.#overview.value;
+    const value: FleetOverview = { total: this.#fleet.size, online: 0, offline: 0, lowBattery: 0, locks: { locked: 0, unlocked: 0, jammed: 0, opening: 0 }, faulted: [] };
+    for (const token of this.#tokens) {
+      const station = this.#fleet.get(token);
+      if (!station) continue;
+      if (station.status === 'online') value.online += 1;
+      else value.offline += 1;
+      if (station.batteryVoltage <= station.battery.cutoffV) value.lowBattery += 1;
+      if (station.faults.length > 0) value.faulted.push(token);
+      for (const lock of station.locks) {
+        if (lock.status === 'jammed') value.locks.jammed += 1;
+        else if (lock.pending === 'opening') value.locks.opening += 1;
+        else if (lock.status === 'unlocked') value.locks.unlocked += 1;
+        else value.locks.locked += 1;
+      }
+    }
+    this.#overview = { version: this.#version, value };
+    return value;
+  }
+
+  /** Starts the log line of a dashboard action (log `beginAction`). */
+  beginAction(token: string | undefined, label: string, echoes: readonly ActionEcho[] = []): number {
+    const id = this.log.beginAction(token, label, echoes);
+    this.#changed();
+    return id;
+  }
+
+  finishAction(id: number, outcome: { ok: boolean; message?: string }): void {
+    this.log.finishAction(id, outcome);
+    this.#changed();
+  }
+
+  #sampleBattery(before: SimStation | undefined, after: SimStation | undefined): void {
+    if (!after) return;
+    if (!this.#firstVoltage.has(after.token)) this.#firstVoltage.set(after.token, before?.batteryVoltage ?? after.batteryVoltage);
+    const previous = before?.batteryVoltage ?? this.#firstVoltage.get(after.token)!;
+    const history = this.#battery.get(after.token);
+    const last = history?.at(-1)?.volts ?? previous;
+    if (Math.abs(after.batteryVoltage - last) < BATTERY_STEP_V) return;
+    const now = this.#clock.now();
+    const next = history ?? [{ at: now, volts: previous }];
+    next.push({ at: now, volts: after.batteryVoltage });
+    if (next.length > BATTERY_SAMPLES) next.splice(0, next.length - BATTERY_SAMPLES);
+    this.#battery.set(after.token, next);
   }
 
   /** Increases with every change; React compares it to decide whether to redraw. */
@@ -156,7 +258,14 @@ export class FleetStore {
       this.#lost = false;
     }
     if (change === 'membership') this.#rebuildIndex();
-    else if (change === 'station' && token !== undefined) this.#countChange(before, this.#fleet.get(token));
+    else if (change === 'station' && token !== undefined) {
+      const after = this.#fleet.get(token);
+      this.#countChange(before, after);
+      this.#sampleBattery(before, after);
+    } else if (event.type === 'control' && token !== undefined && before !== undefined) {
+      // Someone acted on the station (maybe added or cleared a fault, which no event carries).
+      this.#unknown.add(token);
+    }
     else if (token !== undefined && before === undefined && this.#hasSnapshot && (event.type === 'station.status' || event.type === 'lock.state')) {
       // A station that came up after the snapshot (another fleet process): fetched by the caller.
       this.#unknown.add(token);
@@ -172,6 +281,7 @@ export class FleetStore {
     this.#unknown.delete(station.token);
     if (before) this.#countChange(before, station);
     else this.#insertToken(station);
+    this.#sampleBattery(before, station);
     this.#changed();
   }
 
@@ -205,8 +315,8 @@ export class FleetStore {
     this.#changed();
   }
 
-  beginUnlock(token: string, lockId: string): number {
-    const id = this.log.beginUnlock(token, lockId);
+  beginUnlock(token: string, lockId: string, as?: string): number {
+    const id = this.log.beginUnlock(token, lockId, as);
     this.#changed();
     return id;
   }
@@ -232,6 +342,7 @@ export class FleetStore {
     this.#online = 0;
     this.#maxTokenLength = 0;
     for (const station of this.#fleet.values()) {
+      if (!this.#firstVoltage.has(station.token)) this.#firstVoltage.set(station.token, station.batteryVoltage);
       if (station.status === 'online') this.#online += 1;
       this.#maxTokenLength = Math.max(this.#maxTokenLength, station.token.length);
     }

@@ -12,13 +12,15 @@ export interface IconSet {
   opening: string;
   barFull: string;
   barEmpty: string;
+  /** Sparkline levels, lowest first, one cell each. */
+  spark: string;
   cellWidth: number;
 }
 
-export const EMOJI_ICONS: IconSet = { locked: '🔒', unlocked: '🔓', jammed: '⚠ ', opening: '… ', barFull: '█', barEmpty: '░', cellWidth: 2 };
+export const EMOJI_ICONS: IconSet = { locked: '🔒', unlocked: '🔓', jammed: '⚠ ', opening: '… ', barFull: '█', barEmpty: '░', spark: '▁▂▃▄▅▆▇█', cellWidth: 2 };
 
 /** For terminals without emoji (the Linux console, a non-UTF-8 locale): one ASCII cell each. */
-export const ASCII_ICONS: IconSet = { locked: 'L', unlocked: 'U', jammed: '!', opening: '~', barFull: '#', barEmpty: '.', cellWidth: 1 };
+export const ASCII_ICONS: IconSet = { locked: 'L', unlocked: 'U', jammed: '!', opening: '~', barFull: '#', barEmpty: '.', spark: '_.-=*#', cellWidth: 1 };
 
 export type IconStyle = 'emoji' | 'ascii';
 
@@ -135,4 +137,34 @@ export function cutToWidth(text: string, width: number): string {
     used += cells;
   }
   return `${cut}…`;
+}
+
+/**
+ * A sparkline of `values` (oldest first) in one cell per value, the last `width` of them: the
+ * lowest level at `min`, the highest at `max` (by default the values' own range; a flat series sits
+ * in the middle). `undefined` values (no reading in that slot) are blanks. Hand-written rather than
+ * `sparkly`: the dashboard needs the ASCII levels of the Linux console and a fixed range.
+ */
+export function sparkline(values: readonly (number | undefined)[], width: number, levels: string, range: { min?: number; max?: number } = {}): string {
+  const shown = values.slice(-Math.max(0, width));
+  const known = shown.filter((value): value is number => value !== undefined && Number.isFinite(value));
+  if (known.length === 0) return ' '.repeat(shown.length);
+  const chars = [...levels];
+  const min = range.min ?? Math.min(...known);
+  const max = range.max ?? Math.max(...known);
+  return shown
+    .map((value) => {
+      if (value === undefined || !Number.isFinite(value)) return ' ';
+      if (max - min < 1e-9) return chars[Math.floor((chars.length - 1) / 2)]!;
+      const fraction = Math.min(1, Math.max(0, (value - min) / (max - min)));
+      return chars[Math.round(fraction * (chars.length - 1))]!;
+    })
+    .join('');
+}
+
+/** `850ms`, `2.4s`, `12s`. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.round(ms / 1000)}s`;
 }

@@ -8,8 +8,10 @@ export interface ScreenLayout {
   tableRows: number;
   /** Lines of the event log (not counting its title). */
   logRows: number;
-  /** Whether log lines start with the time; at 80 columns an unlock chain needs the room. */
+  /** Whether log lines start with the time: from 60 columns on, below that the text needs the room. */
   showClock: boolean;
+  /** Lines of the caption (the narrated demo's, under the addresses); 0 without one. */
+  captionLines: number;
   /**
    * False below `MIN_COLUMNS` × `MIN_ROWS`: a frame wider than the terminal wraps into garbage, and
    * one as tall scrolls its header away and is redrawn from a cleared screen on every update, so
@@ -18,26 +20,28 @@ export interface ScreenLayout {
   fits: boolean;
 }
 
-/** Header, status line, table header, four lines of detail, log title, footer. */
-const FIXED_LINES = 9;
-export const DETAIL_LINES = 4;
+/** Header, addresses, status line, table header, five lines of detail, log title, footer. */
+const FIXED_LINES = 11;
+export const DETAIL_LINES = 5;
 
 /**
  * The smallest terminal the dashboard is drawn in: the table's fixed columns, and three lines
- * beyond the fixed ones, which at 13 rows (a frame of 12) are two table rows and one log line.
+ * beyond the fixed ones, which at 15 rows (a frame of 14) are two table rows and one log line. A
+ * caption takes lines of its own above that.
  */
 export const MIN_COLUMNS = 40;
 export const MIN_ROWS = FIXED_LINES + 3 + 1;
 
-export function layoutFor(columns: number, rows: number): ScreenLayout {
-  const fits = columns >= MIN_COLUMNS && rows >= MIN_ROWS;
+export function layoutFor(columns: number, rows: number, captionLines = 0): ScreenLayout {
+  const fixed = FIXED_LINES + captionLines;
+  const fits = columns >= MIN_COLUMNS && rows >= MIN_ROWS + captionLines;
   const width = Math.max(MIN_COLUMNS, columns);
   // One line short of the terminal: once a frame is as tall as the terminal, Ink clears the whole
   // screen before every frame (ink.js onRender), which flickers on each update.
-  const height = Math.max(FIXED_LINES + 3, rows - 1);
-  const free = height - FIXED_LINES;
+  const height = Math.max(fixed + 3, rows - 1);
+  const free = height - fixed;
   const logRows = Math.min(12, Math.max(1, Math.round(free * 0.35)));
-  return { width, height, tableRows: Math.max(1, free - logRows), logRows, showClock: width >= 100, fits };
+  return { width, height, tableRows: Math.max(1, free - logRows), logRows, showClock: width >= 60, captionLines, fits };
 }
 
 /**

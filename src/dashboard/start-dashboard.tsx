@@ -8,7 +8,9 @@ import { systemClock, type Clock } from '../shared/clock.js';
 import { ControlClient, type DashboardControl } from '../client/control-client.js';
 import { Dashboard } from './Dashboard.js';
 import type { CaptionSource } from './Caption.js';
-import type { UnlockFunction } from './dashboard-actions.js';
+import type { DashboardAccount, UnlockFunction } from './dashboard-actions.js';
+import type { DashboardAddresses } from './addresses.js';
+import { noColourRequested } from './Text.js';
 import { FleetStore } from './fleet-store.js';
 import { baseUrlOf, parseDashboardUrl } from './dashboard-url.js';
 import { detectIconStyle, iconSet, type IconStyle } from './format.js';
@@ -25,8 +27,20 @@ export interface DashboardOptions {
    * @default none
    */
   controlToken?: string;
-  /** Unlocks a lock through the `/v1` API; called with the selected station's token and lock id. */
-  unlock: UnlockFunction;
+  /**
+   * The accounts `u` can unlock as, `a` switching between them; with their stations where known,
+   * so `u` on a station the chosen one cannot reach goes as one that can.
+   * @default one unnamed account that unlocks with `unlock`
+   */
+  accounts?: readonly DashboardAccount[];
+  /** Unlocks a lock through the `/v1` API, where no `accounts` are given; called with the selected station's token and lock id. */
+  unlock?: UnlockFunction;
+  /** What the header shows of where things are. @default the API at `url`, the broker as `/sim/v1/health` names it */
+  addresses?: DashboardAddresses;
+  /** What the simulator said as it started, kept for the header and the info panel (`i`). @default none */
+  notices?: readonly string[];
+  /** Each station's fixture battery voltage, which `b` charges back to. @default as first seen */
+  fixtureVoltages?: ReadonlyMap<string, number>;
   /** Where the dashboard draws; must be a TTY. @default process.stdout */
   stdout?: NodeJS.WriteStream;
   /** Where keys come from; without a TTY the dashboard is view only. @default process.stdin */
@@ -52,7 +66,9 @@ export interface DashboardOptions {
    * @default detected from `env` (ASCII for TERM=linux or a non-UTF-8 locale)
    */
   icons?: IconStyle;
-  /** Environment used to detect the icon style. @default process.env */
+  /** Draw in colour. @default not when `NO_COLOR` is set to anything but the empty string in `env` */
+  colour?: boolean;
+  /** Environment used to detect the icon style and `NO_COLOR`. @default process.env */
   env?: Readonly<Record<string, string | undefined>>;
   /** Longest wait between an event and the redraw that shows it. @default 100 */
   flushIntervalMs?: number;
@@ -107,13 +123,22 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
   const simulatedNow = (): number => simulated.now();
   followed?.start();
   // The log stamps its own lines (a requested unlock) on the simulator's time, like its events.
-  const store = new FleetStore({ clock: { ...clock, now: simulatedNow }, logLimit: options.logLimit });
-  const icons = iconSet(options.icons ?? detectIconStyle(options.env ?? process.env));
+  const store = new FleetStore({
+    clock: { ...clock, now: simulatedNow },
+    logLimit: options.logLimit,
+    ...(options.fixtureVoltages ? { fixtureVoltages: options.fixtureVoltages } : {}),
+  });
+  const env = options.env ?? process.env;
+  const icons = iconSet(options.icons ?? detectIconStyle(env));
   const instance = render(
     <Dashboard
       control={followed ? observingEventTimes(control, followed) : control}
       store={store}
-      unlock={options.unlock}
+      {...(options.accounts ? { accounts: options.accounts } : {})}
+      {...(options.unlock ? { unlock: options.unlock } : {})}
+      {...(options.addresses ? { addresses: options.addresses } : {})}
+      {...(options.notices ? { notices: options.notices } : {})}
+      colour={options.colour ?? !noColourRequested(env)}
       clock={clock}
       simulatedNow={simulatedNow}
       icons={icons}
@@ -183,6 +208,11 @@ function observingEventTimes(control: ControlClient, time: SimulatorTime): Dashb
     setBattery: (token, voltage) => control.setBattery(token, voltage),
     reboot: (token, downMs) => control.reboot(token, downMs),
     physical: (token, lockId, action) => control.physical(token, lockId, action),
+    addFault: (token, fault) => control.addFault(token, fault),
+    clearFaults: (token) => control.clearFaults(token),
+    addApiFault: (spec) => control.addApiFault(spec),
+    apiFaults: () => control.apiFaults(),
+    clearApiFaults: () => control.clearApiFaults(),
     subscribe: (handlers) =>
       control.subscribe({
         ...handlers,

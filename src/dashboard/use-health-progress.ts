@@ -9,6 +9,8 @@ export interface HealthProgress {
   total: number;
   /** Why the last poll failed, if it did. */
   error?: string;
+  /** The broker the stations use, as health names it (absent from an older simulator). */
+  mqtt?: { url: string; embedded: boolean };
 }
 
 /**
@@ -27,7 +29,7 @@ export function useHealthProgress(control: DashboardControl, clock: Clock, pollM
         const health = await control.health();
         ready = health.ready;
         if (!stopped) {
-          setProgress({ ready, settled: health.stations.online + health.stations.offline, total: health.stations.total });
+          setProgress({ ready, settled: health.stations.online + health.stations.offline, total: health.stations.total, ...(health.mqtt ? { mqtt: health.mqtt } : {}) });
         }
       } catch (error) {
         // A refused control token will not be accepted on the next try either. No progress then:
@@ -36,7 +38,9 @@ export function useHealthProgress(control: DashboardControl, clock: Clock, pollM
           if (!stopped) setProgress(undefined);
           return;
         }
-        if (!stopped) setProgress((current) => ({ ready: false, settled: current?.settled ?? 0, total: current?.total ?? 0, error: (error as Error).message }));
+        if (!stopped) {
+          setProgress((current) => ({ ready: false, settled: current?.settled ?? 0, total: current?.total ?? 0, error: (error as Error).message, ...(current?.mqtt ? { mqtt: current.mqtt } : {}) }));
+        }
       }
       if (!stopped && !ready) timer = clock.setTimeout(() => void poll(), pollMs);
     };

@@ -31,6 +31,12 @@ describe('/sim/v1/health', () => {
     expect(await health.json()).toMatchObject({ ready: true });
   });
 
+  it('names the broker the stations use, embedded or not, for the dashboard\'s header', async () => {
+    const sim = await start({ fixture: 'fixtures/ci.json' });
+    const health = await (await fetch(`${sim.controlUrl}/health`)).json();
+    expect(health.mqtt).toEqual({ url: sim.mqttUrl, embedded: true });
+  });
+
   it('says not ready when the broker is gone, and the fleet endpoints answer 503 at once rather than an empty fleet', async () => {
     const broker = await startEmbeddedBroker({ port: 0 }); // stands in for an external broker
     let brokerStopped = false;

@@ -173,3 +173,87 @@ describe('chains under way when the event stream starts over', () => {
     ]);
   });
 });
+
+describe('one line per action', () => {
+  it("folds an unlock's login and route requests into its chain, and keeps a failed login and other clients' requests", () => {
+    const { log, feed, sent, acked, state, texts } = logOf();
+    const id = log.beginUnlock('ST-1001', '1');
+    feed({ type: 'api.request', method: 'POST', route: '/v1/auth/login', status: 200, ms: 40 }, 0);
+    sent('c1', 50);
+    acked('c1', 50, 3);
+    state('unlocked', 900);
+    feed({ type: 'api.request', method: 'POST', route: '/v1/stations/:station_token/locks/:lock_id/unlock', status: 200, ms: 12, token: 'ST-1001', lockId: '1', commandId: 'c1' }, 60);
+    log.finishUnlock(id, { success: true });
+    feed({ type: 'api.request', method: 'GET', route: '/v1/stations/:station_token', status: 200, ms: 2, token: 'ST-1002' }, 100);
+    feed({ type: 'api.request', method: 'POST', route: '/v1/auth/login', status: 401, ms: 30 }, 120);
+    expect(texts()).toEqual([
+      'ST-1001/1 unlock → acked +3ms → unlocked +847ms · ok',
+      'GET /v1/stations/:station_token → 200 (2ms)',
+      'POST /v1/auth/login → 401 (30ms)',
+    ]);
+    // Request → unlocked, on the simulator's clock.
+    expect(log.latencies).toEqual([{ at: T0 + 900, token: 'ST-1001', lockId: '1', ms: 850 }]);
+  });
+
+  it('folds the request of an own unlock that failed before any command was sent', () => {
+    const { log, feed, texts } = logOf();
+    const id = log.beginUnlock('ST-1001', '1');
+    log.finishUnlock(id, { success: false, message: 'Station is offline' });
+    feed({ type: 'api.request', method: 'POST', route: '/v1/stations/:station_token/locks/:lock_id/unlock', status: 200, ms: 1, token: 'ST-1001', lockId: '1', outcome: 'offline' }, 10);
+    expect(texts()).toEqual(['ST-1001/1 unlock requested · failed: Station is offline']);
+  });
+
+  it("a reboot's line takes in its control event and says the station went offline and came back", () => {
+    const { log, feed, texts } = logOf();
+    const id = log.beginAction('ST-1001', 'ST-1001 reboot', [
+      { type: 'status', status: 'offline', step: true },
+      { type: 'status', status: 'online', step: true },
+    ]);
+    feed({ type: 'control', token: 'ST-1001', action: 'reboot (2000 ms down)' }, 0);
+    log.finishAction(id, { ok: true });
+    feed({ type: 'station.status', token: 'ST-1001', status: 'offline', batteryVoltage: 12.41, lastConnection: iso(0) }, 5);
+    feed({ type: 'station.status', token: 'ST-1001', status: 'online', batteryVoltage: 12.41, lastConnection: iso(2000) }, 2000);
+    // Once its echoes are in, the station's next change is news again.
+    feed({ type: 'station.status', token: 'ST-1001', status: 'offline', batteryVoltage: 12.41, lastConnection: iso(3000) }, 3000);
+    expect(texts()).toEqual(['ST-1001 reboot: ok → offline → online', 'ST-1001 offline']);
+  });
+
+  it('an action on the whole simulator takes in the control event that names no station; a failed one waits for none', () => {
+    const log = new ActivityLog({ now: () => T0 });
+    const added = log.beginAction(undefined, 'ST-1001 /v1 unlock fault 503 added');
+    log.observe({ seq: 1, time: iso(0), type: 'control', action: 'api fault api-1: status 503' }, undefined);
+    log.finishAction(added, { ok: true });
+    const refused = log.beginAction('ST-1001', 'ST-1001 → offline', [{ type: 'status', status: 'offline' }]);
+    log.finishAction(refused, { ok: false, message: 'Station did not respond' });
+    log.observe({ seq: 2, time: iso(10), type: 'station.status', token: 'ST-1001', status: 'offline', batteryVoltage: 12, lastConnection: iso(10) }, makeStation(1));
+    expect(log.entries.map((entry) => describeEntry(entry))).toEqual([
+      { text: 'ST-1001 /v1 unlock fault 503 added: ok', tone: 'ok' },
+      { text: 'ST-1001 → offline: Station did not respond', tone: 'error' },
+      { text: 'ST-1001 offline', tone: 'error' },
+    ]);
+  });
+
+  it('says an unreachable station as a fact (warn), and names the account an unlock went as', () => {
+    const log = new ActivityLog({ now: () => T0 });
+    const id = log.beginUnlock('ST-1005', 'A', 'bob@example.com');
+    log.finishUnlock(id, { success: false, message: 'alice@example.com cannot reach ST-1005 (a: switch account)', unreachable: true });
+    expect(describeEntry(log.entries[0]!)).toEqual({
+      text: 'ST-1005/A unlock as bob@example.com requested · alice@example.com cannot reach ST-1005 (a: switch account)',
+      tone: 'warn',
+    });
+  });
+});
+
+describe('actions pressed in quick succession', () => {
+  it('each takes in its own control event and report, whatever came first', () => {
+    const log = new ActivityLog({ now: () => T0 });
+    const online = log.beginAction('ST-1001', 'ST-1001 → online', [{ type: 'status', status: 'online' }]);
+    const fault = log.beginAction('ST-1001', 'ST-1001/1 fault ackNoOpen added');
+    log.observe({ seq: 1, time: iso(0), type: 'control', token: 'ST-1001', action: 'online' }, undefined);
+    log.observe({ seq: 2, time: iso(1), type: 'control', token: 'ST-1001', action: 'fault ackNoOpen' }, undefined);
+    log.observe({ seq: 3, time: iso(2), type: 'station.status', token: 'ST-1001', status: 'online', batteryVoltage: 12, lastConnection: iso(2) }, makeStation(1, { status: 'offline' }));
+    log.finishAction(online, { ok: true });
+    log.finishAction(fault, { ok: true });
+    expect(log.entries.map((entry) => describeEntry(entry).text)).toEqual(['ST-1001 → online: ok', 'ST-1001/1 fault ackNoOpen added: ok']);
+  });
+});

@@ -26,6 +26,8 @@ export interface FakeControlPlane {
   stations: Map<string, SimStation>;
   /** What `/sim/v1/health` answers; change it to move the progress along. */
   health: SimHealth;
+  /** The `/v1` faults in force, as `GET /sim/v1/api-faults` lists them. */
+  apiFaults: Record<string, unknown>[];
   /** What `/sim/v1/clock` answers; real time, not manual, when unset. */
   simulatorClock: { now: string; manual: boolean } | undefined;
   /** The next action (POST) fails with this status and message. */
@@ -82,6 +84,7 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
     stations,
     health: { ready: true, stations: { total, online: total, offline: 0 } },
     simulatorClock: undefined,
+    apiFaults: [],
     failNext: (status, message) => {
       failure = { status, message };
     },
@@ -158,6 +161,24 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
       ),
     })),
   );
+  let faultIds = 0;
+  app.post<TokenParams & { Body: Record<string, unknown> }>('/sim/v1/stations/:token/faults', async (request, reply) => {
+    const fault = { id: `f${++faultIds}`, ...request.body } as SimStation['faults'][number];
+    act(request.params.token, (current) => ({ ...current, faults: [...current.faults, fault] }));
+    return reply.code(201).send(fault);
+  });
+  app.delete<TokenParams>('/sim/v1/stations/:token/faults', async (request) => act(request.params.token, (current) => ({ ...current, faults: [] })));
+  app.get('/sim/v1/api-faults', async () => ({ faults: fake.apiFaults }));
+  app.post<{ Body: Record<string, unknown> }>('/sim/v1/api-faults', async (request, reply) => {
+    const fault = { id: `api-${++faultIds}`, ...request.body, remaining: null };
+    fake.apiFaults.push(fault);
+    return reply.code(201).send(fault);
+  });
+  app.delete('/sim/v1/api-faults', async () => {
+    const cleared = fake.apiFaults.length;
+    fake.apiFaults = [];
+    return { cleared };
+  });
   app.get('/sim/v1/events', { websocket: true }, (socket: WebSocket) => {
     const state = { seq: 1 };
     sockets.set(socket, state);

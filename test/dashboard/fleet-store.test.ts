@@ -216,3 +216,42 @@ describe('the unlock chain in the log', () => {
     expect(describeEntry(store.log.entries.at(-1)!).text).toBe('line 99');
   });
 });
+
+describe('what the presenter panels read', () => {
+  it('keeps a station\'s battery readings as they change, and the voltage b charges back to', () => {
+    let now = T0;
+    const manual = new ManualClock(T0);
+    const clock = { now: () => now, setTimeout: manual.setTimeout.bind(manual), clearTimeout: manual.clearTimeout.bind(manual) };
+    const store = new FleetStore({ clock, fixtureVoltages: new Map([['ST-1001', 12.3]]) });
+    store.apply(snapshot([makeStation(1, { batteryVoltage: 12.2 }), makeStation(2, { batteryVoltage: 12.5 })]));
+    expect(store.batteryHistory('ST-1002')).toEqual([{ at: T0, volts: 12.5 }]);
+    now = T0 + 1000;
+    store.apply(event({ type: 'station.status', token: 'ST-1002', status: 'online', batteryVoltage: 12.49, lastConnection: at(1000) }, 1000));
+    // A heartbeat with the same voltage adds nothing.
+    now = T0 + 2000;
+    store.apply(event({ type: 'station.status', token: 'ST-1002', status: 'online', batteryVoltage: 12.49, lastConnection: at(2000) }, 2000));
+    expect(store.batteryHistory('ST-1002')).toEqual([
+      { at: T0 + 1000, volts: 12.5 },
+      { at: T0 + 1000, volts: 12.49 },
+    ]);
+    // The fixture's value where it is given, else the voltage first seen (not what it has drained to).
+    expect(store.fixtureVoltage('ST-1001')).toBe(12.3);
+    expect(store.fixtureVoltage('ST-1002')).toBe(12.5);
+  });
+
+  it('counts the fleet by status, lock state and battery, and lists the stations with faults', () => {
+    const store = new FleetStore();
+    const locks = (statuses: ('locked' | 'unlocked' | 'jammed')[]) => statuses.map((status, index) => ({ lockId: String(index + 1), status, lastUpdated: at(0), pending: null }));
+    store.apply(
+      snapshot([
+        makeStation(1, { locks: locks(['locked', 'jammed']), faults: [{ id: 'f1', kind: 'dropCommands' }] }),
+        makeStation(2, { status: 'offline', batteryVoltage: 11.2, locks: locks(['unlocked']) }),
+        makeStation(3),
+      ]),
+    );
+    expect(store.overview()).toEqual({ total: 3, online: 2, offline: 1, lowBattery: 1, locks: { locked: 3, unlocked: 1, jammed: 1, opening: 0 }, faulted: ['ST-1001'] });
+    // A control event on a station asks for it to be fetched again: its faults may have changed.
+    store.apply(event({ type: 'control', token: 'ST-1003', action: 'fault latency' }));
+    expect(store.takeUnknownTokens()).toEqual(['ST-1003']);
+  });
+});

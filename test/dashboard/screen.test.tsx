@@ -27,6 +27,11 @@ function memoryControl(stations: SimStation[]): DashboardControl {
     setBattery: refuse,
     reboot: refuse,
     physical: refuse,
+    addFault: refuse,
+    clearFaults: refuse,
+    addApiFault: refuse,
+    apiFaults: async () => [],
+    clearApiFaults: refuse,
     subscribe: (handlers) => {
       handlers.onState?.({ phase: 'open' });
       handlers.onEvent({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations });
@@ -87,6 +92,19 @@ describe('the dashboard screen', () => {
     }
   });
 
+  it('draws a caption under the header for a narrated demo, and still fits 80×24', async () => {
+    const store = new FleetStore();
+    view = renderInTerminal(
+      <Dashboard control={memoryControl(fleet(50))} store={store} unlock={async () => ({ success: true })} clock={systemClock} icons={ASCII_ICONS} title="http://sim" caption="Step 2: a jammed lock refuses" />,
+      { columns: 80, rows: 24 },
+    );
+    await eventually(() => expect(view!.lastFrame()).toContain('50 stations'));
+    const lines = view.lastFrame().replace(/\n$/, '').split('\n');
+    expect(lines[2]).toBe('Step 2: a jammed lock refuses');
+    expect(lines.length).toBeLessThanOrEqual(23);
+    expect(tableTokens(view.lastFrame())).toHaveLength(layoutFor(80, 24, true).tableRows);
+  });
+
   it('follows resizes', async () => {
     const { view: screen } = show(fleet(100), { columns: 80, rows: 24 });
     await eventually(() => expect(screen.lastFrame()).toContain('100 stations'));
@@ -105,19 +123,19 @@ describe('the dashboard screen', () => {
 
   it('says so, whole, in a terminal too small for the frame, and shows the full screen once it grows', async () => {
     const { view: screen } = show(fleet(5), { columns: 30, rows: 24 });
-    for (const [columns, rows] of [[30, 24], [80, 10], [39, 13], [40, 12], [38, 12]] as const) {
+    for (const [columns, rows] of [[30, 24], [80, 10], [39, 15], [40, 14], [38, 14]] as const) {
       screen.stdout.resize(columns, rows);
       await eventually(() => expect(screen.lastFrame()).toContain(`terminal too small (${columns}`));
       const lines = screen.lastFrame().replace(/\n$/, '').split('\n');
       // One line where it fits; wrapped, never cut, where it does not.
       expect(lines).toHaveLength(columns >= 60 ? 1 : 2);
-      expect(lines.join(' ').replace(/\s+/g, ' ')).toContain('needs 40×13 · q quits');
+      expect(lines.join(' ').replace(/\s+/g, ' ')).toContain('needs 40×15 · q quits');
       for (const line of lines) expect(cells(line)).toBeLessThanOrEqual(columns);
     }
-    screen.stdout.resize(40, 13);
+    screen.stdout.resize(40, 15);
     await eventually(() => expect(screen.lastFrame()).toContain('5 stations'));
     const lines = screen.lastFrame().split('\n');
-    expect(lines.length).toBeLessThanOrEqual(12);
+    expect(lines.length).toBeLessThanOrEqual(14);
     for (const line of lines) expect(cells(line)).toBeLessThanOrEqual(40);
   });
 
@@ -164,7 +182,8 @@ describe('the dashboard screen', () => {
     await eventually(() => expect(screen.lastFrame()).toContain('· failed: Station did not acknowledge the command in time'));
     const frame = screen.lastFrame();
     expect(frame).toContain('ST-1003/3 unlock → acked +2ms → unlocked +2261ms → locked +5000ms · ok');
-    expect(frame).toMatch(/^ST-1003\/2 unlock → timed out \+5001ms\n {2}· failed: Station did not acknowledge the command in time$/m);
+    // With its time (at 80 columns too), the outcome wrapped under the text rather than cut.
+    expect(frame).toMatch(/^08:20:08 ST-1003\/2 unlock → timed out \+5001ms\n {11}· failed: Station did not acknowledge the command in time$/m);
     for (const line of frame.split('\n')) expect(cells(line)).toBeLessThanOrEqual(80);
   });
 
@@ -173,13 +192,13 @@ describe('the dashboard screen', () => {
     await eventually(() => expect(screen.lastFrame()).toContain('5 stations'));
     screen.stdin.type('?');
     await eventually(() => expect(screen.lastFrame()).toContain('close this help'));
-    for (const [columns, rows] of [[40, 13], [60, 13], [80, 13], [40, 14], [80, 15], [60, 16], [80, 17], [80, 18]] as const) {
+    for (const [columns, rows] of [[40, 15], [60, 15], [80, 15], [40, 16], [80, 17], [60, 18], [80, 19], [80, 20]] as const) {
       screen.stdout.resize(columns, rows);
       await eventually(() => expect(screen.lastFrame()).toContain(`${columns >= 60 ? '5 stations' : 'station-sim'}`));
       await settle(20);
       const seen = new Set<string>();
       // Down as far as it goes (a few more presses than lines), then back to the top.
-      for (let press = 0; press < 6; press += 1) {
+      for (let press = 0; press < 12; press += 1) {
         const frame = screen.lastFrame().replace(/\n$/, '');
         const lines = frame.split('\n');
         expect(lines.length, `${columns}×${rows}`).toBeLessThanOrEqual(rows - 1);
@@ -193,7 +212,7 @@ describe('the dashboard screen', () => {
       const full = HELP_KEYS.every(([keys, what]) => seen.has(`${keys.padEnd(11)}${what}`));
       const compact = COMPACT_HELP_KEYS.every(([keys, what]) => seen.has(`${keys.padEnd(9)}${what}`));
       expect(full || compact, `${columns}×${rows}: ${[...seen].join('\n')}`).toBe(true);
-      for (let press = 0; press < 6; press += 1) screen.stdin.type('k');
+      for (let press = 0; press < 12; press += 1) screen.stdin.type('k');
       await settle(20);
     }
   });

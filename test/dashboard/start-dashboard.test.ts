@@ -1,5 +1,7 @@
 /** `startDashboard`: refuses without a terminal; otherwise attaches, draws, and closes cleanly. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+// Ink's own chalk (a dependency of ink), to make it colour in a worker without a terminal.
+import chalk from 'chalk';
 import { NOT_A_TTY_MESSAGE, startDashboard, type DashboardOptions } from '../../src/dashboard/start-dashboard.js';
 import { DashboardUrlError } from '../../src/dashboard/dashboard-url.js';
 import { ManualClock } from '../../src/shared/clock.js';
@@ -64,6 +66,8 @@ describe('startDashboard', () => {
 
   it('attaches with the control token, draws the fleet, and quits on q', async () => {
     const { fake, stdout, stdin, dashboard } = await start();
+    // On a loaded machine the snapshot may take longer than start()'s pause to reach the screen.
+    await eventually(() => expect(stdout.text()).toContain('ST-1002'));
     stdin.type('q');
     await dashboard.waitUntilExit();
     // Ink writes the last frame on exit at the latest (in CI it writes nothing before).
@@ -71,6 +75,30 @@ describe('startDashboard', () => {
     expect(fake.requests.some((request) => request.url === '/sim/v1/health')).toBe(true);
     expect(fake.requests.every((request) => request.authorization === 'Bearer sesame')).toBe(true);
     await eventually(() => expect(fake.clients).toBe(0));
+  });
+
+  it('draws without colours when NO_COLOR is set, and with them otherwise', async () => {
+    // Ink colours through chalk, which sees no terminal in a test worker: made to colour here, so
+    // that only the dashboard's own choice can leave the colours out.
+    const previous = chalk.level;
+    chalk.level = 1;
+    try {
+      const colourCodes = (text: string): string[] => text.match(/\u001B\[(?:3[0-7]|9[0-7]|4[0-7])m/g) ?? [];
+      for (const [env, coloured] of [[{ NO_COLOR: '1' }, false], [{ NO_COLOR: '' }, true]] as const) {
+        const { stdout, stdin, dashboard, fake } = await start({ env });
+        await eventually(() => expect(stdout.text()).toContain('ST-1002'));
+        stdin.type('q');
+        await dashboard.waitUntilExit();
+        const codes = colourCodes(stdout.writes.join(''));
+        if (coloured) expect(codes.length).toBeGreaterThan(0);
+        else expect(codes).toEqual([]);
+        // Selection and emphasis stay: they are not colours.
+        expect(stdout.writes.join('')).toContain('\u001B[7m');
+        await fake.close();
+      }
+    } finally {
+      chalk.level = previous;
+    }
   });
 
   it('quits on Ctrl-C', async () => {

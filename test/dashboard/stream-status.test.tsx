@@ -32,6 +32,11 @@ function setup() {
     setBattery: never,
     reboot: never,
     physical: never,
+    addFault: never,
+    clearFaults: never,
+    addApiFault: never,
+    apiFaults: never,
+    clearApiFaults: never,
     subscribe: (given) => {
       handlers = given;
       return { close: () => undefined };

@@ -42,7 +42,7 @@ describe.runIf(mosquittoAvailable())('two shard processes and an API process on 
   it('sees every station of both shards and unlocks a lock in each', async () => {
     const fixture = await loadFixture('fixtures/ci.json');
     const health = await (await fetch(`${apiUrl}/sim/v1/health`)).json();
-    expect(health).toEqual({ ready: true, stations: { total: 25, online: 24, offline: 1 } });
+    expect(health).toEqual({ ready: true, stations: { total: 25, online: 24, offline: 1 }, mqtt: { url: expect.stringMatching(/^mqtt:\/\//), embedded: false } });
     const snapshot = await (await fetch(`${apiUrl}/sim/v1/stations`)).json();
     expect(snapshot.stations.map((s: { token: string }) => s.token)).toEqual(fixture.stations.map((s) => s.token));
     const client = createClient({ baseUrl: apiUrl, email: 'ci@example.com', password: 'ci-password' });

@@ -6,7 +6,7 @@
 import type { CommandModule } from 'yargs';
 import { createClient } from '../../client/index.js';
 import { DashboardUrlError, parseDashboardUrl, startDashboard, NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
-import type { StartedDashboard, UnlockFunction } from '../../dashboard/index.js';
+import type { DashboardAccount, DashboardAddresses, StartedDashboard, UnlockFunction } from '../../dashboard/index.js';
 import { ApiError } from '../../client/index.js';
 import { SimError } from '../../errors.js';
 import type { Clock } from '../../shared/clock.js';
@@ -30,7 +30,13 @@ export function unlockAs(apiUrl: string, email: string, password: string): Unloc
 export interface CliDashboardOptions {
   /** The simulator's base URL, already checked. */
   url: string;
-  unlock: UnlockFunction;
+  /** The accounts `u` unlocks as (`a` switches); none: `u` says how to give one. */
+  accounts: readonly DashboardAccount[];
+  /** What the header shows of where things are (`up` knows; attached, health says). */
+  addresses?: DashboardAddresses;
+  /** What `up` said as it started, kept for the dashboard's info panel. */
+  notices?: readonly string[];
+  fixtureVoltages?: ReadonlyMap<string, number>;
   controlToken?: string;
   /** The simulator's clock when it runs in this process (`up`), for ages under --time-scale or --clock manual. */
   simulatedClock?: Pick<Clock, 'now'>;
@@ -41,9 +47,9 @@ export interface CliDashboardOptions {
  * terminal. The caller waits for it (`waitUntilExit`) and stops it (`stop`) on a signal: an Ink app
  * left mounted holds stdin in raw mode and keeps the process alive.
  */
-export function runDashboard({ url, unlock, controlToken, simulatedClock }: CliDashboardOptions): StartedDashboard {
+export function runDashboard({ url, controlToken, simulatedClock, ...rest }: CliDashboardOptions): StartedDashboard {
   if (!process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
-  return startDashboard({ url, unlock, ...(controlToken ? { controlToken } : {}), ...(simulatedClock ? { simulatedClock } : {}) });
+  return startDashboard({ url, ...rest, ...(controlToken ? { controlToken } : {}), ...(simulatedClock ? { simulatedClock } : {}) });
 }
 
 /** Runs a started dashboard until the user quits or a stop signal arrives, then `stop`s what else there is. */
@@ -81,10 +87,9 @@ export function dashboardCommand(io: CliIo): CommandModule {
       const password = process.env.STATION_SIM_PASSWORD;
       const controlToken = (argv['control-token'] as string | undefined) ?? process.env.STATION_SIM_CONTROL_TOKEN;
       if (email && !password) throw new UsageError('--email needs the password in STATION_SIM_PASSWORD (kept out of the process list)');
-      const unlock: UnlockFunction = email && password
-        ? unlockAs(url, email, password)
-        : async () => ({ success: false, message: 'no account: start the dashboard with --email and STATION_SIM_PASSWORD to unlock' });
-      await runDashboardUntilDone(io, runDashboard({ url, unlock, controlToken }));
+      // The stations the account may reach are not known here: a 404 from the API says it cannot.
+      const accounts: DashboardAccount[] = email && password ? [{ email, unlock: unlockAs(url, email, password) }] : [];
+      await runDashboardUntilDone(io, runDashboard({ url, accounts, controlToken }));
     },
   };
 }

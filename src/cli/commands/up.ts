@@ -29,7 +29,7 @@ import { fleetSummary } from './stations.js';
 import { apiBrokerNotices } from './api.js';
 import { brokerListeners, watchConnection, watchFleet } from '../broker-notices.js';
 import { runDashboard, runDashboardUntilDone, unlockAs } from './dashboard.js';
-import { NOT_A_TTY_MESSAGE } from '../../dashboard/index.js';
+import { NOT_A_TTY_MESSAGE, type DashboardAddresses } from '../../dashboard/index.js';
 import { SimError } from '../../errors.js';
 
 export function upCommand(io: CliIo): CommandModule {
@@ -67,6 +67,13 @@ export function upCommand(io: CliIo): CommandModule {
       const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json && !process.env.CI);
       if (dashboard === 'on' && argv.json) throw new UsageError('--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to');
       if (dashboard === 'on' && !process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
+      // Said on stderr as they come, and kept for the dashboard: once it takes the screen over, the
+      // lines above it are gone from view (and, redrawn in place, from the scrollback).
+      const notices: string[] = [];
+      const say = (message: string): void => {
+        notices.push(message);
+        notice(io, message);
+      };
       const sim = await startSimulator({
         ...http,
         ...timeOptions(argv),
@@ -80,13 +87,15 @@ export function upCommand(io: CliIo): CommandModule {
         mqttFallbackToFreePort: mqttPort === undefined,
         brokerThread: argv['broker-thread'] as boolean,
         ...brokerSecurity,
-        onNotice: (message) => notice(io, message),
+        onNotice: say,
       });
       if (sim.broker?.fellBack) {
-        notice(io, `MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); the embedded broker uses ${sim.broker.port} instead`);
+        say(`MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); the embedded broker uses ${sim.broker.port} instead`);
       }
-      if (sim.http?.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${sim.http.api.port} instead`);
-      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined, sim.broker !== undefined && !sim.broker.auth));
+      if (sim.http?.api.fellBack) say(`HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${sim.http.api.port} instead`);
+      // Where the control plane is and who may use it: said on stderr, and in the dashboard's info panel.
+      const access = controlAccess(host, http.controlToken, argv['control-token'] !== undefined, sim.broker !== undefined && !sim.broker.auth);
+      notice(io, access);
       const summary = fleetSummary(sim.fleet);
       const listeners = sim.broker ? brokerListeners(sim.broker) : { text: '', json: {} };
       printReady(
@@ -96,13 +105,30 @@ export function upCommand(io: CliIo): CommandModule {
         { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, ...listeners.json, stations: summary.total, online: summary.online, seed: sim.seed },
       );
       if (withDashboard && sim.apiUrl) {
-        const account = sim.fixture.accounts[0];
-        const unlock = account
-          ? unlockAs(sim.apiUrl, account.email, account.password)
-          : async () => ({ success: false, message: 'the fixture has no account to unlock as' });
+        const apiUrl = sim.apiUrl;
+        // Every fixture account, with the stations it may reach: `a` switches, and `u` on a station
+        // the chosen one cannot reach goes as one that can.
+        const accounts = sim.fixture.accounts.map((account) => ({ email: account.email, unlock: unlockAs(apiUrl, account.email, account.password), stations: account.stations }));
+        const addresses: DashboardAddresses = {
+          api: apiUrl,
+          ...(sim.controlUrl ? { control: sim.controlUrl } : {}),
+          broker: {
+            url: sim.mqttUrl,
+            embedded: sim.broker !== undefined,
+            ...(sim.broker ? { auth: sim.broker.auth, listeners: [...(sim.broker.tlsUrl ? [`TLS ${sim.broker.tlsUrl}`] : []), ...(sim.broker.wsUrl ? [`WebSocket ${sim.broker.wsUrl}`] : [])] } : {}),
+          },
+        };
         // The dashboard owns the terminal until the user quits or a signal comes; then everything stops.
         // Ages and countdowns are drawn on the simulator's clock: it runs scaled or manual with --time-scale / --clock.
-        const dashboard = runDashboard({ url: sim.apiUrl, unlock, controlToken: http.controlToken, simulatedClock: sim.clock });
+        const dashboard = runDashboard({
+          url: apiUrl,
+          accounts,
+          addresses,
+          notices,
+          fixtureVoltages: new Map(sim.fixture.stations.map((station) => [station.token, station.batteryVoltage])),
+          controlToken: http.controlToken,
+          simulatedClock: sim.clock,
+        });
         await runDashboardUntilDone(io, dashboard, async () => {
           await stopJudged(io, sim, judge);
         });
