@@ -15,6 +15,7 @@ import { isStateUrl } from '../service/auth/state-url.js';
 import type { HttpOptions } from '../simulator/simulator-options.js';
 import { redactUrl } from '../shared/redact-url.js';
 import type { TlsOverrides } from '../mqtt/identity.js';
+import { JUDGE_MODES } from './judge-notice.js';
 
 /**
  * The Redis URL of the session store, when `--state` is not given: a password in `--state` shows
@@ -323,10 +324,17 @@ function checkControlExposure(host: string | undefined, controlToken: string | u
 }
 
 /** How the control plane is protected, for the start-up line. */
-export function controlAccess(host: string, controlToken: string | undefined, tokenOnCommandLine = false): string {
+/**
+ * The start-up line on who may drive the control plane. `openBroker`: the embedded broker takes
+ * anyone, so the control topics (`station-sim/control/…`, `station-sim/fleet`) are open to every
+ * MQTT client that reaches it, token or not; the line says so rather than promise a token protects.
+ */
+export function controlAccess(host: string, controlToken: string | undefined, tokenOnCommandLine = false, openBroker = false): string {
   const where = isLoopbackHost(host) ? 'loopback only' : `bound to ${host}`;
   const token = tokenOnCommandLine ? 'token required (given with --control-token, which the process list shows to every user of this machine: STATION_SIM_CONTROL_TOKEN does not)' : 'token required';
-  return `control plane ${where}, ${controlToken ? token : 'no token (open to anyone who can reach it)'}`;
+  const line = `control plane ${where}, ${controlToken ? token : 'no token (open to anyone who can reach it)'}`;
+  if (!controlToken || !openBroker) return line;
+  return `${line}; over HTTP only: the embedded broker is open, so any MQTT client that reaches it can publish to the control topics without the token (--broker-auth, or mqtt identities in the fixture, close them: docs/mqtt-security.md)`;
 }
 
 export function withTime<T>(yargs: Argv<T>) {
@@ -348,4 +356,21 @@ export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 
   if (timeScale !== undefined && !isTimeScale(timeScale)) throw new UsageError('--time-scale must be a positive number');
   if (timeScale !== undefined && clock === 'manual') throw new UsageError('--time-scale and --clock manual do not go together');
   return { clock, ...(timeScale === undefined ? {} : { timeScale }), ...(record === undefined ? {} : { record }) };
+}
+
+/** `--judge-report FILE`: the judge's findings as JUnit XML at stop (docs/judge.md). */
+export function withJudgeReport<T>(yargs: Argv<T>) {
+  return yargs.option('judge-report', {
+    type: 'string',
+    describe: "Write the judge's verdict as JUnit XML to this file (one test case per rule, failed when broken), for CI; up, run and stations write it when they stop",
+  });
+}
+
+/** `--judge off|report|strict`, `run`'s own: what the judge's findings do to the run. */
+export function withJudgeMode<T>(yargs: Argv<T>) {
+  return yargs.option('judge', {
+    choices: JUDGE_MODES,
+    default: 'report' as const,
+    describe: 'report: the judge line at stop; strict: also exit 3 when the command passed but a rule was broken; off: say nothing of the judge',
+  });
 }

@@ -17,6 +17,7 @@ import { transcriptCommand } from './commands/transcript.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { certsCommand } from './commands/certs.js';
 import { contractCommand } from './commands/contract.js';
+import { demoCommand } from './commands/demo.js';
 import { UsageError, describeFailure, type CliIo } from './output.js';
 
 /** The exit code of a command line that yargs or a command rejected. */
@@ -33,11 +34,12 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
     .command(stationsCommand(io))
     .command(apiCommand(io))
     .command(runCommand(io, result))
-    .command(transcriptCommand(io))
+    .command(transcriptCommand(io, result))
     .command(dashboardCommand(io))
     .command(fixtureCommand(io))
     .command(certsCommand(io))
     .command(contractCommand(io))
+    .command(demoCommand(io, result))
     .demandCommand(1, 'name a command (see --help)')
     .strict()
     .help()

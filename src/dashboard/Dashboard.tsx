@@ -12,6 +12,7 @@ import { EventLog } from './EventLog.js';
 import { FleetTable, tableColumns } from './FleetTable.js';
 import type { FleetStore } from './fleet-store.js';
 import type { IconSet } from './format.js';
+import { Caption, CAPTION_LINES, type CaptionSource } from './Caption.js';
 import { bodyHeightOf, INITIAL_VIEW, resolveSelection, useFilteredTokens, type ViewState } from './dashboard-view.js';
 import { HelpOverlay } from './HelpOverlay.js';
 import { MIN_COLUMNS, MIN_ROWS, layoutFor, scrollTop } from './layout.js';
@@ -49,6 +50,8 @@ export interface DashboardProps {
   healthPollMs?: number;
   /** How often the selected station is fetched in full. @default 1000 */
   detailRefreshMs?: number;
+  /** A narrated story (`station-sim demo`): its caption above the table, its keys `space` and `n`. @default none */
+  caption?: CaptionSource;
 }
 
 export function Dashboard(props: DashboardProps) {
@@ -77,7 +80,7 @@ export function Dashboard(props: DashboardProps) {
   const actions = useMemo(() => createDashboardActions({ control, store, unlock: props.unlock }), [control, store, props.unlock]);
   const tokensFor = useFilteredTokens(store);
 
-  const layout = layoutFor(columns, rows);
+  const layout = layoutFor(columns, rows - (props.caption ? CAPTION_LINES : 0));
   const layoutRef = useRef(layout);
   layoutRef.current = layout;
   const { tokens: list, index: selectedIndex, token: selectedToken, station, lockIndex } = resolveSelection(view, tokensFor(view.filter), store);
@@ -112,8 +115,9 @@ export function Dashboard(props: DashboardProps) {
   return (
     // 100%, not the columns this render was for: on a resize Ink lays this tree out at the new
     // width before React renders the next one, and a box wider than the terminal wraps.
-    <Box flexDirection="column" width="100%" height={layout.height} overflow="hidden">
+    <Box flexDirection="column" width="100%" height={layout.height + (props.caption ? CAPTION_LINES : 0)} overflow="hidden">
       <Header title={props.title} total={store.size} online={store.online} stale={stale} />
+      {props.caption && <Caption source={props.caption} keysActive={isRawModeSupported} keysFree={() => viewRef.current.draft === undefined && !viewRef.current.help} />}
       <StatusLine
         health={health}
         stream={store.stream}

@@ -1,6 +1,7 @@
 /** The live terminal dashboard and its data layer. */
 export { startDashboard, NOT_A_TTY_MESSAGE, type DashboardOptions, type StartedDashboard } from './start-dashboard.js';
 export type { UnlockFunction } from './dashboard-actions.js';
+export type { CaptionSource, CaptionState } from './Caption.js';
 export { DashboardUrlError, parseDashboardUrl } from './dashboard-url.js';
 export {
   ControlClient,

@@ -7,6 +7,7 @@ import { render } from 'ink';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { ControlClient, type DashboardControl } from '../client/control-client.js';
 import { Dashboard } from './Dashboard.js';
+import type { CaptionSource } from './Caption.js';
 import type { UnlockFunction } from './dashboard-actions.js';
 import { FleetStore } from './fleet-store.js';
 import { baseUrlOf, parseDashboardUrl } from './dashboard-url.js';
@@ -69,6 +70,8 @@ export interface DashboardOptions {
    * minute idle, and Node writes a buffer warning onto the screen at a million). @default 10000
    */
   performanceTrimMs?: number;
+  /** A narrated story shown in caption lines above the table, steered with `space` and `n` (`station-sim demo`). @default none */
+  caption?: CaptionSource;
 }
 
 export interface StartedDashboard {
@@ -118,6 +121,7 @@ export function startDashboard(options: DashboardOptions): StartedDashboard {
       flushIntervalMs={options.flushIntervalMs}
       healthPollMs={options.healthPollMs}
       detailRefreshMs={options.detailRefreshMs}
+      caption={options.caption}
     />,
     {
       stdout,

@@ -13,7 +13,7 @@ import { reconnectRandom, seededRandom } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import { JudgeLog } from '../judge/judge-log.js';
-import { ServiceJudge } from '../judge/service-judge.js';
+import { ServiceJudge, type ReceivedCommand } from '../judge/service-judge.js';
 
 export interface FleetOptions {
   stations: StationConfig[];
@@ -49,6 +49,12 @@ export interface FleetOptions {
    * @default every rule on, default thresholds
    */
   judge?: JudgeSettings;
+  /**
+   * Told every command a station receives, as the judge sees it: the transcript records them, so
+   * `station-sim transcript judge` can judge the run again offline (src/transcript/transcript-judge.ts).
+   * @default ignored
+   */
+  onCommand?: (command: ReceivedCommand) => void;
 }
 
 export interface StartedFleet {
@@ -110,8 +116,11 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           reconnectRandom: reconnectRandom(options.seed, config.stationId),
           onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
           onLockPhase: (event) => agent?.publishEvent(config.token, { type: 'lock.phase', ...event }),
-          onCommand: (delivery) =>
-            judge.observe({ ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs }),
+          onCommand: (delivery) => {
+            const received = { ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs };
+            judge.observe(received);
+            options.onCommand?.(received);
+          },
           ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
         }),
       );

@@ -10,7 +10,6 @@
  * timestamps, and whether the station or lock is the one the topic names.
  */
 import { VOLTAGE_LIMITS } from '../fixture/station-actions.js';
-import { TOKEN_PATTERN } from '../fixture/fixture-schema.js';
 import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from './topics.js';
 
 export const PLAUSIBILITY_LIMITS = {
@@ -20,12 +19,6 @@ export const PLAUSIBILITY_LIMITS = {
   maxStringLength: 64,
   /** How far ahead of the gateway's clock a timestamp may be (clock skew between machines). */
   futureSkewMs: 5 * 60_000,
-  /**
-   * Locks a station may have, the fixture's and those it publishes beyond them together: the
-   * fixture's own maximum (`locksPerStation`), so lock topics published by others cannot grow the
-   * gateway's memory.
-   */
-  maxLocksPerStation: 64,
 } as const;
 
 /** Why a message was refused; the keys of the counts `refusedMessages` reports. */
@@ -42,7 +35,7 @@ export const REFUSAL_REASONS = [
   'outOfRange',
   /** A timestamp that is not ISO 8601 UTC (`YYYY-MM-DDTHH:MM:SS(.sss)Z`) or lies in the future beyond the skew. */
   'badTimestamp',
-  /** A lock state whose payload names another lock than its topic, or a lock beyond `maxLocksPerStation`. */
+  /** A lock state whose payload names another lock than its topic, or a lock the fixture does not give the station. */
   'unknownLock',
   /** A zero-length message (a retained message cleared): clearing a station's record is not the station saying something. */
   'emptyPayload',
@@ -74,14 +67,16 @@ export function checkStatus(status: StatusPayload, config: { stationId: number }
 }
 
 /**
- * A parsed lock state on the topic of `lockId`. `admitted` says whether the gateway may keep one
- * more lock for this station (see `maxLocksPerStation`); a lock it already knows always may.
+ * A parsed lock state on the topic of `lockId`. `listed`: the fixture gives the station that lock.
+ * A lock it does not is refused: the interface's station has the locks the service knows of, and
+ * lock topics published by others (or a station's own identity, which a broker ACL lets write
+ * `locks/+/state`) must not add locks to what `/v1` shows, nor grow the gateway's memory.
  */
-export function checkLockState(state: LockStatePayload, lockId: string, known: boolean, admitted: boolean, now: number): RefusalReason | undefined {
+export function checkLockState(state: LockStatePayload, lockId: string, listed: boolean, now: number): RefusalReason | undefined {
   if (!shortStrings(state.lockId, state.lastUpdated)) return 'malformed';
   // The topic addresses the lock; a payload naming another lock is inconsistent.
   if (state.lockId !== lockId) return 'unknownLock';
-  if (!known && (!admitted || !TOKEN_PATTERN.test(lockId))) return 'unknownLock';
+  if (!listed) return 'unknownLock';
   if (!plausibleTimestamp(state.lastUpdated, now)) return 'badTimestamp';
   return undefined;
 }

@@ -391,12 +391,10 @@ class MqttStationGateway implements StartedMqttGateway {
         if (payload.length === 0) return 'emptyPayload';
         const state = parsePayload('lockState', payload);
         if (!state) return 'malformed';
-        const listed = config.locks.some((lock) => lock.lockId === route.lockId);
-        const known = listed || this.#cache.hasLock(config, route.lockId);
-        const admitted = known || this.#cache.admitsLock(config, PLAUSIBILITY_LIMITS.maxLocksPerStation);
-        const refused = checkLockState(state, route.lockId, known, admitted, now);
+        const listed = this.#cache.hasLock(config, route.lockId);
+        const refused = checkLockState(state, route.lockId, listed, now);
         if (refused) return refused;
-        this.#cache.applyLockState(route.token, route.lockId, state, listed);
+        this.#cache.applyLockState(route.token, route.lockId, state);
         return undefined;
       }
       case 'acks': {

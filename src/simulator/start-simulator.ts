@@ -17,7 +17,7 @@ import { ManualClock, scaledClock, systemClock, type Clock } from '../shared/clo
 import { seededUuids } from '../shared/seeded-ids.js';
 import { SimError } from '../errors.js';
 import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown, SHIPPED_FIXTURES, type HttpOptions, type ShippedFixtureName, type SimulatorOptions } from './simulator-options.js';
-import { startTranscript } from '../transcript/transcript-recorder.js';
+import { startTranscript, type StartedTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
 import { openLogFileOf } from '../service/http/request-logging.js';
@@ -346,13 +346,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, mqttUrl, identities, clock, options, cleanups, broker, seed);
+    const stations = shardStations(fixture.stations, options.shard);
+    let transcript: StartedTranscript | undefined;
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
-      const transcript = await startTranscript({ path: options.record, hub: control.hub, clock, ...(options.onNotice ? { onNotice: options.onNotice } : {}) });
-      cleanups.add(() => transcript.stop());
+      const started = await startTranscript({
+        path: options.record,
+        hub: control.hub,
+        clock,
+        fleetStations: stations,
+        judge: fixture.judge,
+        ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+      });
+      transcript = started;
+      cleanups.add(() => started.stop());
     }
     const fleet = await startFleet({
-      stations: shardStations(fixture.stations, options.shard),
+      stations,
+      ...(transcript ? { onCommand: transcript.recordCommand } : {}),
       transport,
       identities,
       seed,

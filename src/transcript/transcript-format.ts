@@ -16,6 +16,25 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 /** An ISO 8601 UTC time as `Date.prototype.toISOString` writes it. */
 const TimeSchema = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$' });
 
+/** What a station saw of a command it received (see `MqttEntrySchema.delivery`). */
+export const DeliverySchema = Type.Object({
+  /** The QoS of the delivery: a command published at QoS 0 reaches the station's QoS 1 subscription at 0. */
+  qos: Type.Union([Type.Literal(0), Type.Literal(1)]),
+  /** Set when the broker sent it as a retained message (on a subscription). */
+  retain: Type.Boolean(),
+  /** Whether the station's model was online when it arrived. */
+  online: Type.Boolean(),
+  /** When the station's current session went online; absent while it has none. */
+  onlineSince: Type.Optional(TimeSchema),
+  /** The station's command TTL. */
+  commandTtlMs: Type.Integer({ minimum: 0 }),
+  /** Whether the station has the lock the topic names. */
+  knownLock: Type.Boolean(),
+  /** The payload exactly as it arrived, base64, when `payload` cannot give it back byte for byte (not JSON, or JSON written otherwise). */
+  raw: Type.Optional(Type.String()),
+});
+export type Delivery = Static<typeof DeliverySchema>;
+
 // The entry schemas leave `additionalProperties` open on purpose: a reader must still show a file
 // written by a newer recorder that adds a field, and every field it prints is checked here.
 export const MqttEntrySchema = Type.Object({
@@ -31,6 +50,14 @@ export const MqttEntrySchema = Type.Object({
   /** The parsed JSON payload, or the payload's text when it was not JSON. */
   payload: Type.Unknown(),
   commandId: Type.Optional(Type.String()),
+  /**
+   * On an unlock entry recorded where the station received it (its fleet ran in the recording
+   * process): what MQTT said of the delivery and what the station knew, so that
+   * `station-sim transcript judge` can judge the command again (src/judge/service-judge.ts,
+   * `ReceivedCommand`). Absent in older files, and on commands to stations of another process,
+   * whose unlock entries are the broker's view.
+   */
+  delivery: Type.Optional(DeliverySchema),
 });
 export const ApiEntrySchema = Type.Object({
   t: TimeSchema,
@@ -64,10 +91,35 @@ export const SimEntrySchema = Type.Object({
   lockId: Type.Optional(Type.String()),
   /** The command a fault or timeout is about. Absent in older files, which have it only in `detail`. */
   commandId: Type.Optional(Type.String()),
+  /**
+   * On the `judge-settings` entry a recording starts with: the fixture's `judge` section the run was judged
+   * by, for `station-sim transcript judge` (checked there against the fixture schema).
+   */
+  settings: Type.Optional(Type.Unknown()),
 });
-export const TranscriptEntrySchema = Type.Union([MqttEntrySchema, ApiEntrySchema, SimEntrySchema]);
+/**
+ * A finding of the judge (docs/judge.md), as the event stream told it. The fields beyond `rule` and
+ * `detail` are the evidence a rule has: a service rule names the station and the command, a client
+ * rule may name the account or the request instead; fields this reader does not know are kept.
+ */
+export const JudgeEntrySchema = Type.Object({
+  t: TimeSchema,
+  kind: Type.Literal('judge'),
+  rule: Type.String(),
+  /** The station the finding is about (its token), if any. */
+  station: Type.Optional(Type.String()),
+  lockId: Type.Optional(Type.String()),
+  commandId: Type.Optional(Type.String()),
+  /** Who broke the rule (`service`, `client`), when the event says. */
+  party: Type.Optional(Type.String()),
+  account: Type.Optional(Type.String()),
+  requestId: Type.Optional(Type.String()),
+  detail: Type.String(),
+});
+export const TranscriptEntrySchema = Type.Union([MqttEntrySchema, ApiEntrySchema, SimEntrySchema, JudgeEntrySchema]);
 export type TranscriptEntry = Static<typeof TranscriptEntrySchema>;
 export type MqttEntry = Static<typeof MqttEntrySchema>;
+export type JudgeEntry = Static<typeof JudgeEntrySchema>;
 
 const entryChecker = TypeCompiler.Compile(TranscriptEntrySchema);
 
@@ -168,10 +220,32 @@ export function formatEntry(entry: TranscriptEntry, origin: number): string {
     case 'mqtt': {
       const arrow = entry.direction === 'down' ? '→' : '←';
       const where = `${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}`;
+      const notes = entry.delivery ? describeDelivery(entry.delivery) : '';
+      const delivery = notes ? `  ${notes}` : '';
       // JSON.stringify escapes C0 controls but leaves DEL and C1 as they are.
-      return `${offset}  MQTT  ${arrow} ${printable(where)}  ${printable(entry.topic)}  ${printable(JSON.stringify(entry.payload))}`;
+      return `${offset}  MQTT  ${arrow} ${printable(where)}  ${printable(entry.topic)}  ${printable(JSON.stringify(entry.payload))}${delivery}`;
     }
+    case 'judge':
+      return `${offset}  JUDGE ${printable(describeJudgeEntry(entry))}`;
   }
+}
+
+/** What a station saw of a delivery, only where it is not the contract's ordinary case (QoS 1, live, online). */
+function describeDelivery(delivery: Delivery): string {
+  const notes = [delivery.qos === 0 ? 'QoS 0' : '', delivery.retain ? 'retained' : '', delivery.online ? '' : 'station offline'].filter(Boolean);
+  return notes.length > 0 ? `(${notes.join(', ')})` : '';
+}
+
+/** `rule  station/lock  command C  account A  request R: detail`, with only the evidence the finding has. */
+export function describeJudgeEntry(entry: JudgeEntry): string {
+  const where = entry.station !== undefined ? `${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}` : entry.lockId !== undefined ? `lock ${entry.lockId}` : '';
+  const evidence = [
+    where,
+    entry.commandId !== undefined ? `command ${entry.commandId}` : '',
+    entry.account !== undefined ? `account ${entry.account}` : '',
+    entry.requestId !== undefined ? `request ${entry.requestId}` : '',
+  ].filter(Boolean);
+  return `${entry.rule}${evidence.length > 0 ? `  ${evidence.join('  ')}` : ''}: ${entry.detail}`;
 }
 
 /** One readable line per entry, with the time since the first entry shown. */
@@ -181,10 +255,10 @@ export function formatTimeline(entries: readonly TranscriptEntry[]): string[] {
 }
 
 /**
- * What `--kind` can name: an entry's kind (`api`, `mqtt`, `sim`), the contract message of an MQTT
+ * What `--kind` can name: an entry's kind (`api`, `mqtt`, `sim`, `judge`: the judge's findings), the contract message of an MQTT
  * entry, or the event of a `sim` entry.
  */
-export const ENTRY_KINDS = ['api', 'mqtt', 'sim', 'status', 'lockState', 'unlock', 'acks', 'fault', 'control', 'timeout'] as const;
+export const ENTRY_KINDS = ['api', 'mqtt', 'sim', 'judge', 'status', 'lockState', 'unlock', 'acks', 'fault', 'control', 'timeout'] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 export function isEntryKind(value: string): value is EntryKind {
@@ -214,7 +288,8 @@ function messageOf(entry: MqttEntry): MqttEntry['message'] {
 
 /**
  * True when `entry` is about one of `stations`. A `sim` entry with no station (a reset, a clock
- * advance) concerns every station and is kept; an API entry with none (a login) is not.
+ * advance) concerns every station and is kept; an API entry with none (a login), or a finding of
+ * the judge with none (about an account), is not.
  */
 export function entryIsAbout(entry: TranscriptEntry, stations: ReadonlySet<string>): boolean {
   if (entry.station === undefined) return entry.kind === 'sim';

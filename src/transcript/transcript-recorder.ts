@@ -6,7 +6,11 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { ContractMessage, EventHub, SimStreamEvent } from '../control/event-hub.js';
 import type { Clock } from '../shared/clock.js';
-import type { TranscriptEntry } from './transcript-format.js';
+import type { StationConfig } from '../fixture/fixture-schema.js';
+import type { JudgeSettings } from '../fixture/judge-schema.js';
+import type { ReceivedCommand } from '../judge/service-judge.js';
+import { groupTopics, type StationTopics } from '../mqtt/topics.js';
+import type { Delivery, TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
 
@@ -32,10 +36,24 @@ export interface TranscriptOptions {
    * @default 67108864 (64 MiB)
    */
   maxPendingBytes?: number;
+  /**
+   * The stations whose fleet runs in this process. Their unlock entries are written when the
+   * station receives the command (`recordCommand`), with what it saw of the delivery, for
+   * `station-sim transcript judge`; the broker's copy of the publication is then left out. Commands
+   * to other stations are recorded as the broker routes them. @default none
+   */
+  fleetStations?: readonly Pick<StationConfig, 'token' | 'behaviour'>[];
+  /**
+   * The fixture's `judge` section, written first (a `sim` entry `judge-settings`), so the run can
+   * be judged again offline with the same thresholds. @default not written
+   */
+  judge?: JudgeSettings;
 }
 
 export interface StartedTranscript {
   readonly path: string;
+  /** Records a command a station of `fleetStations` received (give it to the fleet's `onCommand`). */
+  recordCommand(command: ReceivedCommand): void;
   stop(): Promise<void>;
 }
 
@@ -56,7 +74,15 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
     out.write(`${JSON.stringify(entry)}\n`);
     if (out.writableLength > maxPending) stopRecording(`fell more than ${formatMiB(maxPending)} behind (the disk or pipe is slower than the simulator)`);
   };
+  const delivered = groupTopics((options.fleetStations ?? []).map((station) => ({ token: station.token, behaviour: station.behaviour }))).byToken;
+  if (options.judge !== undefined) {
+    const rules = options.judge.rules ?? {};
+    const detail = Object.keys(rules).length === 0 ? 'every rule on, default thresholds' : `rules ${JSON.stringify(rules)}`;
+    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'judge-settings', detail, settings: options.judge });
+  }
   const stopMessages = options.hub.onContractMessage((message) => {
+    // The station's own view of its commands is recorded instead (recordCommand).
+    if (message.kind === 'unlock' && delivered.has(message.token)) return;
     const entry = mqttEntry(message, new Date(options.clock.now()).toISOString());
     if (entry) write(entry);
   });
@@ -68,10 +94,18 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
   // The stream destroys itself on a write error; whatever is still queued is lost.
   out.once('error', (error) => stopRecording(`could not be written (${error.message})`));
   let stopped: Promise<void> | undefined;
+  let ended = false;
   return {
     path: options.path,
+    recordCommand: (command) => {
+      if (ended) return;
+      const topics = delivered.get(command.token);
+      if (topics) write(deliveryEntry(command, topics));
+    },
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
+        // A command a station still receives while the simulator stops is not written after the end.
+        ended = true;
         stopMessages();
         stopEvents();
         if (out.destroyed) return resolve();
@@ -125,6 +159,41 @@ function mqttEntry(message: ContractMessage, t: string): TranscriptEntry | undef
   };
 }
 
+/** The unlock entry of a command as its station received it. */
+function deliveryEntry(command: ReceivedCommand, topics: StationTopics): TranscriptEntry {
+  const text = command.payload.toString();
+  let payload: unknown = text;
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    // Not JSON: recorded as its text, as the broker's copy is.
+  }
+  // What a reader rebuilds the payload from (src/transcript/transcript-judge.ts): the bytes themselves when that would not give them back.
+  const rebuilt = Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload));
+  const delivery: Delivery = {
+    qos: command.qos,
+    retain: command.retain,
+    online: command.online,
+    ...(command.onlineSince === undefined ? {} : { onlineSince: new Date(command.onlineSince).toISOString() }),
+    commandTtlMs: command.commandTtlMs,
+    knownLock: command.locks.some((lock) => lock.lockId === command.lockId),
+    ...(rebuilt.equals(command.payload) ? {} : { raw: command.payload.toString('base64') }),
+  };
+  const commandId = command.command?.commandId;
+  return {
+    t: new Date(command.now).toISOString(),
+    kind: 'mqtt',
+    direction: 'down',
+    station: command.token,
+    lockId: command.lockId,
+    topic: topics.topic('unlock', { token: command.token, lockId: command.lockId }),
+    message: 'unlock',
+    payload,
+    ...(commandId === undefined ? {} : { commandId }),
+    delivery,
+  };
+}
+
 /**
  * The entry of an event of the hub's stream, for the kinds a transcript records; `realDurations`
  * false leaves out what was measured in real time.
@@ -169,6 +238,11 @@ function eventEntry(event: SimStreamEvent, realDurations: boolean): TranscriptEn
         lockId: event.lockId,
         commandId: event.commandId,
       };
+    case 'judge.finding': {
+      // Every field of the finding is evidence (docs/judge.md): the station's token is its id, never a credential.
+      const { type: _type, time, token, ...finding } = event;
+      return { t: time, kind: 'judge', ...(token === undefined ? {} : { station: token }), ...finding };
+    }
     default:
       return undefined;
   }

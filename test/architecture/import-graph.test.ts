@@ -19,7 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['index.ts'], // the package's entry: re-exports the parts
   ['cli', 'testing'], // the ways in: the command line, and the helpers for test suites
   ['simulator'], // startSimulator: the parts put together
-  ['transcript'], // recording and reading what a simulator did
+  ['transcript', 'demo'], // recording and reading what a simulator did; the narrated demo's story and its player
   ['service', 'control', 'fleet', 'dashboard', 'client'], // the parts: /v1, /sim/v1, stations on MQTT, the terminal UI, the /v1 and /sim/v1 clients
   ['judge'], // the rules the code under test is judged by, used by the parts that see it (fleet, control)
   ['broker', 'mqtt'], // the embedded broker; the topic contract and the MQTT clients

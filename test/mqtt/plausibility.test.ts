@@ -29,11 +29,10 @@ describe('checks', () => {
   });
   it('a lock state', () => {
     const state = { lockId: '1', status: 'locked' as const, lastUpdated: '2026-06-01T11:00:00.000Z' };
-    expect(checkLockState(state, '1', true, false, now)).toBeUndefined();
-    expect(checkLockState(state, '1', false, false, now)).toBe('unknownLock');
-    expect(checkLockState(state, '1', false, true, now)).toBeUndefined();
-    expect(checkLockState({ ...state, lockId: '../x' }, '../x', false, true, now)).toBe('unknownLock');
-    expect(checkLockState({ ...state, lockId: 'x'.repeat(PLAUSIBILITY_LIMITS.maxStringLength + 1) }, 'x', true, true, now)).toBe('malformed');
+    expect(checkLockState(state, '1', true, now)).toBeUndefined();
+    expect(checkLockState(state, '1', false, now)).toBe('unknownLock');
+    expect(checkLockState({ ...state, lockId: '../x' }, '../x', false, now)).toBe('unknownLock');
+    expect(checkLockState({ ...state, lockId: 'x'.repeat(PLAUSIBILITY_LIMITS.maxStringLength + 1) }, 'x', true, now)).toBe('malformed');
   });
   it('an ack', () => {
     expect(checkAck({ commandId: 'c', lockId: '1', accepted: false, reason: 'jammed' })).toBeUndefined();

@@ -91,7 +91,7 @@ describe.each(brokers)('the simulator on $name', ({ available, start }) => {
       JSON.stringify({
         api: { loginThrottle: { enabled: false } },
         accounts: [{ email: 'pm@example.com', password: PASSWORD, stations: TOKENS }],
-        stations: TOKENS.map((token, index) => ({ token, stationId: 700 + index, locks: [{ lockId: '1' }, { lockId: '2' }], behaviour: { unlockDelayMs: 20, relockMs: 10_000 } })),
+        stations: TOKENS.map((token, index) => ({ token, stationId: 700 + index, locks: [{ lockId: '1' }, { lockId: '2' }, { lockId: '3' }], behaviour: { unlockDelayMs: 20, relockMs: 10_000 } })),
         mqtt: { certs: './certs' },
       }),
     );
@@ -140,6 +140,48 @@ describe.each(brokers)('the simulator on $name', ({ available, start }) => {
       expect(await client.unlock('PM-2', '1')).toEqual({ success: true });
     } finally {
       await intruder.endAsync(true);
+    }
+  });
+
+  it("keeps a station's identity off other stations' commands, the control topics and their traffic, and refuses an oversized packet", async () => {
+    const pki = (name: string) => readFile(join(certsDir, name));
+    const options = { ca: await pki('ca.crt'), cert: await pki('stations/PM-1.crt'), key: await pki('stations/PM-1.key'), clientId: 'station-sim-PM-1', reconnectPeriod: 0, protocolVersion: 4 as const };
+    const intruder = await mqtt.connectAsync(broker.url, options, false);
+    intruder.on('error', () => undefined);
+    const seen: string[] = [];
+    intruder.on('message', (topic) => seen.push(topic));
+    let closed = false;
+    const closedOnce = new Promise<void>((resolve) => intruder.once('close', () => { closed = true; resolve(); }));
+    const attempt = (topic: string, payload: unknown) =>
+      Promise.race([intruder.publishAsync(topic, JSON.stringify(payload), { qos: 1 }).catch(() => undefined), closedOnce]);
+    try {
+      // Reading everything: Mosquitto grants the filter and delivers nothing its ACL refuses; the
+      // embedded broker checks at delivery too (or refuses the filter).
+      await Promise.race([intruder.subscribeAsync(['#', 'stations/PM-2/#', 'station-sim/#'], { qos: 1 }).catch(() => undefined), closedOnce]);
+      // Opening another station's lock, and driving the fleet through the control topics.
+      await attempt('stations/PM-2/locks/3/unlock', { commandId: 'intruder-1', sentAt: new Date().toISOString() });
+      await attempt('station-sim/control/PM-2', { requestId: 'intruder2', action: 'connection', online: false });
+      await attempt('station-sim/control/PM-2', { requestId: 'intruder3', action: 'physical', lockId: '3', physical: 'forceOpen' });
+      await attempt('station-sim/fleet', { requestId: 'intruder4', action: 'reset' });
+
+      // What the broker had let through reached PM-2 before the unlock the API now sends to it.
+      const client = await simulator.login('pm@example.com');
+      expect(await client.unlock('PM-2', '2')).toEqual({ success: true });
+      await simulator.waitForLock('PM-2', '2', 'unlocked');
+      const station = await client.getStation('PM-2');
+      expect(station.status).toBe('online');
+      expect(station.locks.find((lock) => lock.lockId === '3')?.status).toBe('locked');
+      // The traffic of PM-2's unlock was not delivered to PM-1's identity, nor were the control topics.
+      expect(seen.filter((topic) => !topic.startsWith('stations/PM-1/'))).toEqual([]);
+
+      // A packet over the brokers' limit (64 KiB, docs/mosquitto/station-sim.conf) ends the connection.
+      if (!closed) {
+        intruder.publish('stations/PM-1/status', Buffer.alloc(70_000, 0x20), { qos: 0 });
+        await closedOnce;
+      }
+      expect(closed).toBe(true);
+    } finally {
+      await intruder.endAsync(true).catch(() => undefined);
     }
   });
 

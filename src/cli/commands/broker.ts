@@ -5,6 +5,7 @@ import { resolveFixture } from '../../simulator/start-simulator.js';
 import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { brokerListeners } from '../broker-notices.js';
+import { reportRefusals } from '../broker-refusal-lines.js';
 import { DEFAULT_MQTT_PORT, brokerSecurityOptions, checkPort, withBrokerSecurity, withFixture, withHost, withJson, withMqttPort } from '../options.js';
 
 export function brokerCommand(io: CliIo): CommandModule {
@@ -36,7 +37,12 @@ export function brokerCommand(io: CliIo): CommandModule {
       if (broker.fellBack) notice(io, `MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); using ${broker.port} instead`);
       const listeners = brokerListeners(broker);
       printReady(io, argv.json as boolean, `station-sim broker: MQTT ${broker.url}${listeners.text} · Ctrl-C to stop`, { mqttUrl: broker.url, ...listeners.json });
-      await runUntilSignal(io, () => broker.stop());
+      // Alone, the broker has no health route or event stream: its refusals go to stderr.
+      const stopReporting = reportRefusals(broker, (line) => notice(io, line));
+      await runUntilSignal(io, async () => {
+        stopReporting();
+        await broker.stop();
+      });
     },
   };
 }

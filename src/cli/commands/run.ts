@@ -9,10 +9,11 @@ import { constants } from 'node:os';
 import type { CommandModule } from 'yargs';
 import { startSimulator, type StartedSimulator } from '../../simulator/start-simulator.js';
 import { notice, UsageError, type CliIo } from '../output.js';
-import { noticeJudge } from '../judge-notice.js';
+import { checkReportPath, judgeOutletsOf, noticeStrictFailure, stopJudged } from '../judge-notice.js';
+import { findingCount, type JudgeVerdict } from '../../judge/verdict.js';
 import { ReadyFile } from '../ready-file.js';
 import { STOP_SIGNALS, runUntilSignal } from '../run-until-signal.js';
-import { httpOptions, seedOf, timeOptions, withFixture, withHttp, withSeed, withTime } from '../options.js';
+import { httpOptions, seedOf, timeOptions, withFixture, withHttp, withJudgeMode, withJudgeReport, withSeed, withTime } from '../options.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import { SIMULATOR_ENV } from '../../simulator/simulator-env.js';
 
@@ -24,6 +25,8 @@ export const RUN_ENV = SIMULATOR_ENV;
  * run`: a test suite rarely exits with it, so CI can tell "no simulator" from "tests failed".
  */
 export const RUN_EXIT = {
+  /** `--judge strict`: the command passed (0), but the judge found a rule broken. */
+  judgeFindings: 3,
   simulatorFailed: 125,
   commandNotRunnable: 127,
 } as const;
@@ -49,9 +52,13 @@ Exit codes:
   the command's own   it ran and exited
   128 + N             it was killed by signal N (143 for SIGTERM)
   127                 it could not be run (not found, not executable)
-  125                 the simulator could not start or failed (bad fixture, port in use...)
+  125                 the simulator could not start or failed (bad fixture, port in use,
+                      the --judge-report file not writable...)
+  3                   --judge strict: the command exited 0 but a rule of the judge was broken
+                      (the findings are listed on stderr); any other code of the command is kept
   2                   usage error (unknown option, bad value, no command)
   0                   with --ready-file and no command: stopped by SIGTERM, SIGINT or SIGHUP
+                      (3 with --judge strict and findings)
 
 In the background: station-sim run --ready-file sim.json & then read sim.json (it exists only
 while the simulator is ready), and stop it with kill (SIGTERM).`;
@@ -61,7 +68,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
     command: 'run [command..]',
     describe: 'Run a command (a test suite) against a fresh simulator on free ports: station-sim run --fixture F -- npm test',
     builder: (yargs) =>
-      withTime(withHttp(withSeed(withFixture(yargs)), 'free-port'))
+      withJudgeReport(withJudgeMode(withTime(withHttp(withSeed(withFixture(yargs)), 'free-port'))))
         .option('ready-file', {
           type: 'string',
           describe: 'Write the addresses as JSON to this file once ready (removed at start and at stop)',
@@ -75,6 +82,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
       if (readyFile?.path === '') throw new UsageError('--ready-file needs a file name');
       const http = httpOptions({ ...argv, 'http-port': argv['http-port'] ?? 0 });
       const options = { ...http, ...timeOptions(argv), fixture: argv.fixture as string | undefined, seed: seedOf(argv), mqttPort: 0 };
+      const judge = judgeOutletsOf(argv);
       // The command line is good: from here on a failure is the simulator's own.
       result.failureCode = RUN_EXIT.simulatorFailed;
       // A signal before the stop handlers are in place (while the simulator starts, or the ready
@@ -95,6 +103,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
       for (const signal of STOP_SIGNALS) process.on(signal, onEarly);
       let sim: StartedSimulator;
       try {
+        await checkReportPath(judge);
         await readyFile?.clear();
         sim = await startSimulator({ ...options, onNotice: (message) => notice(io, message) });
       } catch (error) {
@@ -102,11 +111,12 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
         throw error;
       }
       let stopped: Promise<void> | undefined;
-      // The file goes first: once the simulator is going down it is no longer ready.
+      let verdict: JudgeVerdict | undefined;
+      // The file goes first: once the simulator is going down it is no longer ready. The judge's
+      // report is written however the stop goes.
       const stop = (): Promise<void> => (stopped ??= (async () => {
         await readyFile?.remove();
-        await sim.stop();
-        noticeJudge(io, sim.fleet);
+        verdict = await stopJudged(io, sim, judge);
       })());
       try {
         const addresses = { apiUrl: sim.apiUrl, mqttUrl: sim.mqttUrl, controlUrl: sim.controlUrl, seed: sim.seed };
@@ -130,6 +140,10 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
       } finally {
         stopEarlyWatch();
         await stop();
+      }
+      if (judge.mode === 'strict' && result.code === 0 && verdict && findingCount(verdict) > 0) {
+        result.code = RUN_EXIT.judgeFindings;
+        noticeStrictFailure(io, verdict, result.code);
       }
     },
   };

@@ -2,22 +2,24 @@ import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import type { StartedFleet } from '../../fleet/start-fleet.js';
 import { notice, printReady, UsageError, type CliIo } from '../output.js';
-import { noticeJudge } from '../judge-notice.js';
+import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { seedOf, brokerTlsOption, withBroker, withFixture, withJson, withSeed } from '../options.js';
+import { seedOf, brokerTlsOption, withBroker, withFixture, withJson, withJudgeReport, withSeed } from '../options.js';
 
 export function stationsCommand(io: CliIo): CommandModule {
   return {
     command: 'stations',
     describe: 'Run only the virtual fleet, against any MQTT broker',
     builder: (yargs) =>
-      withBroker(withJson(withSeed(withFixture(yargs))), true).option('shard', {
+      withJudgeReport(withBroker(withJson(withSeed(withFixture(yargs))), true)).option('shard', {
         type: 'string',
         describe: 'Run only shard k of n of the fleet (k/n, e.g. 2/4): station i goes to shard (i mod n) + 1',
       }),
     handler: async (argv) => {
       const shard = parseShard(argv.shard as string | undefined);
+      const judge = judgeOutletsOf(argv);
+      await checkReportPath(judge);
       const sim = await startSimulator({
         ...(shard ? { shard } : {}),
         fixture: argv.fixture as string | undefined,
@@ -40,8 +42,7 @@ export function stationsCommand(io: CliIo): CommandModule {
       const unwatch = watchFleet(sim.fleet.stations.values(), notices, (message) => notice(io, message));
       await runUntilSignal(io, async () => {
         unwatch();
-        await sim.stop();
-        noticeJudge(io, sim.fleet);
+        await stopJudged(io, sim, judge);
       });
     },
   };

@@ -14,10 +14,31 @@ import {
   type TranscriptEntry,
 } from '../../transcript/transcript-format.js';
 import { TranscriptReader } from '../../transcript/transcript-reader.js';
+import { judgeTranscript, type ReplayResult } from '../../transcript/transcript-judge.js';
+import { resolveFixture } from '../../simulator/start-simulator.js';
+import { judgeLine } from '../../judge/judge-log.js';
+import { findingCount, formatFinding } from '../../judge/verdict.js';
+import type { JudgeRuleId } from '../../fixture/judge-schema.js';
 import { SimError } from '../../errors.js';
 import { UsageError, type CliIo } from '../output.js';
+import { withJudgeReport } from '../options.js';
+import { checkReportPath, finishJudge, judgeOutletsOf } from '../judge-notice.js';
+import type { CommandResult } from './run.js';
 
-export function transcriptCommand(io: CliIo): CommandModule {
+/** `transcript judge`'s exit codes. */
+export const TRANSCRIPT_JUDGE_EXIT = { clean: 0, findings: 1 } as const;
+
+const JUDGE_EPILOG = `Judges the commands the stations received, as recorded with --record, by the service rules
+(docs/judge.md), with the judge settings the transcript recorded, or those of --fixture.
+
+Exit codes:
+  0   every command judged, no rule broken
+  1   a rule was broken, or some commands could not be judged (their entries lack what the
+      station saw: a transcript from before station-sim recorded it, or commands to stations
+      whose fleet ran in another process), or the file could not be read
+  2   usage error`;
+
+export function transcriptCommand(io: CliIo, result: CommandResult = { code: 0 }): CommandModule {
   return {
     command: 'transcript <action>',
     describe: 'Read a transcript written with --record',
@@ -41,9 +62,60 @@ export function transcriptCommand(io: CliIo): CommandModule {
               filter: entryFilter(argv.station as string[] | undefined, argv.kind as string[] | undefined),
             }),
         })
-        .demandCommand(1, 'name an action: show'),
+        .command({
+          command: 'judge <file>',
+          describe: 'Judge a recorded run again, offline: the findings and a summary; exit 1 when a rule was broken',
+          builder: (y) =>
+            withJudgeReport(
+              y.positional('file', { type: 'string', demandOption: true }).option('fixture', {
+                type: 'string',
+                describe: "Judge by this fixture's judge section (a file or a shipped name such as ci) instead of the one the transcript recorded",
+              }),
+            ).epilog(JUDGE_EPILOG),
+          handler: async (argv) => {
+            result.code = await judgeTranscriptFile(io, argv.file as string, argv.fixture as string | undefined, argv);
+          },
+        })
+        .demandCommand(1, 'name an action: show, judge'),
     handler: () => undefined,
   };
+}
+
+/**
+ * `transcript judge`: reads the file once, judging as it goes, prints each finding and a summary
+ * on stdout, writes the JUnit report if asked, and answers the exit code.
+ */
+async function judgeTranscriptFile(io: CliIo, file: string, fixture: string | undefined, argv: Record<string, unknown>): Promise<number> {
+  if (fixture === '') throw new UsageError('--fixture needs a fixture file or a shipped fixture name');
+  const outlets = judgeOutletsOf(argv);
+  await checkReportPath(outlets);
+  const settings = fixture === undefined ? undefined : (await resolveFixture(fixture)).judge;
+  const input = await openTranscript(file);
+  const reader = new TranscriptReader(input);
+  let replay: ReplayResult;
+  try {
+    replay = await judgeTranscript(reader, settings === undefined ? {} : { settings });
+  } catch (error) {
+    throw readError(file, error);
+  } finally {
+    input.destroy();
+  }
+  reportSkipped(io, file, reader.skipped);
+  const by = { given: `the judge settings of ${fixture ?? ''}`, transcript: 'the judge settings the transcript recorded', defaults: 'the default judge settings (the transcript recorded none; --fixture gives a fixture\'s)' }[replay.settingsSource];
+  const lines = [`${file}: ${replay.judged} command${replay.judged === 1 ? '' : 's'} judged, by ${by}`];
+  // The judge keeps the last findings (judge-log.ts): those before them are counted only.
+  const total = findingCount(replay);
+  if (total > replay.findings.length) lines.push(`  … ${total - replay.findings.length} earlier findings, counted but not listed`);
+  for (const finding of replay.findings) lines.push(`  ${formatFinding(finding)}`);
+  lines.push(judgeLine(replay.summary as Partial<Record<JudgeRuleId, number>>));
+  io.stdout.write(lines.map(printable).join('\n') + '\n');
+  if (replay.unjudgeable > 0) {
+    io.stderr.write(
+      `station-sim: ${replay.unjudgeable} command${replay.unjudgeable === 1 ? '' : 's'} of ${file} could not be judged: ${replay.unjudgeable === 1 ? 'its entry lacks' : 'their entries lack'} what the station saw (QoS, retain flag, online state): a transcript written before station-sim recorded it, or commands to stations whose fleet ran in another process than the recording one\n`,
+    );
+  }
+  await finishJudge(io, replay, replay.settings, { ...outlets, mode: 'off' });
+  return total > 0 || replay.unjudgeable > 0 ? TRANSCRIPT_JUDGE_EXIT.findings : TRANSCRIPT_JUDGE_EXIT.clean;
 }
 
 /** How many candidates an ambiguous `--command` prefix names. */

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { startSimulator } from '../../simulator/start-simulator.js';
 import { printReady, notice, UsageError, type CliIo } from '../output.js';
-import { noticeJudge } from '../judge-notice.js';
+import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import {
   DEFAULT_HTTP_PORT,
@@ -23,6 +23,7 @@ import {
   withTime,
   timeOptions,
   brokerTlsOption,
+  withJudgeReport,
 } from '../options.js';
 import { fleetSummary } from './stations.js';
 import { apiBrokerNotices } from './api.js';
@@ -36,7 +37,7 @@ export function upCommand(io: CliIo): CommandModule {
     command: 'up',
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
     builder: (yargs) =>
-      withBrokerSecurity(withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false)))).option('dashboard', {
+      withJudgeReport(withBrokerSecurity(withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false))))).option('dashboard', {
         type: 'string',
         describe: 'Show the live dashboard (--dashboard); "auto" shows it only in an interactive terminal',
         coerce: (value: string) => (value === '' || value === 'true' ? 'on' : value),
@@ -58,6 +59,8 @@ export function upCommand(io: CliIo): CommandModule {
         throw new UsageError('--broker-auth, --insecure-broker, --broker-tls-port and --broker-ws-port are about the embedded broker; with --broker there is no embedded broker');
       }
       const http = httpOptions(argv);
+      const judge = judgeOutletsOf(argv);
+      await checkReportPath(judge);
       const host = argv.host as string;
       const dashboard = (argv.dashboard as string | undefined) ?? 'off';
       // Ink draws only its last frame when CI is set, so "auto" leaves the dashboard out there.
@@ -83,7 +86,7 @@ export function upCommand(io: CliIo): CommandModule {
         notice(io, `MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); the embedded broker uses ${sim.broker.port} instead`);
       }
       if (sim.http?.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${sim.http.api.port} instead`);
-      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
+      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined, sim.broker !== undefined && !sim.broker.auth));
       const summary = fleetSummary(sim.fleet);
       const listeners = sim.broker ? brokerListeners(sim.broker) : { text: '', json: {} };
       printReady(
@@ -101,8 +104,7 @@ export function upCommand(io: CliIo): CommandModule {
         // Ages and countdowns are drawn on the simulator's clock: it runs scaled or manual with --time-scale / --clock.
         const dashboard = runDashboard({ url: sim.apiUrl, unlock, controlToken: http.controlToken, simulatedClock: sim.clock });
         await runDashboardUntilDone(io, dashboard, async () => {
-          await sim.stop();
-          noticeJudge(io, sim.fleet);
+          await stopJudged(io, sim, judge);
         });
         return;
       }
@@ -115,8 +117,7 @@ export function upCommand(io: CliIo): CommandModule {
           : [];
       await runUntilSignal(io, async () => {
         for (const stop of unwatch) stop();
-        await sim.stop();
-        noticeJudge(io, sim.fleet);
+        await stopJudged(io, sim, judge);
       });
     },
   };

@@ -17,9 +17,8 @@ export const NEVER_REPORTED = new Date(0).toISOString();
 
 interface CachedStation {
   status: StatusPayload | undefined;
+  /** Only locks the fixture gives the station (the gateway refuses others). */
   locks: Map<string, LockStatePayload>;
-  /** Locks in `locks` the fixture does not list. */
-  extra: number;
 }
 
 export class StationStateCache {
@@ -38,21 +37,14 @@ export class StationStateCache {
   }
 
   /**
-   * Records a retained lock state; `undefined` means the retained message was cleared. `listed`:
-   * the fixture lists the lock (see `admitsLock`).
+   * Records a retained lock state of a lock the fixture lists (`hasLock`); `undefined` means the
+   * retained message was cleared.
    */
-  applyLockState(token: string, lockId: string, payload: LockStatePayload | undefined, listed = true): void {
+  applyLockState(token: string, lockId: string, payload: LockStatePayload | undefined): void {
     const entry = this.#entry(token);
-    const had = entry.locks.has(lockId);
     if (payload) entry.locks.set(lockId, payload);
     else entry.locks.delete(lockId);
-    if (!listed) entry.extra += (entry.locks.has(lockId) ? 1 : 0) - (had ? 1 : 0);
     this.#dropIfEmpty(token, entry);
-  }
-
-  /** Locks kept for the station that the fixture does not list. */
-  extraLocks(token: string): number {
-    return this.#stations.get(token)?.extra ?? 0;
   }
 
   /** The station's own status; a station that never reported counts as offline. */
@@ -60,18 +52,9 @@ export class StationStateCache {
     return this.#stations.get(token)?.status?.status ?? 'offline';
   }
 
-  /**
-   * Whether one more lock beyond the fixture's may be kept for this station: the fixture's and the
-   * published ones together stay within `maxLocks`, so lock topics published by anyone cannot grow
-   * this cache without bound.
-   */
-  admitsLock(config: StationConfig, maxLocks: number): boolean {
-    return config.locks.length + (this.#stations.get(config.token)?.extra ?? 0) < maxLocks;
-  }
-
-  /** A lock of the fixture's, or one the station has published a state for (as `view` lists them). */
+  /** A lock the fixture gives the station: the only locks the gateway shows and commands. */
   hasLock(config: StationConfig, lockId: string): boolean {
-    return config.locks.some((lock) => lock.lockId === lockId) || this.#stations.get(config.token)?.locks.has(lockId) === true;
+    return config.locks.some((lock) => lock.lockId === lockId);
   }
 
   /**
@@ -79,7 +62,7 @@ export class StationStateCache {
    * - Fields come from the last retained status; until there is one, the station is `offline`
    *   with the fixture's stationId and battery voltage.
    * - Locks are the fixture's, in fixture order, each with its last published state (until then,
-   *   the fixture's starting status), followed by any further locks the station publishes.
+   *   the fixture's starting status).
    * - `reachable: false` (the service has lost the broker) shows the station `offline`, because
    *   `online` promises that commands may be sent (interface section 2), which is then untrue.
    */
@@ -92,12 +75,6 @@ export class StationStateCache {
         ? { lockId: lock.lockId, status: state.status, lastUpdated: state.lastUpdated }
         : { lockId: lock.lockId, status: lock.status, lastUpdated: NEVER_REPORTED };
     });
-    if (cached) {
-      const listed = new Set(config.locks.map((lock) => lock.lockId));
-      const extra = [...cached.locks.values()].filter((state) => !listed.has(state.lockId));
-      extra.sort((a, b) => a.lockId.localeCompare(b.lockId));
-      for (const state of extra) locks.push({ lockId: state.lockId, status: state.status, lastUpdated: state.lastUpdated });
-    }
     return {
       stationId: status?.stationId ?? config.stationId,
       batteryVoltage: status?.batteryVoltage ?? config.batteryVoltage,
@@ -110,7 +87,7 @@ export class StationStateCache {
   #entry(token: string): CachedStation {
     let entry = this.#stations.get(token);
     if (!entry) {
-      entry = { status: undefined, locks: new Map(), extra: 0 };
+      entry = { status: undefined, locks: new Map() };
       this.#stations.set(token, entry);
     }
     return entry;

@@ -84,11 +84,12 @@ describe('station state from retained messages', () => {
     await eventually(() => expect(gw.getStation('S-1')?.status).toBe('offline'));
   });
 
-  test('a lock the station publishes beyond the fixture is shown after the fixture locks', async () => {
+  test('a lock the station publishes beyond the fixture is refused: the view has the fixture locks only', async () => {
     const gw = await start();
-    const fake = await station({ token: 'S-1', stationId: 1, locks: { '9': 'locked' } });
-    await eventually(() => expect(gw.getStation('S-1')?.locks.length).toBe(3));
-    expect(gw.getStation('S-1')?.locks.map((lock) => lock.lockId)).toEqual(['1', '2', '9']);
+    const fake = await station({ token: 'S-1', stationId: 1, locks: { '1': 'jammed', '9': 'locked' } });
+    await eventually(() => expect(gw.refusedMessages.unknownLock).toBe(1));
+    await eventually(() => expect(gw.getStation('S-1')?.locks[0]?.status).toBe('jammed'));
+    expect(gw.getStation('S-1')?.locks.map((lock) => lock.lockId)).toEqual(['1', '2']);
     await fake.stop();
   });
 

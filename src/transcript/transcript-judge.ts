@@ -1,0 +1,142 @@
+/**
+ * Judges a recorded run again, offline (`station-sim transcript judge`, docs/judge.md): the
+ * transcript's entries are fed, in file order, to the same judges the live run had, with the
+ * settings given (a fixture's `judge` section, or the one the transcript recorded).
+ *
+ * `observe` is the one place that hands entries to judges: an unlock entry recorded where the
+ * station received it (it carries `delivery`) becomes the `ReceivedCommand` the service judge
+ * (src/judge/service-judge.ts) saw live. The `/v1` client rules plug in here too, fed from the
+ * `api` entries, once their judge exists (see `#observeApi`).
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { JudgeSettingsSchema, type JudgeSettings } from '../fixture/judge-schema.js';
+import { JudgeLog, type JudgeFinding } from '../judge/judge-log.js';
+import { ServiceJudge } from '../judge/service-judge.js';
+import { readUnlockCommand } from '../mqtt/station-client.js';
+import type { JudgeVerdict } from '../judge/verdict.js';
+import type { MqttEntry, TranscriptEntry } from './transcript-format.js';
+import { SimError } from '../errors.js';
+
+const settingsChecker = TypeCompiler.Compile(JudgeSettingsSchema);
+
+/** Where the settings a replay judged by came from. */
+export type SettingsSource = 'given' | 'transcript' | 'defaults';
+
+export interface TranscriptJudgeOptions {
+  /** Settings to judge by, whatever the transcript recorded (`--fixture`). @default the transcript's, else every rule on with default thresholds */
+  settings?: JudgeSettings;
+}
+
+export interface ReplayResult extends JudgeVerdict {
+  findings: JudgeFinding[];
+  /** The settings judged by, and where they came from. */
+  settings: JudgeSettings;
+  settingsSource: SettingsSource;
+  /** Commands judged. */
+  judged: number;
+  /**
+   * Commands that could not be judged: unlock entries without what the station saw (a transcript
+   * written before it was recorded, or commands to stations whose fleet ran in another process).
+   */
+  unjudgeable: number;
+  /** Findings the live run recorded (`judge` entries), for comparison. */
+  recorded: Record<string, number>;
+}
+
+export class TranscriptJudge {
+  readonly #given: JudgeSettings | undefined;
+  #recordedSettings: JudgeSettings | undefined;
+  #service: ServiceJudge | undefined;
+  #settings: JudgeSettings | undefined;
+  readonly #log = new JudgeLog();
+  #judged = 0;
+  #unjudgeable = 0;
+  readonly #recorded: Record<string, number> = {};
+
+  constructor(options: TranscriptJudgeOptions = {}) {
+    this.#given = options.settings;
+  }
+
+  /** Takes the next entry of the transcript. Throws a BAD_REQUEST when the transcript cannot be judged as it says. */
+  observe(entry: TranscriptEntry): void {
+    switch (entry.kind) {
+      case 'sim':
+        if (entry.event === 'judge-settings') this.#takeSettings(entry.settings);
+        return;
+      case 'mqtt':
+        if (entry.direction === 'down' && (entry.message ?? 'unlock') === 'unlock') this.#observeCommand(entry);
+        return;
+      case 'api':
+        // The /v1 client rules (src/judge/client-judge.ts, when it exists) take api entries here.
+        return;
+      case 'judge':
+        this.#recorded[entry.rule] = (this.#recorded[entry.rule] ?? 0) + 1;
+        return;
+    }
+  }
+
+  result(): ReplayResult {
+    const settings = this.#settingsNow();
+    return {
+      summary: this.#log.summary(),
+      findings: this.#log.findings(),
+      settings: settings.settings,
+      settingsSource: settings.source,
+      judged: this.#judged,
+      unjudgeable: this.#unjudgeable,
+      recorded: { ...this.#recorded },
+    };
+  }
+
+  #takeSettings(value: unknown): void {
+    // The first one counts: a judge started with it already.
+    if (this.#recordedSettings !== undefined || this.#service !== undefined) return;
+    if (!settingsChecker.Check(value)) {
+      if (this.#given !== undefined) return;
+      throw new SimError(
+        'BAD_REQUEST',
+        'the judge settings this transcript recorded are not ones this version of station-sim knows (a rule id or threshold it does not have); give --fixture to judge by a fixture\'s',
+      );
+    }
+    this.#recordedSettings = value;
+  }
+
+  #settingsNow(): { settings: JudgeSettings; source: SettingsSource } {
+    if (this.#given !== undefined) return { settings: this.#given, source: 'given' };
+    if (this.#recordedSettings !== undefined) return { settings: this.#recordedSettings, source: 'transcript' };
+    return { settings: {}, source: 'defaults' };
+  }
+
+  #observeCommand(entry: MqttEntry): void {
+    const delivery = entry.delivery;
+    if (delivery === undefined || entry.lockId === undefined) {
+      this.#unjudgeable += 1;
+      return;
+    }
+    this.#service ??= new ServiceJudge({ settings: this.#settingsNow().settings, onFinding: (finding) => this.#log.add(finding) });
+    const payload = delivery.raw !== undefined ? Buffer.from(delivery.raw, 'base64') : Buffer.from(typeof entry.payload === 'string' ? entry.payload : JSON.stringify(entry.payload));
+    this.#judged += 1;
+    this.#service.observe({
+      token: entry.station,
+      lockId: entry.lockId,
+      qos: delivery.qos,
+      retain: delivery.retain,
+      payload,
+      // Read as the station read it (src/mqtt/station-client.ts).
+      command: readUnlockCommand(payload),
+      now: Date.parse(entry.t),
+      online: delivery.online,
+      onlineSince: delivery.onlineSince === undefined ? undefined : Date.parse(delivery.onlineSince),
+      // The judge asks only whether the station has the topic's lock.
+      locks: delivery.knownLock ? [{ lockId: entry.lockId }] : [],
+      commandTtlMs: delivery.commandTtlMs,
+    });
+  }
+}
+
+/** Judges every entry of `entries`, in order. */
+export async function judgeTranscript(entries: AsyncIterable<TranscriptEntry> | Iterable<TranscriptEntry>, options: TranscriptJudgeOptions = {}): Promise<ReplayResult> {
+  const judge = new TranscriptJudge(options);
+  for await (const entry of entries) judge.observe(entry);
+  return judge.result();
+}
