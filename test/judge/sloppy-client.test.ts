@@ -6,6 +6,9 @@
  * logging in again when its refresh token expired, reading and unlocking, must break none.
  */
 import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +19,8 @@ import { JudgeReplySchema, type JudgeReply } from '../../src/control/wire-schema
 import { EventSocket } from '../helpers/event-socket.js';
 import '../helpers/typebox-formats.js';
 import { eventually } from '../helpers/eventually.js';
+import { CliProcess } from '../helpers/cli-process.js';
+import { RUN_EXIT } from '../../src/cli/commands/run.js';
 
 const APP = { email: 'app@example.com', password: 'app-password-1' };
 const FIXTURE = {
@@ -135,5 +140,25 @@ describe('the client rules', () => {
     const reply = await judge();
     expect(reply.summary).toEqual({});
     expect(reply.findings).toEqual([]);
+  });
+
+  it('fails `run --judge strict` around the sloppy client, naming the client rules at stop', { timeout: 120_000 }, async () => {
+    // fixtures/ci.json: ci@example.com may reach CI-OFFLINE, which starts offline, and CI-1. The
+    // burst window widened, so a loaded machine's slow password checks still fall inside it.
+    const ci = JSON.parse(await readFile('fixtures/ci.json', 'utf8')) as Record<string, unknown>;
+    const dir = await mkdtemp(join(tmpdir(), 'sloppy-client-'));
+    const fixture = join(dir, 'ci-judged.json');
+    await writeFile(fixture, JSON.stringify({ ...ci, judge: FIXTURE.judge }));
+    const cli = new CliProcess(['run', '--fixture', fixture, '--judge', 'strict', '--', process.execPath, SLOPPY, 'ci@example.com', 'CI-OFFLINE', 'CI-1'], {
+      STATION_SIM_PASSWORD: 'ci-password',
+    });
+    const code = await cli.exited;
+    expect(code, cli.stderr).toBe(RUN_EXIT.judgeFindings);
+    expect(cli.stderr).toContain(
+      'station-sim: judge: 6 findings: client.token-after-401 ×1, client.login-instead-of-refresh ×1, client.refresh-token-reused ×1, client.token-in-query ×1, client.unlock-offline-station ×1, client.login-burst ×1\n',
+    );
+    expect(cli.stderr).toMatch(/client\.unlock-offline-station {2}CI-OFFLINE\/1 {2}account ci@example\.com {2}request req-/);
+    expect(cli.stderr).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
+    await rm(dir, { recursive: true, force: true });
   });
 });
