@@ -67,7 +67,7 @@ const REQUIRED_STRINGS: { readonly [T in SimEventType]: readonly StringFields<Ex
   control: ['action'],
   'api.request': ['method', 'route'],
   'broker.refused': ['kind', 'reason'],
-  'judge.finding': ['rule', 'token', 'detail'],
+  'judge.finding': ['rule', 'detail'],
 };
 
 /**

@@ -14,7 +14,7 @@ import { FaultSpecSchema } from '../fixture/fault-schema.js';
 import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../fixture/station-actions.js';
 import { LockStatusSchema, StationStatusSchema } from '../fixture/statuses.js';
 import type { StationSnapshot } from '../station/station-model.js';
-import { JudgeFindingFields, JudgeFindingSchema } from '../judge/judge-log.js';
+import { JudgeFindingFields, JudgeFindingSchema, JudgePartySchema } from '../judge/judge-log.js';
 
 export { FaultSpecSchema, LockStatusSchema, PhysicalActionSchema, StationStatusSchema };
 export type { FaultKind, FaultSpec } from '../fixture/fault-schema.js';
@@ -238,7 +238,7 @@ export { JudgeFindingSchema };
 export const JudgeRuleSchema = Type.Object(
   {
     id: JudgeFindingFields.rule,
-    party: Type.Literal('service'),
+    party: JudgePartySchema,
     description: Type.String(),
     source: Type.String({ description: 'The document and section the rule comes from (a path with an anchor).' }),
   },

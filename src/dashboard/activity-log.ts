@@ -312,7 +312,8 @@ export class ActivityLog {
         this.note(`broker refused ${event.kind}${event.identity ? ` by ${event.identity}` : ''}${event.topic ? ` on ${event.topic}` : ''}: ${event.reason}`, 'warn', at);
         return;
       case 'judge.finding':
-        this.note(`judge ${event.rule}: ${event.token}${event.lockId === undefined ? '' : `/${event.lockId}`} ${event.detail}`, 'warn', at);
+        // A client rule's finding may name no station: then the account, or the client's address.
+        this.note(`judge ${event.rule}: ${event.token ?? event.account ?? event.client ?? '-'}${event.lockId === undefined ? '' : `/${event.lockId}`} ${event.detail}`, 'warn', at);
         return;
     }
   }

@@ -14,19 +14,34 @@ export const JudgeRuleIdSchema = Type.Union(
   { description: 'A rule id of the judge (docs/judge.md).' },
 );
 
+export const JudgePartySchema = Type.Union([Type.Literal('service'), Type.Literal('client')], {
+  description: 'Who the rule judges: `service`, the backend that publishes commands; `client`, the code that calls `/v1`.',
+});
+
 /**
- * The evidence of one broken rule: when, which station, lock and command, and what was seen.
- * Never a token of the API or a password: `token` is the station's id on the contract.
+ * The evidence of one broken rule: when, which station, lock and command (service rules), or which
+ * request, account and client address (client rules), and what was seen. Never a token of the API,
+ * a part of one or a fingerprint of one, and never a password: `token` is the station's id on the
+ * contract.
  */
 export const JudgeFindingFields = {
   rule: JudgeRuleIdSchema,
-  token: Type.String({ description: 'The station that received the command.' }),
+  /** Set on client findings; a finding without it is a service rule's (the rule id's prefix says so too). */
+  party: Type.Optional(JudgePartySchema),
+  token: Type.Optional(Type.String({ description: 'The station: the one that received the command, or the one a client request named.' })),
   lockId: Type.Optional(Type.String()),
   commandId: Type.Optional(Type.String()),
+  account: Type.Optional(Type.String({ description: 'The account of a client request (its id, the email in lower case), when the API knew it.' })),
+  requestId: Type.Optional(Type.String({ description: "The API's id of the request (`req-1c`), as its log shows it." })),
+  client: Type.Optional(Type.String({ description: "The client's address, as the API saw it (the socket's peer)." })),
+  route: Type.Optional(Type.String({ description: 'The method and route pattern of the request: `POST /v1/auth/refresh`.' })),
   /** What was seen, in words (a QoS, a sentAt and the station's time, a count). */
   detail: Type.String(),
 };
-export const JudgeFindingSchema = Type.Object({ time: Type.String({ description: 'When the station saw it, simulated time.' }), ...JudgeFindingFields }, strict);
+export const JudgeFindingSchema = Type.Object(
+  { time: Type.String({ description: 'When the station saw it, or when the API answered the request, simulated time.' }), ...JudgeFindingFields },
+  strict,
+);
 export type JudgeFinding = Static<typeof JudgeFindingSchema>;
 
 /** Findings kept; the oldest go first (the counts keep them all). */

@@ -38,19 +38,27 @@ export interface ReceivedCommand {
   commandTtlMs: number;
 }
 
+/** A finding of a service rule: it always names the station that received the command. */
+export type ServiceFinding = JudgeFinding & { token: string };
+
 export interface ServiceJudgeOptions {
   /** The fixture's `judge` section. */
   settings: JudgeSettings;
   /** Each finding, as it is found. */
-  onFinding: (finding: JudgeFinding) => void;
+  onFinding: (finding: ServiceFinding) => void;
+  /** Command ids remembered over all stations, for `service.command-id-reused`. @default 100000 */
+  maxRememberedCommands?: number;
 }
 
-/** Command ids remembered per station for `service.command-id-reused`; the oldest are forgotten past it. */
-const REMEMBERED_COMMANDS = 1000;
+/**
+ * Command ids remembered for `service.command-id-reused`, over all stations together; past it the
+ * oldest are forgotten first (a fleet of 10,000 stations must not hold millions). A reuse of a
+ * forgotten id is not recognised, which a judge may miss but never invents.
+ */
+export const REMEMBERED_COMMANDS = 100_000;
 
 interface StationMemory {
-  commands: Map<string, { lockId: string; sentAt: string | undefined }>;
-  /** Arrival times inside the rate window. */
+  /** The last arrival times, at most `maxCommands + 1` of them: all the rate needs, however long the window. */
   arrivals: number[];
   /** Over the rate now: told once until the rate falls back under it. */
   overRate: boolean;
@@ -58,16 +66,40 @@ interface StationMemory {
 
 export class ServiceJudge {
   readonly #settings: NonNullable<JudgeSettings['rules']>;
+  readonly #enabled: boolean;
   readonly #onFinding: ServiceJudgeOptions['onFinding'];
-  /** Only stations that received a command have an entry. */
+  readonly #maxRemembered: number;
+  /** Only stations that received a command have an entry (the fleet's own stations: bounded by it). */
   readonly #stations = new Map<string, StationMemory>();
+  /** `token\ncommandId` → what the command was, oldest first (Map order is insertion order). */
+  readonly #commands = new Map<string, { lockId: string; sentAt: string | undefined }>();
 
   constructor(options: ServiceJudgeOptions) {
     this.#settings = options.settings.rules ?? {};
+    this.#enabled = options.settings.enabled !== false;
     this.#onFinding = options.onFinding;
+    this.#maxRemembered = options.maxRememberedCommands ?? REMEMBERED_COMMANDS;
+  }
+
+  /** False when the fixture says `judge.enabled: false`: `observe` then does nothing at all. */
+  get enabled(): boolean {
+    return this.#enabled;
+  }
+
+  /** Arrival times held for the rate, over all stations (for the tests of the bound). */
+  get heldArrivals(): number {
+    let held = 0;
+    for (const memory of this.#stations.values()) held += memory.arrivals.length;
+    return held;
+  }
+
+  /** Command ids remembered now, over all stations (for the tests of the bound). */
+  get rememberedCommands(): number {
+    return this.#commands.size;
   }
 
   observe(command: ReceivedCommand): void {
+    if (!this.#enabled) return;
     const report = (rule: JudgeRuleId, detail: string, commandId?: string): void => {
       if (this.#settings[rule]?.enabled === false) return;
       this.#onFinding({
@@ -99,7 +131,8 @@ export class ServiceJudge {
     }
     const sentAtMs = body.sentAt === undefined ? undefined : parseIsoUtc(body.sentAt);
     if (body.sentAt !== undefined && sentAtMs === undefined) report('service.bad-payload', `sentAt ${JSON.stringify(body.sentAt)} is not ISO 8601 UTC`, commandId);
-    const earlier = memory.commands.get(body.commandId);
+    const key = `${command.token}\n${body.commandId}`;
+    const earlier = this.#commands.get(key);
     if (earlier) {
       if (earlier.lockId !== command.lockId || earlier.sentAt !== body.sentAt) {
         report('service.command-id-reused', `first for lock ${earlier.lockId} sent at ${earlier.sentAt ?? '(none)'}, now for lock ${command.lockId} sent at ${body.sentAt ?? '(none)'}`, commandId);
@@ -107,8 +140,8 @@ export class ServiceJudge {
       // The same command again is a QoS 1 redelivery, judged the first time.
       return;
     }
-    memory.commands.set(body.commandId, { lockId: command.lockId, sentAt: body.sentAt });
-    if (memory.commands.size > REMEMBERED_COMMANDS) memory.commands.delete(memory.commands.keys().next().value as string);
+    this.#commands.set(key, { lockId: command.lockId, sentAt: body.sentAt });
+    if (this.#commands.size > this.#maxRemembered) this.#commands.delete(this.#commands.keys().next().value as string);
     if (!command.locks.some((lock) => lock.lockId === command.lockId)) report('service.unknown-lock', `the station has no lock ${command.lockId}`, commandId);
     this.#checkTimes(command, sentAtMs, (rule, detail) => report(rule, detail, commandId));
   }
@@ -142,6 +175,8 @@ export class ServiceJudge {
     const max = rule?.maxCommands ?? 10;
     const windowMs = rule?.windowMs ?? 1000;
     memory.arrivals.push(now);
+    // Only the last max + 1 arrivals matter: the rate is broken when the oldest of them is inside the window.
+    if (memory.arrivals.length > max + 1) memory.arrivals.shift();
     while (memory.arrivals.length > 0 && memory.arrivals[0]! <= now - windowMs) memory.arrivals.shift();
     if (memory.arrivals.length <= max) {
       memory.overRate = false;
@@ -155,7 +190,7 @@ export class ServiceJudge {
   #memory(token: string): StationMemory {
     let memory = this.#stations.get(token);
     if (!memory) {
-      memory = { commands: new Map(), arrivals: [], overRate: false };
+      memory = { arrivals: [], overRate: false };
       this.#stations.set(token, memory);
     }
     return memory;

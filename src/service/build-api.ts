@@ -22,6 +22,8 @@ import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
 import { registerAuthRoutes } from './http/auth-routes.js';
 import { registerStationRoutes } from './http/station-routes.js';
 import { registerWebhookRoutes } from './http/webhook-routes.js';
+import { installClientJudging } from './http/client-judging.js';
+import type { JudgeFinding } from '../judge/judge-log.js';
 
 export type { ApiInstance } from './http/api-instance.js';
 
@@ -102,6 +104,13 @@ export interface BuildApiOptions {
    * @default fixture.api.loginThrottle.enabled (true)
    */
   loginThrottle?: boolean;
+  /**
+   * Told each finding of the client rules (docs/judge.md) as the API answers requests; the
+   * fixture's `judge` section sets the rules and thresholds. Without it, or with
+   * `judge.enabled: false`, no request is judged and the judge's hooks are not installed.
+   * @default requests are not judged
+   */
+  onJudgeFinding?: (finding: JudgeFinding) => void;
 }
 
 export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
@@ -161,6 +170,10 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
       throw error;
     }
     app.addHook('onClose', () => auth.close());
+    if (options.onJudgeFinding && options.fixture.judge.enabled !== false) {
+      // Before every other hook, so each request is numbered before anything can answer it.
+      installClientJudging(app, { settings: options.fixture.judge, clock, onFinding: options.onJudgeFinding });
+    }
     await registerRoutes(app, auth, options.gateway, limits);
   } catch (error) {
     await app.close();

@@ -309,6 +309,8 @@ async function serveHttp(
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock, identity: await identities.service(), ...(commandIds ? { commandIds } : {}) },
     beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages }),
+    // The client rules' findings join the fleet's in the control plane's judge log (docs/judge.md).
+    onJudgeFinding: (finding) => control.hub.emit({ type: 'judge.finding', ...finding }),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'loginThrottle', 'logger']),
     // The session store's "lost" and "back" lines go where the simulator's other notices go.
     ...(options.onNotice ? { onSessionStoreNotice: options.onNotice } : {}),

@@ -59,7 +59,7 @@ describe('the judge at stop, from the CLI', () => {
     expect(suite).toMatchObject({ '@_name': 'station-sim judge', '@_tests': String(JUDGE_RULES.length), '@_failures': '3' });
     // One test case per rule, named by its id, classed by who it judges.
     expect(cases.map((c) => c['@_name'])).toEqual(JUDGE_RULES.map((rule) => rule.id));
-    expect(cases.every((c) => c['@_classname'] === 'service')).toBe(true);
+    expect(cases.map((c) => c['@_classname'])).toEqual(JUDGE_RULES.map((rule) => rule.party));
     expect(failing(cases)).toEqual(BROKEN);
     const qos0 = cases.find((c) => c['@_name'] === 'service.qos0-command')!.failure![0]!;
     expect(qos0['@_message']).toBe('1 finding');

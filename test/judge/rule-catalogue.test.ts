@@ -11,7 +11,8 @@ describe('the rule catalogue', () => {
   it('has every id once, each with a description and a section of a document that exists', async () => {
     expect(JUDGE_RULES.map((rule) => rule.id)).toEqual(JUDGE_RULE_IDS);
     for (const rule of JUDGE_RULES) {
-      expect(rule.id).toMatch(/^service\.[a-z0-9-]+$/);
+      expect(rule.id).toMatch(/^(service|client)\.[a-z0-9-]+$/);
+      expect(rule.party).toBe(rule.id.split('.')[0]);
       expect(rule.description.length).toBeGreaterThan(10);
       const [file, anchor] = rule.source.split('#');
       const text = await readFile(new URL(`../../${file}`, import.meta.url), 'utf8');

@@ -112,7 +112,7 @@ describe('the judge', () => {
     // (Its clearing, an empty retained message, is no finding.)
     expect(reply.summary).toMatchObject({ 'service.qos0-command': 1, 'service.command-id-reused': 1, 'service.command-rate': 1, 'service.bad-payload': 1 });
     // Nothing for the gateway's stations, whose findings would have come first.
-    expect(reply.findings.filter((finding) => finding.token.startsWith('GW-'))).toEqual([]);
+    expect(reply.findings.filter((finding) => finding.token?.startsWith('GW-'))).toEqual([]);
     expect(reply.rules.map((rule) => rule.id)).toContain('service.retained-command');
 
     // The fleet's own log (what the CLI prints at stop) agrees, and so does the event stream.

@@ -23,6 +23,17 @@ import type { SessionStore } from './session-store.js';
 
 export type { Account } from './account-directory.js';
 
+/**
+ * What authenticating a request showed, for the judge of the client (src/judge/client-judge.ts):
+ * filled in by the methods that take it, when given. Never a token.
+ */
+export interface AuthFacts {
+  /** The account's id, once known: a valid access token, a login, a refresh or a replayed refresh token. */
+  account?: string;
+  /** What a refresh or revoke found of its refresh token. */
+  refreshToken?: 'rotated' | 'reused';
+}
+
 export interface AuthServiceOptions {
   accounts: readonly AccountSpec[];
   /** HMAC key of access tokens (see `resolveJwtSecret`). */
@@ -79,7 +90,7 @@ export class AuthService {
    * `LOGIN_THROTTLED` (429) and a login that finds the password checks full is `LOGIN_BUSY` (503),
    * both before any scrypt work and with the seconds to wait.
    */
-  async login(email: string, password: string, clientAddress: string): Promise<TokenPair> {
+  async login(email: string, password: string, clientAddress: string, facts?: AuthFacts): Promise<TokenPair> {
     const accountKey = normaliseEmail(email);
     const verdict = this.#throttle.check(accountKey, clientAddress);
     if (!verdict.allowed) throw new RetryLaterError('LOGIN_THROTTLED', verdict.retryAfterSeconds);
@@ -89,6 +100,7 @@ export class AuthService {
       throw new SimError('INVALID_CREDENTIALS');
     }
     this.#throttle.recordSuccess(accountKey);
+    if (facts) facts.account = account.id;
     return this.#startSession(account);
   }
 
@@ -133,9 +145,10 @@ export class AuthService {
    * unknown, used, revoked or expired token, or one of a family past its end, is `TOKEN_INVALID`
    * (401). A token used before revokes its family: the pair issued from it stops working too.
    */
-  async refresh(refreshToken: string): Promise<TokenPair> {
+  async refresh(refreshToken: string, facts?: AuthFacts): Promise<TokenPair> {
     const found = await this.#store.consumeRefresh(refreshTokenHash(refreshToken));
     if (found.outcome === 'reused') {
+      if (facts) Object.assign(facts, { account: found.accountId, refreshToken: 'reused' });
       await this.#store.revokeFamily(found.sid);
       this.#options.onReuse?.(found.accountId);
       throw new SimError('TOKEN_INVALID');
@@ -154,6 +167,7 @@ export class AuthService {
     const refresh = newRefreshToken();
     const expiresAt = this.#refreshExpiry(now, family.endsAt);
     await this.#store.saveRefresh(refresh.hash, { ...record, expiresAt }, this.#keepUntil(expiresAt));
+    if (facts) Object.assign(facts, { account: record.accountId, refreshToken: 'rotated' });
     return { accessToken: await this.#access.issue({ sub: record.accountId, gen: record.gen, sid: record.sid }), refreshToken: refresh.token };
   }
 
@@ -162,10 +176,15 @@ export class AuthService {
    * access tokens of the session stop working too; other sessions of the account are untouched.
    * Unknown tokens are ignored, so the answer reveals nothing about them.
    */
-  async revoke(refreshToken: string): Promise<void> {
+  async revoke(refreshToken: string, facts?: AuthFacts): Promise<void> {
     const found = await this.#store.consumeRefresh(refreshTokenHash(refreshToken));
-    if (found.outcome === 'consumed') await this.#store.revokeFamily(found.record.sid);
-    else if (found.outcome === 'reused') await this.#store.revokeFamily(found.sid);
+    if (found.outcome === 'consumed') {
+      if (facts) facts.account = found.record.accountId;
+      await this.#store.revokeFamily(found.record.sid);
+    } else if (found.outcome === 'reused') {
+      if (facts) Object.assign(facts, { account: found.accountId, refreshToken: 'reused' });
+      await this.#store.revokeFamily(found.sid);
+    }
   }
 
   /**
@@ -179,12 +198,13 @@ export class AuthService {
   }
 
   /** The account of a valid access token; `TOKEN_INVALID` for a missing, bad, expired or revoked one. */
-  async authenticate(accessToken: string | undefined): Promise<Account> {
+  async authenticate(accessToken: string | undefined, facts?: AuthFacts): Promise<Account> {
     const claims = accessToken === undefined ? undefined : await this.#access.verify(accessToken);
     // A Map lookup for the memory store, and for Redis while its revocation feed is up.
     const live = claims !== undefined && (await this.#store.isAccessLive(claims));
     const account = live ? this.#accounts.get(claims.sub) : undefined;
     if (!account) throw new SimError('TOKEN_INVALID');
+    if (facts) facts.account = account.id;
     return account;
   }
 

@@ -32,7 +32,7 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
     async (request, reply) => {
       // request.ip is the socket's peer address: no proxy is trusted, so X-Forwarded-For cannot pick
       // the address a failure is counted against.
-      const pair = await auth.login(request.body.email, request.body.password, request.ip);
+      const pair = await auth.login(request.body.email, request.body.password, request.ip, request.clientFacts);
       noStore(reply);
       return pair;
     },
@@ -53,7 +53,7 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
       },
     },
     async (request, reply) => {
-      const pair = await auth.refresh(request.body.refreshToken);
+      const pair = await auth.refresh(request.body.refreshToken, request.clientFacts);
       noStore(reply);
       return pair;
     },
@@ -73,7 +73,7 @@ export function registerAuthRoutes(app: ApiInstance, auth: AuthService): void {
       },
     },
     async (request) => {
-      await auth.revoke(request.body.refreshToken);
+      await auth.revoke(request.body.refreshToken, request.clientFacts);
       return { success: true as const };
     },
   );

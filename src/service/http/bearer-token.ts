@@ -21,7 +21,7 @@ const presentedBearer = new WeakSet<FastifyRequest>();
 export function authenticate(auth: AuthService, request: FastifyRequest): Promise<Account> {
   const { authorization } = request.headers;
   if (authorization !== undefined && /^bearer\b/i.test(authorization)) presentedBearer.add(request);
-  return auth.authenticate(bearerToken(authorization));
+  return auth.authenticate(bearerToken(authorization), request.clientFacts);
 }
 
 /**

@@ -34,7 +34,10 @@ export function registerStationRoutes(app: ApiInstance, auth: AuthService, gatew
     },
     async (request) => {
       const account = await authenticate(auth, request);
-      return stationOf(account, request.params.station_token);
+      const station = stationOf(account, request.params.station_token);
+      // What the client was shown, for the judge (client.unlock-offline-station).
+      if (request.clientFacts) request.clientFacts.stationStatus = station.status;
+      return station;
     },
   );
 

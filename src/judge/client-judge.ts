@@ -1,0 +1,278 @@
+/**
+ * The client rules (docs/judge.md): the `/v1` API shows the judge every request it has answered, as
+ * a plain object (`ClientObservation`) with what the API knew of it: the route and status, the
+ * client's address, the account once known, a keyed fingerprint of the access token (never the
+ * token), what a refresh did with its refresh token, where a token showed in the query string, the
+ * station's status the answer showed. The judge says which rules the client broke; the answer was
+ * given before it looked, and is not changed. The one rule with a consequence,
+ * `client.refresh-token-reused`, has it in the auth service, which revokes the token family.
+ *
+ * Pure and fed only serialisable observations, so a run can be judged again offline from a record
+ * of them. Its memory is bounded: every map is capped, the oldest entries forgotten first (a judge
+ * that forgets may miss a finding; it never invents one).
+ *
+ * "After", observably: the API numbers requests as they arrive (`arrival`) and notes, when it sends
+ * an answer, how many had arrived (`arrivalsAtAnswer`). A request whose `arrival` is above that
+ * number was sent after its client could have seen the answer; requests already in flight (a
+ * client's concurrent calls) are not judged by an answer they could not have seen.
+ */
+import type { ClientRuleId, JudgeSettings } from '../fixture/judge-schema.js';
+import type { JudgeFinding } from './judge-log.js';
+
+/** Where a token showed in a query string: a parameter named like one, or a value shaped like one. */
+export type QueryToken = { parameter: string } | { shape: 'jwt' | 'refresh-token' };
+
+/** One `/v1` request the API answered, as the client judge sees it. Never a token. */
+export interface ClientObservation {
+  /** When the answer was sent, ms since the epoch on the API's clock. */
+  time: number;
+  /** The API's id of the request, as its log shows it. */
+  requestId: string;
+  /** 1 for the first request the API received, then 2, 3 … */
+  arrival: number;
+  /** How many requests had arrived when the answer was sent. */
+  arrivalsAtAnswer: number;
+  method: string;
+  /** The route pattern, `/v1/stations/:station_token`; undefined when no route matched. */
+  route?: string;
+  status: number;
+  /** The client's address (the socket's peer). */
+  client: string;
+  /** The account's id, once the API knew it (a valid access token, a login, a refresh). */
+  account?: string;
+  /** A keyed, truncated hash of the bearer access token the request carried: links requests, cannot be reversed. */
+  accessToken?: string;
+  /** What a refresh or revoke found of its refresh token: `reused` when it had been used up before. */
+  refreshToken?: 'rotated' | 'reused';
+  /** Where a token showed in the query string, if one did. */
+  queryToken?: QueryToken;
+  /** The station the route names (`:station_token`). */
+  station?: string;
+  /** The lock the route names (`:lock_id`). */
+  lockId?: string;
+  /** The station's status the answer showed (a station read answered 200). */
+  stationStatus?: string;
+}
+
+export const LOGIN_ROUTE = '/v1/auth/login';
+export const REFRESH_ROUTE = '/v1/auth/refresh';
+export const STATION_ROUTE = '/v1/stations/:station_token';
+export const UNLOCK_ROUTE = '/v1/stations/:station_token/locks/:lock_id/unlock';
+
+/** Entries each of the judge's maps holds at most; the oldest are forgotten first. */
+export const CLIENT_JUDGE_CAPACITY = 10_000;
+
+export interface ClientJudgeOptions {
+  /** The fixture's `judge` section. */
+  settings: JudgeSettings;
+  /** Each finding, as it is found. */
+  onFinding: (finding: JudgeFinding) => void;
+  /** Entries per map (refused tokens, accounts, client addresses, offline reads). @default 10000 */
+  capacity?: number;
+}
+
+/** Times of the last events in a window, at most `max + 1`, and whether the burst was told. */
+interface Burst {
+  times: number[];
+  told: boolean;
+}
+
+/** A token answered 401 to a client address: when, and how often it came back since. */
+interface Refusal {
+  arrivalsAtAnswer: number;
+  requestId: string;
+  repeats: number;
+  told: boolean;
+}
+
+export class ClientJudge {
+  readonly #rules: NonNullable<JudgeSettings['rules']>;
+  readonly #enabled: boolean;
+  readonly #onFinding: ClientJudgeOptions['onFinding'];
+  readonly #refused: BoundedMap<Refusal>;
+  readonly #loginsPerAccount: BoundedMap<Burst>;
+  readonly #loginsPerClient: BoundedMap<Burst>;
+  /** `account\nclient\nstation` → when the answer that showed the station offline was sent. */
+  readonly #offlineReads: BoundedMap<number>;
+  /** Client addresses whose last refresh was refused (401): their next login is what section 5.5 asks for. */
+  readonly #refreshRefused: BoundedMap<true>;
+
+  constructor(options: ClientJudgeOptions) {
+    this.#rules = options.settings.rules ?? {};
+    this.#enabled = options.settings.enabled !== false;
+    this.#onFinding = options.onFinding;
+    const capacity = options.capacity ?? CLIENT_JUDGE_CAPACITY;
+    this.#refused = new BoundedMap(capacity);
+    this.#loginsPerAccount = new BoundedMap(capacity);
+    this.#loginsPerClient = new BoundedMap(capacity);
+    this.#offlineReads = new BoundedMap(capacity);
+    this.#refreshRefused = new BoundedMap(capacity);
+  }
+
+  /** False when the fixture says `judge.enabled: false`: `observe` then does nothing at all. */
+  get enabled(): boolean {
+    return this.#enabled;
+  }
+
+  /** Entries held per map, for the tests of the bounds. */
+  get sizes(): { refused: number; accounts: number; clients: number; offlineReads: number; refreshRefused: number } {
+    return {
+      refused: this.#refused.size,
+      accounts: this.#loginsPerAccount.size,
+      clients: this.#loginsPerClient.size,
+      offlineReads: this.#offlineReads.size,
+      refreshRefused: this.#refreshRefused.size,
+    };
+  }
+
+  observe(request: ClientObservation): void {
+    if (!this.#enabled) return;
+    const report = (rule: ClientRuleId, detail: string, extra: { token?: string; lockId?: string } = {}): void => {
+      if (this.#rules[rule]?.enabled === false) return;
+      this.#onFinding({
+        time: new Date(request.time).toISOString(),
+        rule,
+        party: 'client',
+        ...extra,
+        ...(request.account === undefined ? {} : { account: request.account }),
+        requestId: request.requestId,
+        client: request.client,
+        route: `${request.method} ${request.route ?? '(no route)'}`,
+        detail,
+      });
+    };
+    if (request.queryToken) report('client.token-in-query', describeQueryToken(request.queryToken));
+    if (request.refreshToken === 'reused') {
+      report('client.refresh-token-reused', 'a refresh token that had been used up was sent again: its token family is revoked, every token of that login with it');
+    }
+    if (request.accessToken !== undefined) this.#checkTokenAfter401(request, request.accessToken, report);
+    if (request.method === 'POST' && request.route === REFRESH_ROUTE) {
+      if (request.status === 401) this.#refreshRefused.set(request.client, true);
+      else if (request.status === 200) this.#refreshRefused.delete(request.client);
+    }
+    if (request.method === 'POST' && request.route === LOGIN_ROUTE) this.#checkLogins(request, report);
+    if (request.route === STATION_ROUTE || request.route === UNLOCK_ROUTE) this.#checkStation(request, report);
+  }
+
+  #checkTokenAfter401(request: ClientObservation, fingerprint: string, report: (rule: ClientRuleId, detail: string) => void): void {
+    const key = `${fingerprint}\n${request.client}`;
+    const refusal = this.#refused.get(key);
+    if (refusal && request.arrival > refusal.arrivalsAtAnswer) {
+      refusal.repeats += 1;
+      const allowed = this.#rules['client.token-after-401']?.maxRepeats ?? 0;
+      if (refusal.repeats > allowed && !refusal.told) {
+        refusal.told = true;
+        report(
+          'client.token-after-401',
+          `an access token answered 401 (request ${refusal.requestId}) was sent again ${refusal.repeats} time${refusal.repeats === 1 ? '' : 's'}${allowed > 0 ? `; at most ${allowed} allowed` : ''}: refresh it, and log in if the refresh is refused`,
+        );
+      }
+    }
+    if (request.status === 401 && !refusal) {
+      this.#refused.set(key, { arrivalsAtAnswer: request.arrivalsAtAnswer, requestId: request.requestId, repeats: 0, told: false });
+    }
+  }
+
+  #checkLogins(request: ClientObservation, report: (rule: ClientRuleId, detail: string) => void): void {
+    const burst = this.#rules['client.login-burst'];
+    const burstMax = burst?.maxLogins ?? 10;
+    const burstWindow = burst?.windowMs ?? 10_000;
+    const perClient = this.#loginsPerClient.upsert(request.client, () => ({ times: [], told: false }));
+    if (countBurst(perClient, request.time, burstMax, burstWindow)) {
+      report('client.login-burst', `${perClient.times.length} login attempts from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed`);
+    }
+    if (request.status !== 200 || request.account === undefined) return;
+    // A login after a refused refresh is the one interface section 5.5 asks for: no refresh would do.
+    const excused = this.#refreshRefused.get(request.client) === true;
+    this.#refreshRefused.delete(request.client);
+    if (excused) return;
+    const logins = this.#rules['client.login-instead-of-refresh'];
+    const max = logins?.maxLogins ?? 5;
+    const windowMs = logins?.windowMs ?? 60_000;
+    const perAccount = this.#loginsPerAccount.upsert(request.account, () => ({ times: [], told: false }));
+    if (countBurst(perAccount, request.time, max, windowMs)) {
+      report(
+        'client.login-instead-of-refresh',
+        `${perAccount.times.length} logins of the account within ${windowMs} ms; at most ${max} allowed: keep the refresh token and refresh instead`,
+      );
+    }
+  }
+
+  #checkStation(request: ClientObservation, report: (rule: ClientRuleId, detail: string, extra?: { token?: string; lockId?: string }) => void): void {
+    // Only what an authenticated client did with a station it may reach: a 401 or 404 told it nothing.
+    if (request.account === undefined || request.station === undefined) return;
+    const key = `${request.account}\n${request.client}\n${request.station}`;
+    if (request.route === STATION_ROUTE) {
+      if (request.status !== 200 || request.stationStatus === undefined) return;
+      if (request.stationStatus === 'offline') this.#offlineReads.set(key, request.arrivalsAtAnswer);
+      else this.#offlineReads.delete(key);
+      return;
+    }
+    if (request.method !== 'POST' || request.status === 401 || request.status === 404) return;
+    const readAnswered = this.#offlineReads.get(key);
+    if (readAnswered === undefined || request.arrival <= readAnswered) return;
+    report('client.unlock-offline-station', `unlock of a station whose status was offline when this client last read it; read it again until it is online`, {
+      token: request.station,
+      ...(request.lockId === undefined ? {} : { lockId: request.lockId }),
+    });
+  }
+}
+
+/**
+ * Adds an event at `now` to a burst and says whether the burst just went over `max` within
+ * `windowMs` (told once, until it falls back under). Only the last `max + 1` times are kept.
+ */
+function countBurst(burst: Burst, now: number, max: number, windowMs: number): boolean {
+  burst.times.push(now);
+  if (burst.times.length > max + 1) burst.times.shift();
+  while (burst.times.length > 0 && burst.times[0]! <= now - windowMs) burst.times.shift();
+  if (burst.times.length <= max) {
+    burst.told = false;
+    return false;
+  }
+  if (burst.told) return false;
+  burst.told = true;
+  return true;
+}
+
+function describeQueryToken(found: QueryToken): string {
+  const where = 'parameter' in found ? `a query parameter named ${found.parameter}` : `a query value shaped like ${found.shape === 'jwt' ? 'a JWT' : 'a refresh token'}`;
+  return `${where}: tokens go in the Authorization header, never in a URL`;
+}
+
+/** A Map that holds at most `capacity` entries, forgetting the least recently set first. */
+export class BoundedMap<V> {
+  readonly #entries = new Map<string, V>();
+  readonly #capacity: number;
+
+  constructor(capacity: number) {
+    if (!(Number.isInteger(capacity) && capacity >= 1)) throw new RangeError(`capacity must be a whole number of at least 1, not ${capacity}`);
+    this.#capacity = capacity;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get(key: string): V | undefined {
+    return this.#entries.get(key);
+  }
+
+  /** Sets the value as the newest entry; forgets the oldest when over capacity. */
+  set(key: string, value: V): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    if (this.#entries.size > this.#capacity) this.#entries.delete(this.#entries.keys().next().value as string);
+  }
+
+  /** The entry of `key`, made the newest; created with `make` when there is none. */
+  upsert(key: string, make: () => V): V {
+    const value = this.#entries.get(key) ?? make();
+    this.set(key, value);
+    return value;
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+}

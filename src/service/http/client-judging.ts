@@ -1,0 +1,126 @@
+/**
+ * The judge of the client (docs/judge.md, client rules), on every `/v1` request: hooks that number
+ * requests as they arrive, note how many had arrived when each answer goes out, and, once it has
+ * gone, hand the judge a plain `ClientObservation` of it (src/judge/client-judge.ts). The routes and
+ * the auth service fill in what only they know (`request.clientFacts`: the account, what a refresh
+ * found, the station's status an answer showed). The judge never changes an answer.
+ *
+ * Tokens stay here: the judge gets a keyed hash of the access token (HMAC-SHA-256 under a key made
+ * for this app and never shown, cut to 96 bits), enough to link the requests that carried the same
+ * token and useless for recovering it. It is not put in any finding.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { JudgeSettings } from '../../fixture/judge-schema.js';
+import type { JudgeFinding } from '../../judge/judge-log.js';
+import { ClientJudge, type ClientObservation, type QueryToken } from '../../judge/client-judge.js';
+import type { AuthFacts } from '../auth/auth-service.js';
+import type { ServiceClock } from '../service-clock.js';
+import type { ApiInstance } from './api-instance.js';
+import { bearerToken } from './bearer-token.js';
+
+/** What the API learns of a request for the judge while it answers it. */
+export interface ClientFacts extends AuthFacts {
+  /** The request's number in order of arrival. */
+  arrival: number;
+  /** How many requests had arrived when its answer went out. */
+  arrivalsAtAnswer?: number;
+  /** The station's status the answer showed. */
+  stationStatus?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on every request while the judge of the client is on; undefined otherwise. */
+    clientFacts?: ClientFacts;
+  }
+}
+
+export interface ClientJudgingOptions {
+  settings: JudgeSettings;
+  clock: ServiceClock;
+  onFinding: (finding: JudgeFinding) => void;
+}
+
+/** Adds the judge's hooks: first, so every request is numbered before any other hook can answer it. */
+export function installClientJudging(app: ApiInstance, options: ClientJudgingOptions): ClientJudge {
+  const judge = new ClientJudge({ settings: options.settings, onFinding: options.onFinding });
+  const key = randomBytes(32);
+  const fingerprint = (token: string): string => createHmac('sha256', key).update(token).digest('base64url').slice(0, 16);
+  let arrivals = 0;
+  app.decorateRequest('clientFacts', undefined);
+  // Callback hooks, not async ones: they run on every request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    arrivals += 1;
+    request.clientFacts = { arrival: arrivals };
+    done();
+  });
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    if (request.clientFacts) request.clientFacts.arrivalsAtAnswer = arrivals;
+    done(null, payload);
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const observation = observe(request, reply.statusCode, options.clock.now(), arrivals, fingerprint);
+    if (observation) judge.observe(observation);
+    done();
+  });
+  return judge;
+}
+
+/** The request as the judge sees it; undefined for the control plane's requests, which it does not judge. */
+function observe(request: FastifyRequest, status: number, now: number, arrivals: number, fingerprint: (token: string) => string): ClientObservation | undefined {
+  const route = request.routeOptions.url;
+  if (route === undefined ? request.url.startsWith('/sim/') : route.startsWith('/sim/')) return undefined;
+  const facts = request.clientFacts ?? { arrival: arrivals };
+  const token = bearerToken(request.headers.authorization);
+  const queryToken = tokenInQuery(request.url);
+  const { station, lockId } = routeTarget(request.params);
+  return {
+    time: now,
+    requestId: request.id,
+    arrival: facts.arrival,
+    arrivalsAtAnswer: facts.arrivalsAtAnswer ?? arrivals,
+    method: request.method,
+    ...(route === undefined ? {} : { route }),
+    status,
+    client: request.ip,
+    ...(facts.account === undefined ? {} : { account: facts.account }),
+    ...(token === undefined ? {} : { accessToken: fingerprint(token) }),
+    ...(facts.refreshToken === undefined ? {} : { refreshToken: facts.refreshToken }),
+    ...(queryToken === undefined ? {} : { queryToken }),
+    ...(station === undefined ? {} : { station }),
+    ...(lockId === undefined ? {} : { lockId }),
+    ...(facts.stationStatus === undefined ? {} : { stationStatus: facts.stationStatus }),
+  };
+}
+
+function routeTarget(params: unknown): { station?: string; lockId?: string } {
+  if (typeof params !== 'object' || params === null) return {};
+  const { station_token: station, lock_id: lockId } = params as Record<string, unknown>;
+  return { ...(typeof station === 'string' ? { station } : {}), ...(typeof lockId === 'string' ? { lockId } : {}) };
+}
+
+/** Query parameter names that say "a token" (RFC 6750, section 2.3 names `access_token`). */
+const TOKEN_PARAMETER = /^(access[_-]?token|refresh[_-]?token|id[_-]?token|token|jwt|bearer|auth|authorization)$/i;
+/** A JWS in compact form: its header is base64url JSON, so it starts with `eyJ`. */
+const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+/** A refresh token of this API: 32 random bytes in base64url (refresh-tokens.ts). */
+const REFRESH_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** Parameters looked at, at most: a query string is whatever the client sent. */
+const MAX_PARAMETERS = 32;
+
+/** Where a token shows in the URL's query string, if one does. The `/v1` API takes no query parameters at all. */
+export function tokenInQuery(url: string): QueryToken | undefined {
+  const start = url.indexOf('?');
+  if (start === -1 || start === url.length - 1) return undefined;
+  let seen = 0;
+  let shape: QueryToken | undefined;
+  for (const [name, value] of new URLSearchParams(url.slice(start + 1))) {
+    if (TOKEN_PARAMETER.test(name)) return { parameter: name };
+    if (!shape && JWT_SHAPE.test(value)) shape = { shape: 'jwt' };
+    else if (!shape && REFRESH_SHAPE.test(value)) shape = { shape: 'refresh-token' };
+    seen += 1;
+    if (seen >= MAX_PARAMETERS) break;
+  }
+  return shape;
+}
