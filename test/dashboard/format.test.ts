@@ -48,10 +48,10 @@ describe('layout', () => {
     expect(layout.tableRows + layout.logRows + 11).toBe(23);
     // The log keeps its timestamps at 80 columns.
     expect(layout.showClock).toBe(true);
-    // A caption (the narrated demo's) takes a line from the table.
-    const captioned = layoutFor(80, 24, true);
-    expect(captioned.tableRows + captioned.logRows + 12).toBe(23);
-    expect(captioned.caption).toBe(true);
+    // A caption (the narrated demo's two lines) takes its lines from the table and the log.
+    const captioned = layoutFor(80, 24, 2);
+    expect(captioned.tableRows + captioned.logRows + 13).toBe(23);
+    expect(captioned.captionLines).toBe(2);
   });
 
   it('scrolls only as far as needed to keep the selection in view', () => {

@@ -92,19 +92,6 @@ describe('the dashboard screen', () => {
     }
   });
 
-  it('draws a caption under the header for a narrated demo, and still fits 80×24', async () => {
-    const store = new FleetStore();
-    view = renderInTerminal(
-      <Dashboard control={memoryControl(fleet(50))} store={store} unlock={async () => ({ success: true })} clock={systemClock} icons={ASCII_ICONS} title="http://sim" caption="Step 2: a jammed lock refuses" />,
-      { columns: 80, rows: 24 },
-    );
-    await eventually(() => expect(view!.lastFrame()).toContain('50 stations'));
-    const lines = view.lastFrame().replace(/\n$/, '').split('\n');
-    expect(lines[2]).toBe('Step 2: a jammed lock refuses');
-    expect(lines.length).toBeLessThanOrEqual(23);
-    expect(tableTokens(view.lastFrame())).toHaveLength(layoutFor(80, 24, true).tableRows);
-  });
-
   it('follows resizes', async () => {
     const { view: screen } = show(fleet(100), { columns: 80, rows: 24 });
     await eventually(() => expect(screen.lastFrame()).toContain('100 stations'));

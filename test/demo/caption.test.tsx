@@ -26,6 +26,11 @@ function memoryControl(stations: SimStation[]): DashboardControl {
     setBattery: refuse,
     reboot: refuse,
     physical: refuse,
+    addFault: refuse,
+    clearFaults: refuse,
+    addApiFault: refuse,
+    apiFaults: async () => [],
+    clearApiFaults: refuse,
     subscribe: (handlers) => {
       handlers.onState?.({ phase: 'open' });
       handlers.onEvent({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations });
@@ -88,12 +93,12 @@ describe('the demo caption in the dashboard', () => {
     caption.onEvent({ kind: 'outcome', index: 4, ok: true, text: 'the long line', brief: 'alice unlocks 1: 200 "Battery too low"', at: 15_500 });
     await eventually(() => expect(screen.lastFrame()).toContain('40 stations'));
     const lines = screen.lastFrame().split('\n');
-    expect(lines[1]).toBe(' PLAYING 5/9  The battery sinks to 11.3 V, under its 11.5 V cut-off');
-    expect(lines[2]).toBe(' space pause · n next │ alice unlocks 1: 200 "Battery too low"');
+    expect(lines[2]).toBe(' PLAYING 5/9  The battery sinks to 11.3 V, under its 11.5 V cut-off');
+    expect(lines[3]).toBe(' space pause · n next │ alice unlocks 1: 200 "Battery too low"');
     expect(lines.length).toBeLessThanOrEqual(23);
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
     // The two lines come out of the table, not off the bottom of the screen.
-    expect(tableRows(screen.lastFrame())).toBe(layoutFor(80, 22).tableRows);
+    expect(tableRows(screen.lastFrame())).toBe(layoutFor(80, 24, 2).tableRows);
     expect(screen.lastFrame()).toMatch(/q quit\s*$/);
 
     caption.onEvent({ kind: 'outcome', index: 4, ok: false, text: 'unlock ST-1001/1: 200 {"success":true} (expected …)', brief: 'short', at: 15_500 });
