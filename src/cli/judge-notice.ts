@@ -63,6 +63,9 @@ const SETTLE_STEP_MS = 10;
  * stop, must be in the verdict. Call it while the simulator still runs.
  */
 export async function settleJudge(sim: Pick<StartedSimulator, 'fleet' | 'http' | 'broker'>): Promise<void> {
+  // A command a backend published retained while its station was connected reached the station
+  // live, with the flag cleared: a fresh subscription shows what the broker still holds.
+  await sim.fleet.judgeRetainedCommands().catch(() => undefined);
   // What the embedded broker has taken in (a backend's last publication before it exited) reaches
   // the stations, and is judged, before they stop: a few round trips through its thread.
   for (let round = 0; round < 3; round += 1) {

@@ -26,6 +26,13 @@ export interface FleetAgentOptions {
 export interface StartedFleetAgent {
   /** Publishes a simulator event (a fault fired, a lock's phase) for the event stream. */
   publishEvent(token: string, event: SimEvent): void;
+  /**
+   * The retained messages the broker holds on `filters`, read with a fresh subscription (a broker
+   * sets the retain flag only on what a new subscription gets: MQTT 3.1.1, 3.3.1.3). Complete once
+   * a marker published after the SUBSCRIBE comes back, or after `timeoutMs`; empty messages (a
+   * retained message cleared) are left out.
+   */
+  readRetained(filters: readonly string[], timeoutMs?: number): Promise<{ topic: string; payload: Buffer }[]>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +85,31 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       // A finding of the judge is evidence for `/sim/v1/judge` and must not be lost on the way: QoS 1.
       const qos = 'type' in event && event.type === 'judge.finding' ? 1 : 0;
       client.publish(SIM_TOPICS.events(token), JSON.stringify(event), { qos });
+    },
+    readRetained: async (filters, timeoutMs = 2000) => {
+      if (filters.length === 0 || !client.connected) return [];
+      const marker = SIM_TOPICS.reply(`retained-${randomUUID()}`);
+      const found: { topic: string; payload: Buffer }[] = [];
+      let markerBack: () => void = () => undefined;
+      const back = new Promise<void>((resolve) => (markerBack = resolve));
+      const onMessage = (topic: string, payload: Buffer, packet: { retain?: boolean }): void => {
+        if (topic === marker) markerBack();
+        else if (packet.retain && payload.length > 0 && filters.some((filter) => matchesFilter(filter, topic))) found.push({ topic, payload });
+      };
+      client.on('message', onMessage);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await client.subscribeAsync([...filters, marker], { qos: 1 });
+        // The broker answers a client's packets in order: the retained messages of the SUBSCRIBE
+        // are sent before the marker published after it comes back.
+        await client.publishAsync(marker, 'retained-read', { qos: 1 });
+        await Promise.race([back, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+        await client.unsubscribeAsync([...filters, marker]).catch(() => undefined);
+      } finally {
+        if (timer) clearTimeout(timer);
+        client.off('message', onMessage);
+      }
+      return found;
     },
     stop: async () => {
       // Without the broker, a polite end would wait forever for the replies queued meanwhile.
@@ -187,4 +219,15 @@ async function handleControl(station: StationClient, request: ControlRequest): P
     case 'snapshot':
       return ok();
   }
+}
+
+/** Whether `topic` matches the MQTT subscription `filter` (`+` one level, a final `#` the rest). */
+function matchesFilter(filter: string, topic: string): boolean {
+  const want = filter.split('/');
+  const have = topic.split('/');
+  for (let i = 0; i < want.length; i += 1) {
+    if (want[i] === '#') return true;
+    if (i >= have.length || (want[i] !== '+' && want[i] !== have[i])) return false;
+  }
+  return want.length === have.length;
 }

@@ -3,7 +3,8 @@
  * station is connected and subscribed (or has left its retained `offline` record); the first
  * connection failure stops what was started and rejects with one clear error.
  */
-import { StationClient } from '../mqtt/station-client.js';
+import { StationClient, readUnlockCommand } from '../mqtt/station-client.js';
+import { groupTopics } from '../mqtt/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
@@ -64,6 +65,13 @@ export interface StartedFleet {
   readonly judge: JudgeLog;
   /** Stations whose MQTT session is up now. */
   onlineCount(): number;
+  /**
+   * Reads the retained commands the broker still holds on this fleet's unlock topics and judges
+   * them (`service.retained-command`). A command published retained while its station was
+   * connected reached it live with the flag cleared: only a fresh subscription shows it. The CLI
+   * calls it at stop, before the verdict (src/cli/judge-notice.ts).
+   */
+  judgeRetainedCommands(): Promise<void>;
   /** Clean shutdown: every station publishes `offline` before it disconnects. */
   stop(): Promise<void>;
 }
@@ -145,6 +153,32 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     stations,
     judge: judgeLog,
     get: (token) => stations.get(token),
+    judgeRetainedCommands: async () => {
+      if (!agent || !judge.enabled || stations.size === 0) return;
+      const { distinct } = groupTopics(options.stations);
+      const retained = await agent.readRetained(distinct.map((topics) => topics.filter('unlock')));
+      if (retained.length === 0) return;
+      const configOf = new Map(options.stations.map((config) => [config.token, config]));
+      for (const { topic, payload } of retained) {
+        const address = distinct.map((topics) => topics.match('unlock', topic)).find((found) => found?.lockId !== undefined);
+        const station = address && stations.get(address.token);
+        const config = address && configOf.get(address.token);
+        if (!address || !station || !config) continue;
+        judge.observeRetainedAtStop({
+          token: address.token,
+          lockId: address.lockId!,
+          qos: 1,
+          retain: true,
+          payload,
+          command: readUnlockCommand(payload),
+          now: clock.now(),
+          online: station.connected,
+          onlineSince: undefined,
+          locks: config.locks,
+          commandTtlMs: config.behaviour.commandTtlMs,
+        });
+      }
+    },
     onlineCount: () => {
       let count = 0;
       for (const station of stations.values()) if (station.connected) count += 1;

@@ -71,6 +71,8 @@ export class ServiceJudge {
   readonly #maxRemembered: number;
   /** Only stations that received a command have an entry (the fleet's own stations: bounded by it). */
   readonly #stations = new Map<string, StationMemory>();
+  /** Retained commands already told, `token\nlockId\npayload`, so a read at stop does not tell them again. */
+  readonly #retainedTold = new Set<string>();
   /** `token\ncommandId` → what the command was, oldest first (Map order is insertion order). */
   readonly #commands = new Map<string, { lockId: string; sentAt: string | undefined }>();
 
@@ -119,6 +121,8 @@ export class ServiceJudge {
     // Retained: sent again by the broker on a subscription, not by the service now; the station
     // ignores it, and what else is wrong with it was judged when it came live.
     if (command.retain) {
+      this.#retainedTold.add(retainedKey(command));
+      if (this.#retainedTold.size > this.#maxRemembered) this.#retainedTold.delete(this.#retainedTold.values().next().value as string);
       report('service.retained-command', 'delivered with the retain flag on subscription', commandId);
       return;
     }
@@ -144,6 +148,17 @@ export class ServiceJudge {
     if (this.#commands.size > this.#maxRemembered) this.#commands.delete(this.#commands.keys().next().value as string);
     if (!command.locks.some((lock) => lock.lockId === command.lockId)) report('service.unknown-lock', `the station has no lock ${command.lockId}`, commandId);
     this.#checkTimes(command, sentAtMs, (rule, detail) => report(rule, detail, commandId));
+  }
+
+  /**
+   * A retained command the broker still holds at stop, read by the fleet with a fresh subscription
+   * (`StartedFleet.readRetainedCommands`). A command published retained while its station was
+   * connected reached it live, with the flag cleared, so only a new subscription shows it; one
+   * the station was already told of (on a reconnect) is not told again.
+   */
+  observeRetainedAtStop(command: ReceivedCommand): void {
+    if (!this.#enabled || this.#retainedTold.has(retainedKey(command))) return;
+    this.observe({ ...command, retain: true });
   }
 
   #checkTimes(command: ReceivedCommand, sentAtMs: number | undefined, report: (rule: JudgeRuleId, detail: string) => void): void {
@@ -195,6 +210,10 @@ export class ServiceJudge {
     }
     return memory;
   }
+}
+
+function retainedKey(command: ReceivedCommand): string {
+  return `${command.token}\n${command.lockId}\n${command.payload.toString('latin1')}`;
 }
 
 /** Why a payload is not a command, in a few words; never the payload itself (it could hold anything). */

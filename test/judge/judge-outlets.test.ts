@@ -96,6 +96,13 @@ describe('the judge at stop, from the CLI', () => {
     expect(failing(again.cases)).toEqual(BROKEN.filter((id) => id !== 'service.qos0-command'));
   });
 
+  it('run --judge strict fails a backend that left a command retained, though its station only saw it live', { timeout: 120_000 }, async () => {
+    const run = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--judge', 'strict', '--', process.execPath, SLOPPY, 'retained']);
+    expect(run.code, run.stderr).toBe(RUN_EXIT.judgeFindings);
+    expect(run.stderr).toContain('station-sim: judge: 1 finding: service.retained-command ×1\n');
+    expect(run.stderr).toMatch(/service\.retained-command {2}CI-FLEET-02\/1 {2}command sloppy-retained-live/);
+  });
+
   it('a clean command under strict exits 0 with every test case passed; a failing one keeps its code and still gets its report', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'judge-outlets-'));
     const report = join(dir, 'f.xml');

@@ -6,12 +6,15 @@
 //                             hands the station again when it subscribes again
 // and exits 0, as a test suite that checks nothing of the backend would.
 // With `clean` as its argument it sends one command as the contract says and breaks nothing.
+// With `retained` it publishes one command retained (CI-FLEET-02, lock 1) and exits at once, leaving it in
+// the broker: the station got it live, without the flag; only the judge's read at stop sees it.
 import mqtt from 'mqtt';
 
 const mqttUrl = process.env.STATION_SIM_MQTT_URL;
 const controlUrl = process.env.STATION_SIM_CONTROL_URL;
 if (!mqttUrl || !controlUrl) throw new Error('run me with station-sim run');
 const clean = process.argv[2] === 'clean';
+const retainedOnly = process.argv[2] === 'retained';
 
 const client = await mqtt.connectAsync(mqttUrl, { clientId: `sloppy-backend-${process.pid}`, reconnectPeriod: 0 });
 const acks = new Map();
@@ -42,6 +45,8 @@ async function control(path, body) {
 
 if (clean) {
   await send('CI-1', '1', 'clean-1', { qos: 1 });
+} else if (retainedOnly) {
+  await send('CI-FLEET-02', '1', 'sloppy-retained-live', { qos: 1, retain: true });
 } else {
   await send('CI-1', '1', 'sloppy-qos0', { qos: 0 });
   await send('CI-2', '9', 'sloppy-lock', { qos: 1 });
