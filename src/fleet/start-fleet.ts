@@ -3,7 +3,7 @@
  * station is connected and subscribed (or has left its retained `offline` record); the first
  * connection failure stops what was started and rejects with one clear error.
  */
-import { StationClient } from '../mqtt/station-client.js';
+import { StationClient, type CommandDelivery } from '../mqtt/station-client.js';
 import { startFleetAgent } from './fleet-agent.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
@@ -80,6 +80,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       ? undefined
       : await startFleetAgent({ transport: options.transport, stations, ...(agentIdentity ? { identity: agentIdentity } : {}) });
   const judgeLog = new JudgeLog();
+  const judging = options.judge?.enabled !== false;
   const judge = new ServiceJudge({
     settings: options.judge ?? {},
     onFinding: (finding) => {
@@ -110,8 +111,13 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           reconnectRandom: reconnectRandom(options.seed, config.stationId),
           onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
           onLockPhase: (event) => agent?.publishEvent(config.token, { type: 'lock.phase', ...event }),
-          onCommand: (delivery) =>
-            judge.observe({ ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs }),
+          // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook at all.
+          ...(judging
+            ? {
+                onCommand: (delivery: CommandDelivery) =>
+                  judge.observe({ ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs }),
+              }
+            : {}),
           ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
         }),
       );
