@@ -10,6 +10,7 @@
  *
  *   npm run bench -- --only judge [--judge-rounds 8] [--judge-rate 300] [--judge-seconds 10]
  */
+import { ServiceJudge, type ReceivedCommand } from '../src/judge/service-judge.js';
 import { login, runLoad, startUnlockServers, type LoadRun, type UnlockServers } from './lib/servers.js';
 import { median, round } from './lib/stats.js';
 import { cpuMicrosPerRequest } from './unlock.js';
@@ -70,6 +71,14 @@ export interface JudgeResult {
   pooledRatio: number;
   /** Findings of the judge in the judge-on simulator at the end: station-sim's own gateway must break none. */
   findings: number;
+  /**
+   * The judge alone, in this process: CPU µs per command of `ServiceJudge.observe` over commands as
+   * the unlock load sends them (median of 5 passes). Machine load hardly moves a CPU time this
+   * short, where it moves the end-to-end figures by tens of per cent on a shared machine.
+   */
+  observeUs: number;
+  /** observeUs ÷ the judge-off CPU per unlock: the judge's share, in the same run. */
+  observeShare: number;
   failures: string[];
 }
 
@@ -93,8 +102,12 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeResult> {
     ratio: Number.NaN,
     pooledRatio: Number.NaN,
     findings: Number.NaN,
+    observeUs: Number.NaN,
+    observeShare: Number.NaN,
     failures: [],
   };
+  result.observeUs = measureObserve(options.stations, options.locks, options.rate);
+  options.log(`judge: ServiceJudge.observe alone ${result.observeUs} µs per command`);
   try {
     const on = await startUnlockServers(shape);
     started.push(on);
@@ -160,6 +173,51 @@ export function summarise(result: JudgeResult): void {
     return rounds.reduce((sum, r) => sum + r[side].cpuUs * r[side].rps, 0) / unlocks;
   };
   result.pooledRatio = round3(pooled('on') / pooled('off'));
+  result.observeShare = round(result.observeUs / result.offCpuUs, 4);
+}
+
+/** Commands judged per pass of `measureObserve`. */
+const OBSERVE_COMMANDS = 100_000;
+
+/**
+ * CPU µs per command of the judge alone: the commands the unlock load sends (every lock in turn,
+ * `rate` a second, fresh ids and `sentAt`, the station online), built beforehand, judged by a fresh
+ * judge per pass after a warm-up pass. Median of 5 passes.
+ */
+export function measureObserve(stations: number, locks: number, rate: number, count = OBSERVE_COMMANDS): number {
+  const start = Date.now();
+  const width = String(stations).length;
+  const commands: ReceivedCommand[] = [];
+  const stationLocks = Array.from({ length: locks }, (_, index) => ({ lockId: String(index + 1) }));
+  for (let i = 0; i < count; i += 1) {
+    const now = start + Math.floor((i * 1000) / rate);
+    const command = { commandId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, sentAt: new Date(now - 2).toISOString() };
+    commands.push({
+      token: `U-${String((i % stations) + 1).padStart(width, '0')}`,
+      lockId: String((Math.floor(i / stations) % locks) + 1),
+      qos: 1,
+      retain: false,
+      payload: Buffer.from(JSON.stringify(command)),
+      command,
+      now,
+      online: true,
+      onlineSince: start - 60_000,
+      locks: stationLocks,
+      commandTtlMs: 30_000,
+    });
+  }
+  let findings = 0;
+  const pass = (): number => {
+    const judge = new ServiceJudge({ settings: {}, onFinding: () => void (findings += 1) });
+    const before = process.cpuUsage();
+    for (const command of commands) judge.observe(command);
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / commands.length;
+  };
+  pass();
+  const passes = Array.from({ length: 5 }, pass);
+  if (findings > 0) throw new Error(`the judge found ${findings} things wrong with the bench's own commands`);
+  return round(median(passes), 2);
 }
 
 /** How many findings `GET /sim/v1/judge` counts (the bench fixtures set no control token). */

@@ -361,6 +361,7 @@ export function renderJudge(result: JudgeResult): string {
   lines.push(
     '',
     `**Targets:** server CPU per unlock with the judge on ≤ ${JUDGE_CPU_TARGET.toFixed(2)}× off: ${fixed(result.ratio)}× (${met}; pooled over the rounds ${fixed(result.pooledRatio)}×); ` +
+      `the judge alone (\`ServiceJudge.observe\`, in the harness): ${result.observeUs} µs per command = ${fixed(result.observeShare * 100)} % of the judge-off CPU per unlock; ` +
       `findings of the judge on station-sim's own gateway: ${Number.isFinite(result.findings) ? result.findings : 'not read'} (target 0).`,
   );
   return lines.join('\n');
