@@ -30,6 +30,11 @@ export interface JudgeOptions {
   rampSeconds: number;
   stations: number;
   locks: number;
+  /**
+   * A/A control: the "off" simulator keeps its judge on too, so on ÷ off shows what the harness
+   * itself makes of two like processes (`--judge-aa`). @default false
+   */
+  aaControl?: boolean;
   log: (line: string) => void;
   verbose?: boolean;
 }
@@ -54,6 +59,8 @@ export interface JudgeRound {
 }
 
 export interface JudgeResult {
+  /** Both simulators had the judge on (`--judge-aa`): the ratio measures the harness, not the judge. */
+  aaControl: boolean;
   connections: number;
   rate: number;
   durationSeconds: number;
@@ -89,6 +96,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeResult> {
   const shape = { broker: 'embedded' as const, stations: options.stations, locks: options.locks, verbose: options.verbose ?? false };
   const started: UnlockServers[] = [];
   const result: JudgeResult = {
+    aaControl: options.aaControl ?? false,
     connections: options.connections,
     rate: options.rate,
     durationSeconds: options.durationSeconds,
@@ -111,7 +119,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeResult> {
   try {
     const on = await startUnlockServers(shape);
     started.push(on);
-    const off = await startUnlockServers({ ...shape, judge: { enabled: false } });
+    const off = await startUnlockServers(options.aaControl ? shape : { ...shape, judge: { enabled: false } });
     started.push(off);
     const sides = { on: { servers: on, token: await login(on.apiUrl) }, off: { servers: off, token: await login(off.apiUrl) } };
     let offset = Math.floor(Math.random() * options.stations * options.locks);

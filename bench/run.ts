@@ -100,6 +100,7 @@ for (const name of options.parts) {
           connections: options.judgeConnections,
           rate: options.judgeRate,
           durationSeconds: options.judgeSeconds,
+          aaControl: options.judgeAa,
           warmupSeconds: options.warmupSeconds,
           rampSeconds: options.rampSeconds,
           stations: options.unlockStations,

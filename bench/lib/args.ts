@@ -40,6 +40,8 @@ export interface BenchOptions {
   judgeRate: number;
   /** Seconds of each measurement of the judge part. @default 10 (quick: 5) */
   judgeSeconds: number;
+  /** The judge part's A/A control: both simulators with the judge on. @default false */
+  judgeAa: boolean;
   /** Length of the soak. @default 300 (quick: 20) */
   soakSeconds: number;
   /** Unlocks per second during the soak. @default 200 */
@@ -84,6 +86,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --judge-connections N HTTP connections of the judge part's load (default 10)
   --judge-rate R        unlocks per second of the judge part's load (default 300)
   --judge-seconds S     seconds per judge on / off measurement (default 10, quick 5)
+  --judge-aa            A/A control of the judge part: both simulators with the judge on
   --soak-seconds S      soak length (default 300, quick 20)
   --soak-rate R         unlocks per second during the soak (default 200)
   --flood-seconds S     unlock load beside each login flood after the soak; 0: none (default 60, quick 10)
@@ -120,6 +123,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'judge-connections': { type: 'string' },
       'judge-rate': { type: 'string' },
       'judge-seconds': { type: 'string' },
+      'judge-aa': { type: 'boolean', default: false },
       'soak-seconds': { type: 'string' },
       'soak-rate': { type: 'string' },
       'flood-seconds': { type: 'string' },
@@ -152,6 +156,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     judgeConnections: positiveInteger('--judge-connections', values['judge-connections'], 10),
     judgeRate: positiveNumber('--judge-rate', values['judge-rate'], 300),
     judgeSeconds: positiveNumber('--judge-seconds', values['judge-seconds'], quick ? 5 : 10),
+    judgeAa: values['judge-aa'] ?? false,
     soakSeconds: positiveNumber('--soak-seconds', values['soak-seconds'], quick ? 20 : 300),
     soakRate: positiveNumber('--soak-rate', values['soak-rate'], 200),
     floodSeconds: nonNegativeNumber('--flood-seconds', values['flood-seconds'], quick ? 10 : 60),

@@ -346,7 +346,8 @@ export function renderReset(result: ResetResult): string {
 /** The judge part: each round's CPU per unlock with the judge on and off, the medians, and the target. */
 export function renderJudge(result: JudgeResult): string {
   const lines = [
-    `${formatCount(result.stations)} stations × ${result.locks} locks, embedded broker, ${result.rate} unlocks/s over ${result.connections} connections for ${result.durationSeconds} s each; rounds alternate which runs first.`,
+    `${formatCount(result.stations)} stations × ${result.locks} locks, embedded broker, ${result.rate} unlocks/s over ${result.connections} connections for ${result.durationSeconds} s each; rounds alternate which runs first.` +
+      (result.aaControl ? ' **A/A control (`--judge-aa`): the "off" simulator has its judge on too; the ratio measures the harness, not the judge.**' : ''),
     '',
     '| round | first | judge on µs / unlock | req/s | judge off µs / unlock | req/s | on ÷ off | errors on / off | other load on / off |',
     '|---|---|---|---|---|---|---|---|---|',

@@ -11,7 +11,7 @@ const round = (on: number, off: number, first: 'on' | 'off'): JudgeRound => ({ o
 
 function result(rounds: JudgeRound[]): JudgeResult {
   const r: JudgeResult = {
-    connections: 10, rate: 300, durationSeconds: 5, stations: 1000, locks: 4, rounds,
+    aaControl: false, connections: 10, rate: 300, durationSeconds: 5, stations: 1000, locks: 4, rounds,
     onCpuUs: Number.NaN, offCpuUs: Number.NaN, onRps: Number.NaN, offRps: Number.NaN, ratio: Number.NaN, pooledRatio: Number.NaN,
     findings: 0, observeUs: 5, observeShare: Number.NaN, failures: [],
   };
