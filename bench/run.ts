@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench [-- --quick] [--only boot,unlock,mosquitto,soak,profile]`.
+ * The benchmark harness: `npm run bench [-- --quick] [--only boot,unlock,judge,mosquitto,soak,profile]`.
  * Runs each part, every measurement in fresh child processes, and writes the result as JSON
  * (`--out`, default bench/results/<date>.json) and as markdown tables, next to it and on stdout.
  * Progress goes to stderr. See bench/README.md for what each figure means.
@@ -13,6 +13,7 @@ import { runSoak } from './soak.js';
 import { runProfile } from './profile.js';
 import { runTls } from './tls.js';
 import { runReset } from './reset.js';
+import { runJudge } from './judge.js';
 import { USAGE, defaultOutPath, parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { currentCommit, runHeader } from './lib/machine.js';
 import { renderMarkdown, type BenchResult } from './lib/report.js';
@@ -90,6 +91,23 @@ for (const name of options.parts) {
     case 'unlock':
       await part('unlock (embedded broker)', async () => {
         result.unlock = await runUnlock({ broker: 'embedded', ...unlockShape });
+      });
+      break;
+    case 'judge':
+      await part('judge (on and off, alternating)', async () => {
+        result.judge = await runJudge({
+          rounds: options.judgeRounds,
+          connections: options.judgeConnections,
+          rate: options.judgeRate,
+          durationSeconds: options.judgeSeconds,
+          aaControl: options.judgeAa,
+          warmupSeconds: options.warmupSeconds,
+          rampSeconds: options.rampSeconds,
+          stations: options.unlockStations,
+          locks: options.locks,
+          log,
+          verbose,
+        });
       });
       break;
     case 'mosquitto':

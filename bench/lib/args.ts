@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const PARTS = ['boot', 'unlock', 'mosquitto', 'tls', 'soak', 'profile', 'reset'] as const;
+export const PARTS = ['boot', 'unlock', 'judge', 'mosquitto', 'tls', 'soak', 'profile', 'reset'] as const;
 export type Part = (typeof PARTS)[number];
 /** What runs without `--only`: everything. */
 export const DEFAULT_PARTS: readonly Part[] = PARTS;
@@ -32,6 +32,16 @@ export interface BenchOptions {
   rampSeconds: number;
   /** Stations of the unlock fleet (× `locks` locks). @default 1000 */
   unlockStations: number;
+  /** Rounds of the judge part, each the judge on once and off once. @default 8 (quick: 4) */
+  judgeRounds: number;
+  /** HTTP connections of the judge part's unlock load. @default 10 */
+  judgeConnections: number;
+  /** Unlocks per second of the judge part's load. @default 300 */
+  judgeRate: number;
+  /** Seconds of each measurement of the judge part. @default 10 (quick: 5) */
+  judgeSeconds: number;
+  /** The judge part's A/A control: both simulators with the judge on. @default false */
+  judgeAa: boolean;
   /** Length of the soak. @default 300 (quick: 20) */
   soakSeconds: number;
   /** Unlocks per second during the soak. @default 200 */
@@ -72,6 +82,11 @@ export const USAGE = `Usage: npm run bench -- [options]
   --warmup S            seconds of warm-up load per run (default 2, quick 1)
   --ramp S              unmeasured seconds at the start of each unlock / hello-world load (default 1)
   --unlock-stations N   stations of the unlock fleet (default 1000)
+  --judge-rounds N      rounds of the judge part, each the judge on and off (default 8, quick 4)
+  --judge-connections N HTTP connections of the judge part's load (default 10)
+  --judge-rate R        unlocks per second of the judge part's load (default 300)
+  --judge-seconds S     seconds per judge on / off measurement (default 10, quick 5)
+  --judge-aa            A/A control of the judge part: both simulators with the judge on
   --soak-seconds S      soak length (default 300, quick 20)
   --soak-rate R         unlocks per second during the soak (default 200)
   --flood-seconds S     unlock load beside each login flood after the soak; 0: none (default 60, quick 10)
@@ -104,6 +119,11 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       warmup: { type: 'string' },
       ramp: { type: 'string' },
       'unlock-stations': { type: 'string' },
+      'judge-rounds': { type: 'string' },
+      'judge-connections': { type: 'string' },
+      'judge-rate': { type: 'string' },
+      'judge-seconds': { type: 'string' },
+      'judge-aa': { type: 'boolean', default: false },
       'soak-seconds': { type: 'string' },
       'soak-rate': { type: 'string' },
       'flood-seconds': { type: 'string' },
@@ -132,6 +152,11 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     warmupSeconds: nonNegativeNumber('--warmup', values.warmup, quick ? 1 : 2),
     rampSeconds: nonNegativeNumber('--ramp', values.ramp, 1),
     unlockStations: positiveInteger('--unlock-stations', values['unlock-stations'], 1000),
+    judgeRounds: positiveInteger('--judge-rounds', values['judge-rounds'], quick ? 4 : 8),
+    judgeConnections: positiveInteger('--judge-connections', values['judge-connections'], 10),
+    judgeRate: positiveNumber('--judge-rate', values['judge-rate'], 300),
+    judgeSeconds: positiveNumber('--judge-seconds', values['judge-seconds'], quick ? 5 : 10),
+    judgeAa: values['judge-aa'] ?? false,
     soakSeconds: positiveNumber('--soak-seconds', values['soak-seconds'], quick ? 20 : 300),
     soakRate: positiveNumber('--soak-rate', values['soak-rate'], 200),
     floodSeconds: nonNegativeNumber('--flood-seconds', values['flood-seconds'], quick ? 10 : 60),

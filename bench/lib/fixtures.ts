@@ -56,6 +56,8 @@ export interface UnlockFixtureOptions {
   relockMs?: number;
   /** The fixture's `mqtt` section. @default none, or `benchMqttSection()` */
   mqtt?: object;
+  /** The fixture's `judge` section (docs/judge.md), e.g. `{ enabled: false }`. @default none: the judge on */
+  judge?: object;
 }
 
 /**
@@ -68,6 +70,7 @@ export function unlockFixture(options: UnlockFixtureOptions): object {
   const mqtt = options.mqtt ?? benchMqttSection();
   return {
     ...(mqtt === undefined ? {} : { mqtt }),
+    ...(options.judge === undefined ? {} : { judge: options.judge }),
     description: `bench: unlock round trip over ${options.stations} stations x ${options.locksPerStation} locks`,
     defaults: {
       unlockDelayMs: 0,

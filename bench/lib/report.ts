@@ -9,6 +9,7 @@ import type { SoakResult } from '../soak.js';
 import type { ProfileResult } from '../profile.js';
 import type { TlsResult } from '../tls.js';
 import type { ResetResult } from '../reset.js';
+import { JUDGE_CPU_TARGET, type JudgeResult } from '../judge.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { BenchOptions } from './args.js';
 import type { RunHeader } from './machine.js';
@@ -24,6 +25,7 @@ export interface BenchResult {
   };
   boot?: BootRow[];
   unlock?: UnlockResult;
+  judge?: JudgeResult;
   mosquitto?: { boot: BootRow[]; unlock: UnlockResult };
   tls?: TlsResult;
   soak?: SoakResult;
@@ -321,6 +323,7 @@ export function renderMarkdown(result: BenchResult): string {
   const boot = [...(result.boot ?? []), ...(result.mosquitto?.boot ?? [])];
   if (boot.length > 0) sections.push('## Fleet boot', renderBoot(boot));
   if (result.unlock) sections.push('## Unlock round trip, embedded broker', renderUnlock(result.unlock));
+  if (result.judge) sections.push('## The judge on and off (server CPU per unlock, same run)', renderJudge(result.judge));
   if (result.mosquitto) sections.push('## Unlock round trip, Mosquitto (stations and API in their own processes)', renderUnlock(result.mosquitto.unlock));
   if (result.tls) sections.push('## TLS with per-station certificates, Mosquitto configured as production', renderTls(result.tls));
   if (result.soak) sections.push('## Soak', renderSoak(result.soak));
@@ -337,5 +340,30 @@ export function renderReset(result: ResetResult): string {
     '|---|---|---|---|---|---|---|',
     ...result.rows.map((row) => `| ${row.fixture} | ${formatMs(row.resetMs)} | ${row.resetRatio} | ${formatMs(row.touchedResetMs)} | ${row.touchedResetRatio} | ${formatMs(row.healthMs)} | ${row.samples} |`),
   ];
+  return lines.join('\n');
+}
+
+/** The judge part: each round's CPU per unlock with the judge on and off, the medians, and the target. */
+export function renderJudge(result: JudgeResult): string {
+  const lines = [
+    `${formatCount(result.stations)} stations × ${result.locks} locks, embedded broker, ${result.rate} unlocks/s over ${result.connections} connections for ${result.durationSeconds} s each; rounds alternate which runs first.` +
+      (result.aaControl ? ' **A/A control (`--judge-aa`): the "off" simulator has its judge on too; the ratio measures the harness, not the judge.**' : ''),
+    '',
+    '| round | first | judge on µs / unlock | req/s | judge off µs / unlock | req/s | on ÷ off | errors on / off | other load on / off |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...result.rounds.map(
+      (r, index) =>
+        `| ${index + 1} | ${r.first} | ${r.on.cpuUs} | ${formatCount(r.on.rps)} | ${r.off.cpuUs} | ${formatCount(r.off.rps)} | ${fixed(r.on.cpuUs / r.off.cpuUs)} | ${r.on.errors} / ${r.off.errors} | ${r.on.otherCpu} / ${r.off.otherCpu} |`,
+    ),
+    `| **median** | | **${result.onCpuUs}** | ${formatCount(result.onRps)} | **${result.offCpuUs}** | ${formatCount(result.offRps)} | **${fixed(result.ratio)}** | | |`,
+  ];
+  for (const failure of result.failures) lines.push('', `- ${failure}`);
+  const met = Number.isFinite(result.ratio) ? (result.ratio <= JUDGE_CPU_TARGET ? 'met' : 'NOT met') : 'not measured';
+  lines.push(
+    '',
+    `**Targets:** server CPU per unlock with the judge on ≤ ${JUDGE_CPU_TARGET.toFixed(2)}× off: ${fixed(result.ratio)}× (${met}; pooled over the rounds ${fixed(result.pooledRatio)}×); ` +
+      `the judge alone (\`ServiceJudge.observe\`, in the harness): ${result.observeUs} µs per command = ${fixed(result.observeShare * 100)} % of the judge-off CPU per unlock; ` +
+      `findings of the judge on station-sim's own gateway: ${Number.isFinite(result.findings) ? result.findings : 'not read'} (target 0).`,
+  );
   return lines.join('\n');
 }

@@ -39,19 +39,21 @@ export interface UnlockServerOptions {
   locks: number;
   /** Count unlock commands and acks at the embedded broker (the soak's loss check). @default false */
   countMessages?: boolean;
+  /** The fixture's `judge` section, e.g. `{ enabled: false }` (the `judge` part). @default none: the judge on */
+  judge?: object;
   verbose?: boolean;
 }
 
 /** Writes the unlock fixture to a temporary file for the children; `remove()` deletes it. */
-export function writeUnlockFixture(stations: number, locks: number, mqtt?: object): { path: string; remove(): void } {
+export function writeUnlockFixture(stations: number, locks: number, mqtt?: object, judge?: object): { path: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'station-sim-bench-'));
   const file = path.join(dir, 'unlock-fixture.json');
-  writeFileSync(file, JSON.stringify(unlockFixture({ stations, locksPerStation: locks, ...(mqtt === undefined ? {} : { mqtt }) })));
+  writeFileSync(file, JSON.stringify(unlockFixture({ stations, locksPerStation: locks, ...(mqtt === undefined ? {} : { mqtt }), ...(judge === undefined ? {} : { judge }) })));
   return { path: file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export async function startUnlockServers(options: UnlockServerOptions): Promise<UnlockServers> {
-  const fixture = writeUnlockFixture(options.stations, options.locks);
+  const fixture = writeUnlockFixture(options.stations, options.locks, undefined, options.judge);
   const children: BenchChild[] = [];
   let mosquitto: StartedMosquitto | undefined;
   const stop = async (): Promise<void> => {

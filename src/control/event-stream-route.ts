@@ -9,7 +9,8 @@ import type { WebSocket } from 'ws';
 import { SimError } from '../errors.js';
 import type { ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
-import { checkUpgradeRequest } from './event-stream-upgrade.js';
+import { BEARER_PROTOCOL_PREFIX, EVENTS_PROTOCOL, checkUpgradeRequest } from './event-stream-upgrade.js';
+import { errorResponses } from '../service/http/route-docs.js';
 import type { SimStreamEvent } from './wire-schemas.js';
 
 export interface EventStreamOptions {
@@ -19,6 +20,29 @@ export interface EventStreamOptions {
   maxBufferedBytes?: number;
 }
 
+/**
+ * The route in the OpenAPI document: OpenAPI has no words for a WebSocket, so the operation is the
+ * GET that asks for the upgrade, its 101 and the errors of a request that is no good upgrade, and
+ * `x-websocket` says what flows once upgraded (its messages: docs/control-plane.md).
+ */
+const EVENT_STREAM_DOC = {
+  tags: ['control'],
+  operationId: 'openEventStream',
+  summary: 'The event stream (WebSocket): a snapshot of the fleet, then every event',
+  description:
+    'A WebSocket upgrade (RFC 6455). Each message is one JSON event, `{"seq":1,"time":"<ISO UTC>","type":"snapshot","stations":[…]}` first, then every event of the simulator; the types and their fields are in docs/control-plane.md, "Event stream". ' +
+    `A browser, which cannot set an Authorization header on a WebSocket, offers the control token as the subprotocol \`${BEARER_PROTOCOL_PREFIX}<base64url(token)>\`; ` +
+    `the server selects \`${EVENTS_PROTOCOL}\` when it is offered. A plain GET is answered 426.`,
+  'x-websocket': {
+    subprotocols: [EVENTS_PROTOCOL, `${BEARER_PROTOCOL_PREFIX}{base64url(control token)}`],
+    messages: 'docs/control-plane.md, "Event stream": one JSON event per message, with seq and type',
+  },
+  response: {
+    101: { type: 'null', description: 'Switching Protocols: the stream of events starts.' },
+    ...errorResponses(400, 426),
+  },
+} as const;
+
 export const eventStreamRoute: FastifyPluginAsyncTypebox<EventStreamOptions> = async (plane, options) => {
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
   const limits = { maxBuffered, maxHeld: HELD_EVENTS_FACTOR * maxBuffered };
@@ -26,7 +50,7 @@ export const eventStreamRoute: FastifyPluginAsyncTypebox<EventStreamOptions> = a
     method: 'GET',
     url: '/events',
     config: { websocketRoute: true },
-    schema: { hide: true },
+    schema: EVENT_STREAM_DOC,
     onRequest: checkUpgradeRequest,
     // Never reached: checkUpgradeRequest answers a request that is no upgrade with 426.
     handler: async () => {

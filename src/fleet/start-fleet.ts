@@ -3,7 +3,7 @@
  * station is connected and subscribed (or has left its retained `offline` record); the first
  * connection failure stops what was started and rejects with one clear error.
  */
-import { StationClient, readUnlockCommand } from '../mqtt/station-client.js';
+import { StationClient, readUnlockCommand, type CommandDelivery } from '../mqtt/station-client.js';
 import { groupTopics } from '../mqtt/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
@@ -94,6 +94,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       ? undefined
       : await startFleetAgent({ transport: options.transport, stations, ...(agentIdentity ? { identity: agentIdentity } : {}) });
   const judgeLog = new JudgeLog();
+  const judging = options.judge?.enabled !== false;
   const judge = new ServiceJudge({
     settings: options.judge ?? {},
     onFinding: (finding) => {
@@ -124,11 +125,17 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           reconnectRandom: reconnectRandom(options.seed, config.stationId),
           onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
           onLockPhase: (event) => agent?.publishEvent(config.token, { type: 'lock.phase', ...event }),
-          onCommand: (delivery) => {
-            const received = { ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs };
-            judge.observe(received);
-            options.onCommand?.(received);
-          },
+          // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
+          // transcript records what stations receive.
+          ...(judging || options.onCommand
+            ? {
+                onCommand: (delivery: CommandDelivery) => {
+                  const received = { ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs };
+                  if (judging) judge.observe(received);
+                  options.onCommand?.(received);
+                },
+              }
+            : {}),
           ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
         }),
       );

@@ -4,6 +4,7 @@
  * fleet keeps one (for the line the CLI prints at stop), the control plane another, fed by every
  * fleet process (for `GET /sim/v1/judge`).
  */
+import { channel } from 'node:diagnostics_channel';
 import { Type, type Static } from '@sinclair/typebox';
 import { JUDGE_RULE_IDS, type JudgeRuleId } from '../fixture/judge-schema.js';
 
@@ -44,6 +45,14 @@ export const JudgeFindingSchema = Type.Object(
 );
 export type JudgeFinding = Static<typeof JudgeFindingSchema>;
 
+/**
+ * Every finding added to any judge log of the process is published on this Node diagnostics
+ * channel, whatever the rule: a test suite subscribes to assert that its run broke none
+ * (docs/judge.md, "In your own test suite"). Publishing costs nothing while nobody subscribes.
+ */
+export const JUDGE_FINDING_CHANNEL = 'station-sim:judge.finding';
+const findingChannel = channel(JUDGE_FINDING_CHANNEL);
+
 /** Findings kept; the oldest go first (the counts keep them all). */
 export const JUDGE_LOG_CAPACITY = 1000;
 
@@ -60,6 +69,7 @@ export class JudgeLog {
     this.#counts.set(finding.rule, (this.#counts.get(finding.rule) ?? 0) + 1);
     this.#findings.push(finding);
     if (this.#findings.length > this.#capacity) this.#findings.shift();
+    if (findingChannel.hasSubscribers) findingChannel.publish(finding);
   }
 
   /** Findings per rule id, only the rules broken at least once, in the catalogue's order. */

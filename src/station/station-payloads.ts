@@ -32,9 +32,10 @@ export const UnlockCommandSchema = Type.Object({
   /** When the service sent it, ISO 8601 UTC on the service's clock; the station refuses it past its TTL. */
   sentAt: Type.Optional(Type.String({ maxLength: 64, description: `When the service sent it, on the service's clock; the station refuses it past its command TTL. ${ISO_TEXT}` })),
 });
+// The titles name the two kinds for code generators (AsyncAPI Modelina), which would call them AnonymousSchema_N.
 export const AckPayloadSchema = Type.Union([
-  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }),
-  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(false), reason: Type.String() }),
+  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(true) }, { title: 'AckAccepted' }),
+  Type.Object({ commandId: Type.String(), lockId: Type.String(), accepted: Type.Literal(false), reason: Type.String() }, { title: 'AckRejected' }),
 ]);
 
 /** `{prefix}/{token}/status`, retained; the last will carries the same with `"status":"offline"`. */

@@ -7,6 +7,9 @@ import { startSimulator, type StartedSimulator } from '../../src/simulator/start
 import { createClient } from '../../src/client/index.js';
 import { EventSocket } from '../helpers/event-socket.js';
 import mqtt from 'mqtt';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('publishes a retained command by hand (to a lock CI-2 lacks) to see the station ignore its retained copy');
 
 let sim: StartedSimulator;
 let control: string;

@@ -4,6 +4,9 @@ import { JUDGE_RULES } from '../../src/judge/rule-catalogue.js';
 import { JUDGE_RULE_IDS } from '../../src/fixture/judge-schema.js';
 import { FixtureError, parseFixture } from '../../src/fixture/load-fixture.js';
 import { JudgeLog, judgeLine } from '../../src/judge/judge-log.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('adds made-up findings to a JudgeLog to test its counts');
 
 const station = { token: 'A', stationId: 1, locks: [{ lockId: '1' }] };
 

@@ -17,6 +17,9 @@ import { JudgeReplySchema, SimEventMessageSchema, type JudgeReply } from '../../
 import { EventSocket } from '../helpers/event-socket.js';
 import '../helpers/typebox-formats.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('a sloppy backend breaks every service rule on purpose');
 
 const station = (token: string, stationId: number, extra: object = {}) => ({ token, stationId, locks: [{ lockId: '1' }, { lockId: '2' }], ...extra });
 const TOKENS = ['GW-1', 'GW-2', 'QOS0', 'REUSE', 'STALE', 'FUTURE', 'LOCK', 'BAD', 'BURST', 'RETAIN', 'ASLEEP'];

@@ -10,6 +10,9 @@ import type { MqttTransport } from '../../src/mqtt/transport.js';
 import { mosquittoAvailable, startMosquitto } from '../helpers/mosquitto.js';
 import { eventually } from '../helpers/eventually.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('publishes malformed commands by hand (not JSON, no sentAt) to see the firmware refuse them');
 
 interface BrokerUnderTest {
   url: string;

@@ -76,7 +76,8 @@ export function finishOpenApiDocument(input: OpenApiDocument): OpenApiDocument {
 
 /**
  * The headers error-handling.ts and server-limits.ts add: the challenge of every 401 (RFC 6750,
- * section 3) and `Retry-After` on a 429, and on a `/v1` 503 that says when to try again.
+ * section 3), `Upgrade` on the 426 of a WebSocket route (RFC 9110, section 15.5.22), and
+ * `Retry-After` on a 429, and on a `/v1` 503 that says when to try again.
  */
 function addResponseHeaders(path: string, operation: OpenApiOperation): void {
   const unauthorized = operation.responses['401'];
@@ -86,6 +87,8 @@ function addResponseHeaders(path: string, operation: OpenApiOperation): void {
       'WWW-Authenticate': { description: `\`Bearer realm="${realm}"\`, with \`error="invalid_token"\` when a bearer token was given and refused.`, schema: { type: 'string' } },
     };
   }
+  const upgrade = operation.responses['426'];
+  if (upgrade) upgrade.headers = { Upgrade: { description: 'The protocol to upgrade to: `websocket`.', schema: { type: 'string', const: 'websocket' } } };
   const retryAfter = { description: 'Whole seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } };
   const tooMany = operation.responses['429'];
   if (tooMany) tooMany.headers = { 'Retry-After': retryAfter };

@@ -21,6 +21,8 @@ export async function registerOpenApi(app: ApiInstance): Promise<void> {
         description:
           "The `/v1` API of the service interface (spec/service-interface.md), as emulated by station-sim, and station-sim's own `/sim/v1` control plane (docs/control-plane.md). Choices where the interface is silent: docs/api.md.",
         version: '1.0.0',
+        // station-sim's own licence (package.json); Redocly's recommended rules ask for one.
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       tags: [
         { name: 'auth', description: 'Tokens (interface section 5)' },

@@ -24,6 +24,7 @@ const DESCRIPTIONS: Record<number, string> = {
   404: 'Not found.',
   413: ERRORS.PAYLOAD_TOO_LARGE.message,
   415: ERRORS.UNSUPPORTED_MEDIA_TYPE.message,
+  426: `"${ERRORS.UPGRADE_REQUIRED.message}": a plain GET of a WebSocket route, with no upgrade (\`Upgrade: websocket\` is sent back).`,
   429: `"${ERRORS.LOGIN_THROTTLED.message}": too many failed logins from the client address or for the email. \`Retry-After\` says how many seconds to wait.`,
   409: 'Conflict: the request does not fit the current state.',
   500: `"${ERRORS.INTERNAL.message}": an unexpected failure; the log has its cause.`,

@@ -91,6 +91,8 @@ async function call(method: string, path: string, options: CallOptions = {}): Pr
   // The headers it documents as always sent on this answer (the 401 challenge) are there.
   if (response.status === 401) expect(operation.responses['401']!.headers, label).toHaveProperty('WWW-Authenticate');
   if (response.status === 401) expect(response.headers.get('www-authenticate'), label).toMatch(/^Bearer realm="station-sim( control plane)?"/);
+  if (response.status === 426) expect(operation.responses['426']!.headers, label).toHaveProperty('Upgrade');
+  if (response.status === 426) expect(response.headers.get('upgrade'), label).toBe('websocket');
   const validate = ajv.getSchema(`${BASE}#/responses/${operation.operationId}-${response.status}`);
   expect(validate, label).toBeDefined();
   expect(validate!(json), `${label}: ${ajv.errorsText(validate!.errors)}`).toBe(true);
@@ -200,6 +202,14 @@ describe('real answers match the document', () => {
     expect(status).toBe(200);
     expect(json).toMatchObject({ asyncapi: '3.0.0' });
     expect((await call('GET', '/sim/v1/asyncapi.json', { bearer: null })).status).toBe(401);
+  });
+
+  it('/sim/v1/events, the event stream, without its WebSocket upgrade', async () => {
+    const plain = await call('GET', '/sim/v1/events');
+    expect(plain.status).toBe(426);
+    expect((await call('GET', '/sim/v1/events', { bearer: null })).status).toBe(401);
+    // The upgrade itself (101) is the event stream's own tests' (test/control/event-stream*.test.ts).
+    expect(Object.keys(doc.paths['/sim/v1/events']!.get!.responses)).toEqual(expect.arrayContaining(['101', '400', '401', '426']));
   });
 
   it('/sim/v1/judge', async () => {
