@@ -171,7 +171,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
         const station = address && stations.get(address.token);
         const config = address && configOf.get(address.token);
         if (!address || !station || !config) continue;
-        judge.observeRetainedAtStop({
+        const received: ReceivedCommand = {
           token: address.token,
           lockId: address.lockId!,
           qos: 1,
@@ -183,7 +183,9 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           onlineSince: undefined,
           locks: config.locks,
           commandTtlMs: config.behaviour.commandTtlMs,
-        });
+        };
+        // Recorded too, as a retained delivery, so `transcript judge` finds it again.
+        if (judge.observeRetainedAtStop(received)) options.onCommand?.(received);
       }
     },
     onlineCount: () => {

@@ -154,11 +154,12 @@ export class ServiceJudge {
    * A retained command the broker still holds at stop, read by the fleet with a fresh subscription
    * (`StartedFleet.readRetainedCommands`). A command published retained while its station was
    * connected reached it live, with the flag cleared, so only a new subscription shows it; one
-   * the station was already told of (on a reconnect) is not told again.
+   * the station was already told of (on a reconnect) is not told again. True when it was judged.
    */
-  observeRetainedAtStop(command: ReceivedCommand): void {
-    if (!this.#enabled || this.#retainedTold.has(retainedKey(command))) return;
+  observeRetainedAtStop(command: ReceivedCommand): boolean {
+    if (!this.#enabled || this.#retainedTold.has(retainedKey(command))) return false;
     this.observe({ ...command, retain: true });
+    return true;
   }
 
   #checkTimes(command: ReceivedCommand, sentAtMs: number | undefined, report: (rule: JudgeRuleId, detail: string) => void): void {

@@ -24,6 +24,7 @@ import { registerStationRoutes } from './http/station-routes.js';
 import { registerWebhookRoutes } from './http/webhook-routes.js';
 import { installClientJudging } from './http/client-judging.js';
 import type { JudgeFinding } from '../judge/judge-log.js';
+import type { ClientObservation } from '../judge/client-judge.js';
 
 export type { ApiInstance } from './http/api-instance.js';
 
@@ -111,6 +112,8 @@ export interface BuildApiOptions {
    * @default requests are not judged
    */
   onJudgeFinding?: (finding: JudgeFinding) => void;
+  /** Told each `/v1` request as the client judge saw it (src/judge/client-judge.ts `ClientObservation`). */
+  onClientObservation?: (observation: ClientObservation) => void;
 }
 
 export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
@@ -172,7 +175,13 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
     app.addHook('onClose', () => auth.close());
     if (options.onJudgeFinding && options.fixture.judge.enabled !== false) {
       // Before every other hook, so each request is numbered before anything can answer it.
-      installClientJudging(app, { settings: options.fixture.judge, clock, onFinding: options.onJudgeFinding });
+      installClientJudging(app, {
+        settings: options.fixture.judge,
+        clock,
+        stations: options.fixture.stations,
+        onFinding: options.onJudgeFinding,
+        ...(options.onClientObservation ? { onObservation: options.onClientObservation } : {}),
+      });
     }
     await registerRoutes(app, auth, options.gateway, limits);
   } catch (error) {

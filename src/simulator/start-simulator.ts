@@ -298,6 +298,7 @@ async function serveHttp(
   options: HttpOptions,
   cleanups: Cleanups,
   commandIds?: () => string,
+  transcript?: StartedTranscript,
 ): Promise<StartedHttp> {
   const api = await startApi({
     fixture,
@@ -311,6 +312,8 @@ async function serveHttp(
     beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages }),
     // The client rules' findings join the fleet's in the control plane's judge log (docs/judge.md).
     onJudgeFinding: (finding) => control.hub.emit({ type: 'judge.finding', ...finding }),
+    // A transcript keeps each request as the judge saw it, so `transcript judge` can judge it again.
+    ...(transcript ? { onClientObservation: transcript.recordClientRequest } : {}),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'loginThrottle', 'logger']),
     // The session store's "lost" and "back" lines go where the simulator's other notices go.
     ...(options.onNotice ? { onSessionStoreNotice: options.onNotice } : {}),
@@ -375,7 +378,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     // Under a manual clock a run replays exactly, command ids included (docs/fixtures.md,
     // "Reproducible runs"); otherwise they are random, as two processes on one broker need.
     const commandIds = clock.manual ? seededUuids(seed) : undefined;
-    const http = control ? await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups, commandIds) : undefined;
+    const http = control ? await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups, commandIds, transcript) : undefined;
     return { clock, fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();

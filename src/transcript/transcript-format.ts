@@ -116,10 +116,36 @@ export const JudgeEntrySchema = Type.Object({
   requestId: Type.Optional(Type.String()),
   detail: Type.String(),
 });
-export const TranscriptEntrySchema = Type.Union([MqttEntrySchema, ApiEntrySchema, SimEntrySchema, JudgeEntrySchema]);
+/**
+ * A `/v1` request as the client judge saw it (src/judge/client-judge.ts, `ClientObservation`), for
+ * `station-sim transcript judge` to judge the client rules again. Never a token: `token` is an alias
+ * the recording gives each access token in the order they first appear (`t1`, `t2` …), so requests
+ * with the same token can be linked and nothing else. `transcript show` lists these entries only
+ * when `--kind client` asks for them: the `api` entry of the same request says it for people.
+ */
+export const ClientEntrySchema = Type.Object({
+  t: TimeSchema,
+  kind: Type.Literal('client'),
+  requestId: Type.String(),
+  arrival: Type.Integer(),
+  arrivalsAtAnswer: Type.Integer(),
+  method: Type.String(),
+  route: Type.Optional(Type.String()),
+  status: Type.Integer(),
+  client: Type.String(),
+  account: Type.Optional(Type.String()),
+  token: Type.Optional(Type.String()),
+  refreshToken: Type.Optional(Type.Union([Type.Literal('rotated'), Type.Literal('reused')])),
+  queryToken: Type.Optional(Type.Union([Type.Object({ parameter: Type.String() }), Type.Object({ shape: Type.Union([Type.Literal('jwt'), Type.Literal('refresh-token')]) })])),
+  station: Type.Optional(Type.String()),
+  lockId: Type.Optional(Type.String()),
+  stationStatus: Type.Optional(Type.String()),
+});
+export const TranscriptEntrySchema = Type.Union([MqttEntrySchema, ApiEntrySchema, SimEntrySchema, JudgeEntrySchema, ClientEntrySchema]);
 export type TranscriptEntry = Static<typeof TranscriptEntrySchema>;
 export type MqttEntry = Static<typeof MqttEntrySchema>;
 export type JudgeEntry = Static<typeof JudgeEntrySchema>;
+export type ClientEntry = Static<typeof ClientEntrySchema>;
 
 const entryChecker = TypeCompiler.Compile(TranscriptEntrySchema);
 
@@ -145,6 +171,7 @@ function simCommandId(entry: Static<typeof SimEntrySchema>): string | undefined 
 
 /** The command id an entry carries or is about, if any (older `sim` entries: from their detail). */
 export function entryCommandId(entry: TranscriptEntry): string | undefined {
+  if (entry.kind === 'client') return undefined;
   return entry.kind === 'sim' ? simCommandId(entry) : entry.commandId;
 }
 
@@ -227,6 +254,17 @@ export function formatEntry(entry: TranscriptEntry, origin: number): string {
     }
     case 'judge':
       return `${offset}  JUDGE ${printable(describeJudgeEntry(entry))}`;
+    case 'client': {
+      const facts = [
+        `client ${entry.client}`,
+        entry.account !== undefined ? `account ${entry.account}` : '',
+        entry.token !== undefined ? `token ${entry.token}` : '',
+        entry.refreshToken !== undefined ? `refresh token ${entry.refreshToken}` : '',
+        entry.queryToken !== undefined ? 'token in query' : '',
+        entry.stationStatus !== undefined ? `station ${entry.stationStatus}` : '',
+      ].filter(Boolean);
+      return `${offset}  CLIENT ${printable(`${entry.method} ${entry.route ?? '(no route)'} → ${entry.status}  ${facts.join('  ')}  request ${entry.requestId}`)}`;
+    }
   }
 }
 
@@ -255,10 +293,10 @@ export function formatTimeline(entries: readonly TranscriptEntry[]): string[] {
 }
 
 /**
- * What `--kind` can name: an entry's kind (`api`, `mqtt`, `sim`, `judge`: the judge's findings), the contract message of an MQTT
+ * What `--kind` can name: an entry's kind (`api`, `mqtt`, `sim`, `judge`: the judge's findings, `client`: requests as the judge saw them), the contract message of an MQTT
  * entry, or the event of a `sim` entry.
  */
-export const ENTRY_KINDS = ['api', 'mqtt', 'sim', 'judge', 'status', 'lockState', 'unlock', 'acks', 'fault', 'control', 'timeout'] as const;
+export const ENTRY_KINDS = ['api', 'mqtt', 'sim', 'judge', 'client', 'status', 'lockState', 'unlock', 'acks', 'fault', 'control', 'timeout'] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 export function isEntryKind(value: string): value is EntryKind {

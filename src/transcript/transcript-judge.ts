@@ -5,16 +5,17 @@
  *
  * `observe` is the one place that hands entries to judges: an unlock entry recorded where the
  * station received it (it carries `delivery`) becomes the `ReceivedCommand` the service judge
- * (src/judge/service-judge.ts) saw live. The `/v1` client rules plug in here too, fed from the
- * `api` entries, once their judge exists (see `#observeApi`).
+ * (src/judge/service-judge.ts) saw live, and a `client` entry the `ClientObservation` the client
+ * judge (src/judge/client-judge.ts) saw live.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { JudgeSettingsSchema, type JudgeSettings } from '../fixture/judge-schema.js';
 import { JudgeLog, type JudgeFinding } from '../judge/judge-log.js';
 import { ServiceJudge } from '../judge/service-judge.js';
+import { ClientJudge } from '../judge/client-judge.js';
 import { readUnlockCommand } from '../mqtt/station-client.js';
 import type { JudgeVerdict } from '../judge/verdict.js';
-import type { MqttEntry, TranscriptEntry } from './transcript-format.js';
+import type { ClientEntry, MqttEntry, TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 
 const settingsChecker = TypeCompiler.Compile(JudgeSettingsSchema);
@@ -34,6 +35,8 @@ export interface ReplayResult extends JudgeVerdict {
   settingsSource: SettingsSource;
   /** Commands judged. */
   judged: number;
+  /** `/v1` requests judged (`client` entries). */
+  requests: number;
   /**
    * Commands that could not be judged: unlock entries without what the station saw (a transcript
    * written before it was recorded, or commands to stations whose fleet ran in another process).
@@ -47,9 +50,11 @@ export class TranscriptJudge {
   readonly #given: JudgeSettings | undefined;
   #recordedSettings: JudgeSettings | undefined;
   #service: ServiceJudge | undefined;
+  #client: ClientJudge | undefined;
   #settings: JudgeSettings | undefined;
   readonly #log = new JudgeLog();
   #judged = 0;
+  #requests = 0;
   #unjudgeable = 0;
   readonly #recorded: Record<string, number> = {};
 
@@ -67,7 +72,10 @@ export class TranscriptJudge {
         if (entry.direction === 'down' && (entry.message ?? 'unlock') === 'unlock') this.#observeCommand(entry);
         return;
       case 'api':
-        // The /v1 client rules (src/judge/client-judge.ts, when it exists) take api entries here.
+        // For people; the `client` entry of the same request is what the client judge saw.
+        return;
+      case 'client':
+        this.#observeRequest(entry);
         return;
       case 'judge':
         this.#recorded[entry.rule] = (this.#recorded[entry.rule] ?? 0) + 1;
@@ -83,6 +91,7 @@ export class TranscriptJudge {
       settings: settings.settings,
       settingsSource: settings.source,
       judged: this.#judged,
+      requests: this.#requests,
       unjudgeable: this.#unjudgeable,
       recorded: { ...this.#recorded },
     };
@@ -90,7 +99,7 @@ export class TranscriptJudge {
 
   #takeSettings(value: unknown): void {
     // The first one counts: a judge started with it already.
-    if (this.#recordedSettings !== undefined || this.#service !== undefined) return;
+    if (this.#recordedSettings !== undefined || this.#service !== undefined || this.#client !== undefined) return;
     if (!settingsChecker.Check(value)) {
       if (this.#given !== undefined) return;
       throw new SimError(
@@ -105,6 +114,14 @@ export class TranscriptJudge {
     if (this.#given !== undefined) return { settings: this.#given, source: 'given' };
     if (this.#recordedSettings !== undefined) return { settings: this.#recordedSettings, source: 'transcript' };
     return { settings: {}, source: 'defaults' };
+  }
+
+  #observeRequest(entry: ClientEntry): void {
+    this.#client ??= new ClientJudge({ settings: this.#settingsNow().settings, onFinding: (finding) => this.#log.add(finding) });
+    const { t, kind: _kind, token, ...facts } = entry;
+    this.#requests += 1;
+    // The alias stands for the token's fingerprint: equal aliases, equal tokens.
+    this.#client.observe({ ...facts, time: Date.parse(t), ...(token === undefined ? {} : { accessToken: token }) });
   }
 
   #observeCommand(entry: MqttEntry): void {

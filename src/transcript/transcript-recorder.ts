@@ -9,8 +9,9 @@ import type { Clock } from '../shared/clock.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import type { ReceivedCommand } from '../judge/service-judge.js';
+import type { ClientObservation } from '../judge/client-judge.js';
 import { groupTopics, type StationTopics } from '../mqtt/topics.js';
-import type { Delivery, TranscriptEntry } from './transcript-format.js';
+import type { ClientEntry, Delivery, TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
 
@@ -54,6 +55,8 @@ export interface StartedTranscript {
   readonly path: string;
   /** Records a command a station of `fleetStations` received (give it to the fleet's `onCommand`). */
   recordCommand(command: ReceivedCommand): void;
+  /** Records a `/v1` request as the client judge saw it (a `client` entry; the token fingerprint becomes an alias). */
+  recordClientRequest(observation: ClientObservation): void;
   stop(): Promise<void>;
 }
 
@@ -95,8 +98,26 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
   out.once('error', (error) => stopRecording(`could not be written (${error.message})`));
   let stopped: Promise<void> | undefined;
   let ended = false;
+  // Access tokens by the order they first appear: a run replays to the same aliases, and the file
+  // holds nothing derived from a token's bytes (the fingerprint's key dies with the process).
+  // At most ALIASES_KEPT are remembered, the oldest forgotten first (the client judge forgets as much).
+  const aliases = new Map<string, string>();
+  let lastAlias = 0;
+  const tokenAlias = (fingerprint: string): string => {
+    let alias = aliases.get(fingerprint);
+    if (alias === undefined) {
+      alias = `t${++lastAlias}`;
+      aliases.set(fingerprint, alias);
+      if (aliases.size > ALIASES_KEPT) aliases.delete(aliases.keys().next().value as string);
+    }
+    return alias;
+  };
   return {
     path: options.path,
+    recordClientRequest: (observation) => {
+      if (ended) return;
+      write(clientEntry(observation, tokenAlias));
+    },
     recordCommand: (command) => {
       if (ended) return;
       const topics = delivered.get(command.token);
@@ -250,4 +271,17 @@ function eventEntry(event: SimStreamEvent, realDurations: boolean): TranscriptEn
 
 function formatMiB(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+}
+
+const ALIASES_KEPT = 10_000;
+
+/** A `client` entry (transcript-format.ts) for a request the client judge saw. */
+function clientEntry(observation: ClientObservation, tokenAlias: (fingerprint: string) => string): ClientEntry {
+  const { time, accessToken, ...facts } = observation;
+  return {
+    t: new Date(time).toISOString(),
+    kind: 'client',
+    ...facts,
+    ...(accessToken === undefined ? {} : { token: tokenAlias(accessToken) }),
+  };
 }

@@ -5,6 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { runCliInProcess, runCliToEnd } from '../helpers/cli-process.js';
 import { DEMO_STORY } from '../../src/demo/demo-story.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('the demo story unlocks an offline station on purpose, to show the refusal');
 
 describe('station-sim demo', () => {
   it('prints the story as lines, each outcome as expected, and exits 0; one seed, one story', async () => {

@@ -6,6 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import type { SimStreamEvent } from '../../src/control/wire-schemas.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('sends a token again after an injected 401, to see the fault answer it');
 
 const STATION = '/v1/stations/:station_token';
 const REFRESH = 'POST /v1/auth/refresh';

@@ -37,7 +37,7 @@ const client = () => createClient({ baseUrl: api, email: 'ci@example.com', passw
 describe('/sim/v1 control plane', () => {
   it('reports health once every station has come up', async () => {
     const refused = { connect: 0, publish: 0, subscribe: 0, 'packet-too-large': 0 };
-    expect(await call('GET', '/health')).toEqual({ status: 200, json: { ready: true, stations: { total: 25, online: 24, offline: 1 }, broker: { refused } } });
+    expect(await call('GET', '/health')).toEqual({ status: 200, json: { ready: true, stations: { total: 25, online: 24, offline: 1 }, broker: { refused }, mqtt: { url: expect.stringMatching(/^mqtt:\/\/127\.0\.0\.1:\d+$/), embedded: true } } });
   });
 
   it('lists the full simulated state of every station and of one', async () => {

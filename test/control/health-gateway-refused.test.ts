@@ -22,7 +22,7 @@ async function health(): Promise<Record<string, unknown>> {
 
 it('counts refused broker messages by reason in health, and has no gateway field before', async () => {
   const broker = { refused: { connect: 0, publish: 0, subscribe: 0, 'packet-too-large': 0 } };
-  expect(await health()).toEqual({ ready: true, stations: { total: 1, online: 1, offline: 0 }, broker });
+  expect(await health()).toEqual({ ready: true, stations: { total: 1, online: 1, offline: 0 }, broker, mqtt: { url: sim.mqttUrl, embedded: true } });
   const outsider = await mqtt.connectAsync(sim.mqttUrl, { clientId: 'outsider', reconnectPeriod: 0 });
   try {
     const fake = { stationId: 6666, status: 'offline', batteryVoltage: 12, lastConnection: new Date().toISOString() };
@@ -32,6 +32,6 @@ it('counts refused broker messages by reason in health, and has no gateway field
     await outsider.endAsync();
   }
   await eventually(async () =>
-    expect(await health()).toEqual({ ready: true, stations: { total: 1, online: 1, offline: 0 }, broker, gateway: { refused: { wrongStation: 1, unexpectedAck: 1 } } }),
+    expect(await health()).toEqual({ ready: true, stations: { total: 1, online: 1, offline: 0 }, broker, mqtt: { url: sim.mqttUrl, embedded: true }, gateway: { refused: { wrongStation: 1, unexpectedAck: 1 } } }),
   );
 });

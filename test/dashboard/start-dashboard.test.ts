@@ -66,8 +66,6 @@ describe('startDashboard', () => {
 
   it('attaches with the control token, draws the fleet, and quits on q', async () => {
     const { fake, stdout, stdin, dashboard } = await start();
-    // On a loaded machine the snapshot may take longer than start()'s pause to reach the screen.
-    await eventually(() => expect(stdout.text()).toContain('ST-1002'));
     stdin.type('q');
     await dashboard.waitUntilExit();
     // Ink writes the last frame on exit at the latest (in CI it writes nothing before).
@@ -86,7 +84,6 @@ describe('startDashboard', () => {
       const colourCodes = (text: string): string[] => text.match(/\u001B\[(?:3[0-7]|9[0-7]|4[0-7])m/g) ?? [];
       for (const [env, coloured] of [[{ NO_COLOR: '1' }, false], [{ NO_COLOR: '' }, true]] as const) {
         const { stdout, stdin, dashboard, fake } = await start({ env });
-        await eventually(() => expect(stdout.text()).toContain('ST-1002'));
         stdin.type('q');
         await dashboard.waitUntilExit();
         const codes = colourCodes(stdout.writes.join(''));

@@ -11,6 +11,9 @@ import { formatDemoEvent, startDemo, type DemoEvent, type StartedDemo } from '..
 import { checkStory, DEMO_STORY, MAX_CAPTION_LENGTH } from '../../src/demo/demo-story.js';
 import { ManualClock, systemClock, type Clock } from '../../src/shared/clock.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('the demo story unlocks an offline station on purpose, to show the refusal');
 
 const START = Date.parse('2026-01-01T09:00:00.000Z');
 const running: { sim: StartedSimulator; control: ControlClient }[] = [];

@@ -18,6 +18,9 @@ import mqtt from 'mqtt';
 import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
 import { CliProcess } from '../helpers/cli-process.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('sloppy backends break service rules on purpose, to see every outlet report them');
 
 const SLOPPY = 'test/judge/programs/sloppy-backend.mjs';
 /** What the sloppy backend breaks, and nothing else (see its header). */

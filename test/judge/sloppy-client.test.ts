@@ -21,6 +21,12 @@ import '../helpers/typebox-formats.js';
 import { eventually } from '../helpers/eventually.js';
 import { CliProcess } from '../helpers/cli-process.js';
 import { RUN_EXIT } from '../../src/cli/commands/run.js';
+import { createReadStream } from 'node:fs';
+import { judgeTranscript } from '../../src/transcript/transcript-judge.js';
+import { TranscriptReader } from '../../src/transcript/transcript-reader.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('a deliberately sloppy /v1 client breaks the client rules, to see the judge report them');
 
 const APP = { email: 'app@example.com', password: 'app-password-1' };
 const FIXTURE = {
@@ -86,6 +92,34 @@ describe('the client rules', () => {
     const events = stream.events.filter((event) => event.type === 'judge.finding');
     expect(events.map((event) => event.rule).sort()).toEqual(Object.keys(expected).sort());
     for (const event of events) expect(event).toMatchObject({ party: 'client' });
+  });
+
+  it('judges the same rules again offline, from the run\'s transcript, which holds no token', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sloppy-client-transcript-'));
+    try {
+      const path = join(dir, 't.jsonl');
+      sim = await startSimulator({ fixture: FIXTURE, record: path });
+      await promisify(execFile)(process.execPath, [SLOPPY, APP.email, 'OFF-1', 'ON-1'], {
+        env: { ...process.env, STATION_SIM_API_URL: sim.apiUrl, STATION_SIM_PASSWORD: APP.password },
+        timeout: 60_000,
+      });
+      const live = (await judge()).summary;
+      await sim.stop();
+      sim = undefined;
+      const text = await readFile(path, 'utf8');
+      expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
+      expect(text).not.toMatch(/[A-Za-z0-9_-]{40,}/);
+      const replay = await judgeTranscript(new TranscriptReader(createReadStream(path)));
+      expect(replay.requests).toBeGreaterThan(10);
+      expect(Object.keys(live)).toHaveLength(6);
+      expect(replay.summary).toEqual(live);
+      // From the command line too: the findings, and exit 1.
+      const cli = new CliProcess(['transcript', 'judge', path]);
+      expect(await cli.exited).toBe(1);
+      for (const rule of Object.keys(live)) expect(cli.stdout).toContain(rule);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('switches a rule off and changes a threshold from the fixture', async () => {

@@ -16,6 +16,9 @@ import { startApiProcess } from '../../src/simulator/start-simulator.js';
 import { CliProcess } from '../helpers/cli-process.js';
 import { eventually } from '../helpers/eventually.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('a paused stations process receives its commands past their TTL, which the judge rightly calls stale');
 
 const TTL_MS = 2000;
 const PASSWORD = 'paused-account-password';

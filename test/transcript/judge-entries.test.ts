@@ -18,6 +18,9 @@ import { startTranscript } from '../../src/transcript/transcript-recorder.js';
 import { entryHasKind, formatEntry, parseEntry, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
 import { judgeTranscript } from '../../src/transcript/transcript-judge.js';
 import { readTranscript } from '../helpers/read-transcript.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings('breaks service rules on purpose, to see the findings recorded');
 
 const fixture = parseFixture({
   defaults: { heartbeatMs: 0 },

@@ -102,7 +102,8 @@ async function judgeTranscriptFile(io: CliIo, file: string, fixture: string | un
   }
   reportSkipped(io, file, reader.skipped);
   const by = { given: `the judge settings of ${fixture ?? ''}`, transcript: 'the judge settings the transcript recorded', defaults: 'the default judge settings (the transcript recorded none; --fixture gives a fixture\'s)' }[replay.settingsSource];
-  const lines = [`${file}: ${replay.judged} command${replay.judged === 1 ? '' : 's'} judged, by ${by}`];
+  const requests = replay.requests > 0 ? ` and ${replay.requests} /v1 request${replay.requests === 1 ? '' : 's'}` : '';
+  const lines = [`${file}: ${replay.judged} command${replay.judged === 1 ? '' : 's'}${requests} judged, by ${by}`];
   // The judge keeps the last findings (judge-log.ts): those before them are counted only.
   const total = findingCount(replay);
   if (total > replay.findings.length) lines.push(`  … ${total - replay.findings.length} earlier findings, counted but not listed`);
@@ -131,7 +132,9 @@ function entryFilter(stations: string[] | undefined, kinds: string[] | undefined
   if (stations?.some((station) => station === '')) throw new UsageError('--station needs a station token, e.g. --station CI-1');
   const stationSet = stations && stations.length > 0 ? new Set(stations) : undefined;
   const kindSet = kinds && kinds.length > 0 ? new Set(kinds.filter(isEntryKind)) : undefined;
-  return (entry) => (stationSet === undefined || entryIsAbout(entry, stationSet)) && (kindSet === undefined || entryHasKind(entry, kindSet));
+  // `client` entries repeat the request of an `api` entry for the judge: shown only when asked for.
+  return (entry) =>
+    (stationSet === undefined || entryIsAbout(entry, stationSet)) && (kindSet === undefined ? entry.kind !== 'client' : entryHasKind(entry, kindSet));
 }
 
 interface ShowOptions {

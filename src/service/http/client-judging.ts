@@ -12,6 +12,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { JudgeSettings } from '../../fixture/judge-schema.js';
+import { TOKEN_PATTERN } from '../../fixture/fixture-schema.js';
 import type { JudgeFinding } from '../../judge/judge-log.js';
 import { ClientJudge, type ClientObservation, type QueryToken } from '../../judge/client-judge.js';
 import type { AuthFacts } from '../auth/auth-service.js';
@@ -40,11 +41,16 @@ export interface ClientJudgingOptions {
   settings: JudgeSettings;
   clock: ServiceClock;
   onFinding: (finding: JudgeFinding) => void;
+  /** The fixture's stations: a route value longer than 32 characters is told only when it names one (below). */
+  stations: readonly { token: string; locks: readonly { lockId: string }[] }[];
+  /** Told each request as the judge saw it, after it judged it (a transcript records them for `transcript judge`). */
+  onObservation?: (observation: ClientObservation) => void;
 }
 
 /** Adds the judge's hooks: first, so every request is numbered before any other hook can answer it. */
 export function installClientJudging(app: ApiInstance, options: ClientJudgingOptions): ClientJudge {
   const judge = new ClientJudge({ settings: options.settings, onFinding: options.onFinding });
+  const stationOf = new Map(options.stations.map((station) => [station.token, station]));
   const key = randomBytes(32);
   const fingerprint = (token: string): string => createHmac('sha256', key).update(token).digest('base64url').slice(0, 16);
   let arrivals = 0;
@@ -60,21 +66,31 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const observation = observe(request, reply.statusCode, options.clock.now(), arrivals, fingerprint);
-    if (observation) judge.observe(observation);
+    const observation = observe(request, reply.statusCode, options.clock.now(), arrivals, fingerprint, stationOf);
+    if (observation) {
+      judge.observe(observation);
+      options.onObservation?.(observation);
+    }
     done();
   });
   return judge;
 }
 
 /** The request as the judge sees it; undefined for the control plane's requests, which it does not judge. */
-function observe(request: FastifyRequest, status: number, now: number, arrivals: number, fingerprint: (token: string) => string): ClientObservation | undefined {
+function observe(
+  request: FastifyRequest,
+  status: number,
+  now: number,
+  arrivals: number,
+  fingerprint: (token: string) => string,
+  stationOf: ReadonlyMap<string, ClientJudgingOptions['stations'][number]>,
+): ClientObservation | undefined {
   const route = request.routeOptions.url;
   if (route === undefined ? request.url.startsWith('/sim/') : route.startsWith('/sim/')) return undefined;
   const facts = request.clientFacts ?? { arrival: arrivals };
   const token = bearerToken(request.headers.authorization);
   const queryToken = tokenInQuery(request.url);
-  const { station, lockId } = routeTarget(request.params);
+  const { station, lockId } = routeTarget(request.params, stationOf);
   return {
     time: now,
     requestId: request.id,
@@ -94,10 +110,23 @@ function observe(request: FastifyRequest, status: number, now: number, arrivals:
   };
 }
 
-function routeTarget(params: unknown): { station?: string; lockId?: string } {
+/**
+ * Route values longer than this are evidence only when they name a station of the fixture (as on
+ * the event stream, src/control/control-plane.ts): the path is whatever the caller put there, and a
+ * refresh token or a JWT pasted into it by mistake must not reach a finding or a transcript.
+ */
+const MAX_UNKNOWN_VALUE_LENGTH = 32;
+
+/** The station and lock the route names (`:station_token`, `:lock_id`), when they may be told. */
+function routeTarget(params: unknown, stationOf: ReadonlyMap<string, ClientJudgingOptions['stations'][number]>): { station?: string; lockId?: string } {
   if (typeof params !== 'object' || params === null) return {};
   const { station_token: station, lock_id: lockId } = params as Record<string, unknown>;
-  return { ...(typeof station === 'string' ? { station } : {}), ...(typeof lockId === 'string' ? { lockId } : {}) };
+  const mayTell = (value: unknown): value is string => typeof value === 'string' && value.length <= MAX_UNKNOWN_VALUE_LENGTH && TOKEN_PATTERN.test(value);
+  if (typeof station !== 'string') return {};
+  const known = stationOf.get(station);
+  if (!known && !mayTell(station)) return {};
+  const knownLock = typeof lockId === 'string' && known?.locks.some((lock) => lock.lockId === lockId) === true;
+  return { station, ...(knownLock || mayTell(lockId) ? { lockId: lockId as string } : {}) };
 }
 
 /** Query parameter names that say "a token" (RFC 6750, section 2.3 names `access_token`). */

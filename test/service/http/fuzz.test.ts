@@ -7,6 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startSimulator, type StartedSimulator } from '../../../src/simulator/start-simulator.js';
+import { expectJudgeFindings } from '../../helpers/judge-findings.js';
+
+expectJudgeFindings('fuzzed requests repeat tokens after their 401 answers');
 
 const controlToken = 'fuzz-control-token-0123456789abcdef';
 const PASSWORD = 'ci-password';

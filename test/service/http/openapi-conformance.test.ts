@@ -9,6 +9,9 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type StartedSimulator } from '../../../src/simulator/start-simulator.js';
+import { expectJudgeFindings } from '../../helpers/judge-findings.js';
+
+expectJudgeFindings('calls every documented answer, a 401 followed by the same token and a replayed refresh token among them');
 
 interface Operation {
   operationId: string;
