@@ -114,6 +114,19 @@ export class ClientJudge {
     return this.#enabled;
   }
 
+  /**
+   * After `POST /sim/v1/reset` (a test suite's reset between tests): the stations are back to the
+   * fixture, so what a client last read of them no longer holds, and a new test's login is not one
+   * a refresh would do. Login counts and reads are forgotten; tokens refused with 401 are not (a
+   * reset revokes no token, and sending one again after its 401 is still wrong). Findings stay.
+   */
+  forgetAfterReset(): void {
+    this.#loginsPerAccount.clear();
+    this.#loginsPerClient.clear();
+    this.#offlineReads.clear();
+    this.#refreshRefused.clear();
+  }
+
   /** Entries held per map, for the tests of the bounds. */
   get sizes(): { refused: number; accounts: number; clients: number; offlineReads: number; refreshRefused: number } {
     return {
@@ -252,6 +265,10 @@ export class BoundedMap<V> {
 
   get size(): number {
     return this.#entries.size;
+  }
+
+  clear(): void {
+    this.#entries.clear();
   }
 
   get(key: string): V | undefined {

@@ -112,6 +112,8 @@ export interface BuildApiOptions {
    * @default requests are not judged
    */
   onJudgeFinding?: (finding: JudgeFinding) => void;
+  /** Registers a listener the simulator calls on each reset (`POST /sim/v1/reset`): the client judge forgets per-test state. */
+  onReset?: (listener: () => void) => void;
   /** Told each `/v1` request as the client judge saw it (src/judge/client-judge.ts `ClientObservation`). */
   onClientObservation?: (observation: ClientObservation) => void;
 }
@@ -181,6 +183,7 @@ export async function buildApi(options: BuildApiOptions): Promise<ApiInstance> {
         stations: options.fixture.stations,
         onFinding: options.onJudgeFinding,
         ...(options.onClientObservation ? { onObservation: options.onClientObservation } : {}),
+        ...(options.onReset ? { onReset: options.onReset } : {}),
       });
     }
     await registerRoutes(app, auth, options.gateway, limits);

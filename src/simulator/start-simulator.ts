@@ -312,6 +312,12 @@ async function serveHttp(
     beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages }),
     // The client rules' findings join the fleet's in the control plane's judge log (docs/judge.md).
     onJudgeFinding: (finding) => control.hub.emit({ type: 'judge.finding', ...finding }),
+    // A reset between tests is a new start for the client rules' counts (docs/judge.md).
+    onReset: (listener) => {
+      control.hub.subscribe((event) => {
+        if (event.type === 'control' && event.action === 'reset') listener();
+      });
+    },
     // A transcript keeps each request as the judge saw it, so `transcript judge` can judge it again.
     ...(transcript ? { onClientObservation: transcript.recordClientRequest } : {}),
     ...pick(options, ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds', 'sessionMaxLifetimeSeconds', 'state', 'commandTimeoutMs', 'loginThrottle', 'logger']),

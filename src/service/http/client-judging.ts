@@ -43,6 +43,8 @@ export interface ClientJudgingOptions {
   onFinding: (finding: JudgeFinding) => void;
   /** The fixture's stations: a route value longer than 32 characters is told only when it names one (below). */
   stations: readonly { token: string; locks: readonly { lockId: string }[] }[];
+  /** Calls its listener on each reset of the simulator (`POST /sim/v1/reset`): the judge then forgets per-test state. */
+  onReset?: (listener: () => void) => void;
   /** Told each request as the judge saw it, after it judged it (a transcript records them for `transcript judge`). */
   onObservation?: (observation: ClientObservation) => void;
 }
@@ -51,6 +53,7 @@ export interface ClientJudgingOptions {
 export function installClientJudging(app: ApiInstance, options: ClientJudgingOptions): ClientJudge {
   const judge = new ClientJudge({ settings: options.settings, onFinding: options.onFinding });
   const stationOf = new Map(options.stations.map((station) => [station.token, station]));
+  options.onReset?.(() => judge.forgetAfterReset());
   const key = randomBytes(32);
   const fingerprint = (token: string): string => createHmac('sha256', key).update(token).digest('base64url').slice(0, 16);
   let arrivals = 0;
