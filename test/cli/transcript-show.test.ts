@@ -184,7 +184,7 @@ describe('transcript show', () => {
     it('refuses an unknown kind, listing the known ones', async () => {
       const { code, err, out } = await show('--kind', 'api', '--kind', 'http');
       expect(code).not.toBe(0);
-      expect(err).toContain('unknown --kind "http": the kinds are api, mqtt, sim, judge, status, lockState, unlock, acks, fault, control, timeout');
+      expect(err).toContain('unknown --kind "http": the kinds are api, mqtt, sim, judge, client, status, lockState, unlock, acks, fault, control, timeout');
       expect(out).toEqual([]);
     });
   });
