@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import type { SimEvent, SimHealth, SimStation } from '../../src/client/sim-types.js';
+import type { DashboardControl } from '../../src/client/control-client.js';
 
 export interface RecordedRequest {
   method: string;
@@ -193,4 +194,30 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
 
   fake.url = await app.listen({ port: 0, host: '127.0.0.1' });
   return fake;
+}
+
+/** A control plane that answers at once from memory: these tests measure the screen, not HTTP. */
+export function memoryControl(stations: SimStation[]): DashboardControl {
+  const byToken = new Map(stations.map((station) => [station.token, station]));
+  const refuse = async (): Promise<never> => {
+    throw new Error('not used in this test');
+  };
+  return {
+    health: async () => ({ ready: true, stations: { total: stations.length, online: stations.length, offline: 0 } }),
+    station: async (token) => byToken.get(token) ?? refuse(),
+    setConnection: refuse,
+    setBattery: refuse,
+    reboot: refuse,
+    physical: refuse,
+    addFault: refuse,
+    clearFaults: refuse,
+    addApiFault: refuse,
+    apiFaults: async () => [],
+    clearApiFaults: refuse,
+    subscribe: (handlers) => {
+      handlers.onState?.({ phase: 'open' });
+      handlers.onEvent({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations });
+      return { close: () => undefined };
+    },
+  };
 }

@@ -4,41 +4,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/shared/clock.js';
-import type { DashboardControl } from '../../src/client/control-client.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS, EMOJI_ICONS, type IconSet } from '../../src/dashboard/format.js';
 import { layoutFor } from '../../src/dashboard/layout.js';
 import { COMPACT_HELP_KEYS, HELP_KEYS } from '../../src/dashboard/HelpOverlay.js';
 import type { SimStation } from '../../src/client/sim-types.js';
-import { makeStation } from './fake-control-plane.js';
+import { makeStation, memoryControl } from './fake-control-plane.js';
 import { eventually, renderInTerminal, settle, type TerminalRender } from './terminal.js';
-
-/** A control plane that answers at once from memory: these tests measure the screen, not HTTP. */
-function memoryControl(stations: SimStation[]): DashboardControl {
-  const byToken = new Map(stations.map((station) => [station.token, station]));
-  const refuse = async (): Promise<never> => {
-    throw new Error('not used in this test');
-  };
-  return {
-    health: async () => ({ ready: true, stations: { total: stations.length, online: stations.length, offline: 0 } }),
-    station: async (token) => byToken.get(token) ?? refuse(),
-    setConnection: refuse,
-    setBattery: refuse,
-    reboot: refuse,
-    physical: refuse,
-    addFault: refuse,
-    clearFaults: refuse,
-    addApiFault: refuse,
-    apiFaults: async () => [],
-    clearApiFaults: refuse,
-    subscribe: (handlers) => {
-      handlers.onState?.({ phase: 'open' });
-      handlers.onEvent({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations });
-      return { close: () => undefined };
-    },
-  };
-}
 
 function fleet(size: number): SimStation[] {
   return Array.from({ length: size }, (_, index) =>

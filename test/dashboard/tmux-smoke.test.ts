@@ -2,10 +2,10 @@
  * The real CLI in a real terminal: `station-sim up --dashboard` inside tmux, driven with
  * send-keys and read with capture-pane.
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually } from '../helpers/eventually.js';
+import { spawnSync } from 'node:child_process';
+import { screen as tmuxScreen, screenWithCodes, tmux, tmuxAvailable, waitForScreen as waitForTmuxScreen } from '../helpers/tmux.js';
 import { CliProcess } from '../helpers/cli-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,33 +13,12 @@ const SESSION = `station-sim-smoke-${process.pid}`;
 const SIGNAL_SESSION = `station-sim-signal-${process.pid}`;
 const ATTACHED_SESSION = `station-sim-attached-${process.pid}`;
 
-function tmuxAvailable(): boolean {
-  const found = spawnSync('tmux', ['-V']).error === undefined;
-  if (!found) {
-    if (process.env.CI) throw new Error('tmux is not installed, and CI=true requires the dashboard smoke test to run');
-    console.warn('\n*** tmux not found: the dashboard smoke test is SKIPPED (apt-get install tmux) ***\n');
-  }
-  return found;
-}
-
-const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });
-const screen = (session = SESSION) => tmux('capture-pane', '-p', '-t', session).stdout;
-/** The screen with its escape codes (`capture-pane -e`), to see colours. */
-const screenWithCodes = (session: string) => tmux('capture-pane', '-p', '-e', '-t', session).stdout;
+const screen = (session = SESSION) => tmuxScreen(session);
 
 /** Waits for the screen to satisfy `predicate`; a timeout shows the last screen. */
-async function waitForScreen(predicate: (text: string) => boolean, what: string, timeoutMs = 20_000, session = SESSION): Promise<string> {
-  return eventually(
-    () => {
-      const text = screen(session);
-      if (!predicate(text)) throw new Error(`screen:\n${text}`);
-      return text;
-    },
-    { what, timeout: timeoutMs, interval: 200 },
-  );
-}
+const waitForScreen = (predicate: (text: string) => boolean, what: string, timeoutMs = 20_000, session = SESSION) => waitForTmuxScreen(session, predicate, what, timeoutMs);
 
-describe.runIf(tmuxAvailable())('dashboard in tmux', () => {
+describe.runIf(tmuxAvailable('the dashboard smoke test'))('dashboard in tmux', () => {
   afterAll(() => {
     tmux('kill-session', '-t', SESSION);
     tmux('kill-session', '-t', SIGNAL_SESSION);

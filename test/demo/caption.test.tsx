@@ -4,40 +4,14 @@
  * taken while a filter is being typed.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DashboardControl } from '../../src/client/control-client.js';
-import type { SimStation } from '../../src/client/sim-types.js';
 import { Dashboard } from '../../src/dashboard/Dashboard.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS } from '../../src/dashboard/format.js';
 import { layoutFor } from '../../src/dashboard/layout.js';
 import { DemoCaption } from '../../src/demo/demo-caption.js';
 import { systemClock } from '../../src/shared/clock.js';
-import { makeStation } from '../dashboard/fake-control-plane.js';
+import { makeStation, memoryControl } from '../dashboard/fake-control-plane.js';
 import { eventually, KEYS, renderInTerminal, settle, type TerminalRender } from '../dashboard/terminal.js';
-
-function memoryControl(stations: SimStation[]): DashboardControl {
-  const refuse = async (): Promise<never> => {
-    throw new Error('not used in this test');
-  };
-  return {
-    health: async () => ({ ready: true, stations: { total: stations.length, online: stations.length, offline: 0 } }),
-    station: async (token) => stations.find((station) => station.token === token) ?? refuse(),
-    setConnection: refuse,
-    setBattery: refuse,
-    reboot: refuse,
-    physical: refuse,
-    addFault: refuse,
-    clearFaults: refuse,
-    addApiFault: refuse,
-    apiFaults: async () => [],
-    clearApiFaults: refuse,
-    subscribe: (handlers) => {
-      handlers.onState?.({ phase: 'open' });
-      handlers.onEvent({ seq: 1, time: new Date().toISOString(), type: 'snapshot', stations });
-      return { close: () => undefined };
-    },
-  };
-}
 
 /** A pacer as the caption sees it, counting the keys it is handed. */
 function stubPacer() {

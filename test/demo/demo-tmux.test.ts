@@ -3,38 +3,17 @@
  * above the fleet, `space` pausing and resuming, `n` moving to the next step, `q` quitting; and at
  * 120×35, started paused, `n` all the way to the end with --exit-at-end.
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_STORY } from '../../src/demo/demo-story.js';
-import { eventually } from '../helpers/eventually.js';
+import { screen, tmux, tmuxAvailable, waitForScreen as waitForTmuxScreen } from '../helpers/tmux.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SMALL = `station-sim-demo-80-${process.pid}`;
 const LARGE = `station-sim-demo-120-${process.pid}`;
 
-function tmuxAvailable(): boolean {
-  const found = spawnSync('tmux', ['-V']).error === undefined;
-  if (!found) {
-    if (process.env.CI) throw new Error('tmux is not installed, and CI=true requires the demo\'s terminal test to run');
-    console.warn('\n*** tmux not found: the demo terminal test is SKIPPED (apt-get install tmux) ***\n');
-  }
-  return found;
-}
-
-const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });
-const screen = (session: string) => tmux('capture-pane', '-p', '-t', session).stdout;
-
-async function waitForScreen(session: string, predicate: (text: string) => boolean, what: string, timeoutMs = 45_000): Promise<string> {
-  return eventually(
-    () => {
-      const text = screen(session);
-      if (!predicate(text)) throw new Error(`screen:\n${text}`);
-      return text;
-    },
-    { what, timeout: timeoutMs, interval: 200 },
-  );
-}
+/** Waits for the demo's screen; the demo starts slowly on a loaded machine. */
+const waitForScreen = (session: string, predicate: (text: string) => boolean, what: string, timeoutMs = 45_000) => waitForTmuxScreen(session, predicate, what, timeoutMs);
 
 /** The caption's first line: its state word and step, e.g. `PAUSED 3/9`. */
 function captionOf(text: string): { state: string; step: number; caption: string } | undefined {
@@ -48,7 +27,7 @@ function start(session: string, width: number, height: number, args: string): vo
   expect(tmux('new-session', '-d', '-s', session, '-x', String(width), '-y', String(height), command).status).toBe(0);
 }
 
-describe.runIf(tmuxAvailable())('station-sim demo in tmux', () => {
+describe.runIf(tmuxAvailable("the demo's terminal test"))('station-sim demo in tmux', () => {
   afterAll(() => {
     tmux('kill-session', '-t', SMALL);
     tmux('kill-session', '-t', LARGE);
