@@ -94,7 +94,9 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       const back = new Promise<void>((resolve) => (markerBack = resolve));
       const onMessage = (topic: string, payload: Buffer, packet: { retain?: boolean }): void => {
         if (topic === marker) markerBack();
-        else if (packet.retain && payload.length > 0 && filters.some((filter) => matchesFilter(filter, topic))) found.push({ topic, payload });
+        // Only a subscription made now delivers with the flag (the agent's others are from its start);
+        // the caller routes each topic by its own templates.
+        else if (packet.retain && payload.length > 0) found.push({ topic, payload });
       };
       client.on('message', onMessage);
       let timer: NodeJS.Timeout | undefined;
@@ -219,15 +221,4 @@ async function handleControl(station: StationClient, request: ControlRequest): P
     case 'snapshot':
       return ok();
   }
-}
-
-/** Whether `topic` matches the MQTT subscription `filter` (`+` one level, a final `#` the rest). */
-function matchesFilter(filter: string, topic: string): boolean {
-  const want = filter.split('/');
-  const have = topic.split('/');
-  for (let i = 0; i < want.length; i += 1) {
-    if (want[i] === '#') return true;
-    if (i >= have.length || (want[i] !== '+' && want[i] !== have[i])) return false;
-  }
-  return want.length === have.length;
 }
