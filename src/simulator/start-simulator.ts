@@ -314,9 +314,11 @@ async function serveHttp(
     onJudgeFinding: (finding) => control.hub.emit({ type: 'judge.finding', ...finding }),
     // A reset between tests is a new start for the client rules' counts (docs/judge.md).
     onReset: (listener) => {
+      // Control events only: a listener of every type would make the hub build every event of
+      // every unlock for nobody (event-hub.ts, `listening`).
       control.hub.subscribe((event) => {
         if (event.type === 'control' && event.action === 'reset') listener();
-      });
+      }, ['control']);
     },
     // A transcript keeps each request as the judge saw it, so `transcript judge` can judge it again.
     ...(transcript ? { onClientObservation: transcript.recordClientRequest } : {}),
