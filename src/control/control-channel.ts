@@ -64,12 +64,20 @@ export class ControlChannel {
   readonly #connectionListeners = new Set<ConnectionListener>();
   /** The connection as listeners were last told: up since the start, until a 'close'. */
   #up = true;
+  /** What the fleets were last told of this control plane's event stream (`announceListening`). */
+  #listening = false;
+  readonly #listenerTopic: string;
 
   private constructor(client: MqttClient, options: ControlChannelOptions) {
     this.#client = client;
     this.#fixture = options.fixture;
     this.#timeoutMs = options.timeoutMs ?? 5000;
     this.#onMessage = options.onMessage;
+    this.#listenerTopic = SIM_TOPICS.listener(client.options.clientId ?? 'control');
+    // Back after a lost session: a broker that restarted empty has forgotten the flag.
+    client.on('connect', () => {
+      if (this.#listening) this.#publishListening();
+    });
     // mqtt.js says 'close' after every failed reconnect too, and 'connect' after each success:
     // listeners hear each change once.
     client.on('close', () => this.#connectionChanged(false));
@@ -91,8 +99,11 @@ export class ControlChannel {
   }
 
   static async start(options: ControlChannelOptions): Promise<ControlChannel> {
+    const identity = options.identity ?? { clientId: `station-sim-control-${randomUUID().slice(0, 8)}` };
     const client = createMqttClient(options.transport, {
-      ...(options.identity ?? { clientId: `station-sim-control-${randomUUID().slice(0, 8)}` }),
+      ...identity,
+      // A control plane that dies with listeners leaves no fleet reporting lock phases for nobody.
+      will: { topic: SIM_TOPICS.listener(identity.clientId), payload: Buffer.alloc(0), qos: 1, retain: true },
       clean: true,
       reconnectPeriod: options.reconnectMs ?? 1000,
       // Requests go out at QoS 0 and are never queued (see `#send`): a publication while the
@@ -218,6 +229,22 @@ export class ControlChannel {
     });
   }
 
+  /**
+   * Tells every fleet process whether somebody listens to this control plane's whole event stream
+   * (SIM_TOPICS.listener): they report lock phases only then. Retained, so a fleet that starts later
+   * learns it too; cleared at stop and by the session's will.
+   */
+  announceListening(listening: boolean): void {
+    if (listening === this.#listening || this.#stopped) return;
+    this.#listening = listening;
+    this.#publishListening();
+  }
+
+  #publishListening(): void {
+    if (!this.#client.connected) return;
+    this.#client.publish(this.#listenerTopic, this.#listening ? '1' : '', { qos: 1, retain: true }, () => undefined);
+  }
+
   /** True while the channel's MQTT session is connected to the broker. */
   get connected(): boolean {
     return this.#client.connected;
@@ -245,6 +272,10 @@ export class ControlChannel {
     const stopped = new Error('the control channel has stopped');
     for (const { cancel } of [...this.#pending.values()]) cancel(stopped);
     await this.#untap?.();
+    if (this.#listening && this.#client.connected) {
+      this.#listening = false;
+      await this.#client.publishAsync(this.#listenerTopic, '', { qos: 1, retain: true }).catch(() => undefined);
+    }
     // Without the broker, a polite end would wait forever for the QoS 1 requests queued meanwhile.
     await this.#client.endAsync(!this.#client.connected);
   }

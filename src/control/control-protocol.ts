@@ -31,6 +31,13 @@ export const SIM_TOPICS = {
   /** Simulator events the contract does not carry (a fault fired). */
   events: (token: string) => `station-sim/events/${token}`,
   eventsFilter: 'station-sim/events/+',
+  /**
+   * Control plane → every fleet process: retained `1` while somebody listens to that control
+   * plane's whole event stream, cleared (empty, also its will) when nobody does. Fleets report lock
+   * phases (`lock.phase` on `events`) only while one is set: nobody else reads them.
+   */
+  listener: (clientId: string) => `station-sim/listeners/${clientId}`,
+  listenersFilter: 'station-sim/listeners/+',
 } as const;
 
 /**

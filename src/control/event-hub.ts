@@ -78,6 +78,7 @@ export class EventHub {
    */
   readonly #narrow = new Map<EventType, Set<Listener>>();
   readonly #messageListeners = new Set<MessageListener>();
+  readonly #listeningListeners = new Set<(listening: boolean) => void>();
   readonly #clock: Clock;
   /** One entry per distinct set of topic templates in the fixture. */
   readonly #routes: StationTopics[];
@@ -126,7 +127,10 @@ export class EventHub {
   subscribe(listener: Listener, types?: readonly EventType[]): () => void {
     if (types === undefined) {
       this.#listeners.add(listener);
-      return () => this.#listeners.delete(listener);
+      if (this.#listeners.size === 1) this.#listeningChanged(true);
+      return () => {
+        if (this.#listeners.delete(listener) && this.#listeners.size === 0) this.#listeningChanged(false);
+      };
     }
     for (const type of types) {
       const set = this.#narrow.get(type) ?? new Set<Listener>();
@@ -145,6 +149,22 @@ export class EventHub {
   /** True when an event of this type would reach anybody: build it only then. */
   wants(type: EventType): boolean {
     return this.#listeners.size > 0 || this.#narrow.has(type);
+  }
+
+  /**
+   * Told when the hub starts to have a listener of every event (`true`) and when it has none left
+   * (`false`): the fleet reports lock phases only meanwhile (control-protocol.ts, `listener`).
+   */
+  onListeningChange(listener: (listening: boolean) => void): () => void {
+    this.#listeningListeners.add(listener);
+    return () => this.#listeningListeners.delete(listener);
+  }
+
+  #listeningChanged(listening: boolean): void {
+    // Phases stopped while nobody listened: until a station reports one again, its acks need not
+    // wait for a phase (see "Lock phases").
+    if (listening) this.#phaseTokens.clear();
+    for (const listener of this.#listeningListeners) listener(listening);
   }
 
   /** Every contract message as it crosses the broker (for transcripts). */
@@ -249,6 +269,7 @@ export class EventHub {
     this.#heldAcks.clear();
     this.#listeners.clear();
     this.#narrow.clear();
+    this.#listeningListeners.clear();
   }
 
   #sent(token: string, lockId: string, commandId: string): void {

@@ -84,6 +84,9 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     onMessage: (topic, payload) => hub.handleMessage(topic, payload),
     ...(options.tap ? { tap: options.tap } : {}),
   });
+  // Lock phases travel only while somebody listens to the whole stream (control-protocol.ts).
+  const unlistenListening = hub.onListeningChange((listening) => channel.announceListening(listening));
+  if (hub.listening) channel.announceListening(true);
   // Statuses heard over a session that was lost may be stale by the time it is back (a broker
   // restarted without persistence retains none of them): health starts again from what the
   // broker retains after the reconnect. Through the broker's tap, nothing passes the session
@@ -139,6 +142,7 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     scenarioSettled: async () => scenario?.settled(),
     stop: async () => {
       unlistenRefusals?.();
+      unlistenListening();
       detachJournal();
       detachJudge();
       scenario?.stop();

@@ -27,6 +27,11 @@ export interface StartedFleetAgent {
   /** Publishes a simulator event (a fault fired, a lock's phase) for the event stream. */
   publishEvent(token: string, event: SimEvent): void;
   /**
+   * True while some control plane has a listener of its whole event stream (SIM_TOPICS.listener):
+   * the only reader of lock phases, so stations report none otherwise.
+   */
+  readonly phasesWanted: boolean;
+  /**
    * The retained messages the broker holds on `filters`, read with a fresh subscription (a broker
    * sets the retain flag only on what a new subscription gets: MQTT 3.1.1, 3.3.1.3). Complete once
    * a marker published after the SUBSCRIBE comes back, or after `timeoutMs`; empty messages (a
@@ -44,6 +49,11 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
   });
   await firstConnect(client, options.transport);
   client.on('error', () => undefined); // mqtt.js reconnects; errors after start are not fatal here
+  // Control planes with a listener, by their flag's topic. Forgotten with the session: the broker
+  // sends the flags again, retained, when the subscription is renewed.
+  const listeners = new Set<string>();
+  client.on('close', () => listeners.clear());
+  const listenerPrefix = SIM_TOPICS.listener('');
   const reply = (requestId: string, body: ControlReply | FleetReply): void => {
     // A reply that cannot be published (the request's own fault) must not take the fleet down.
     try {
@@ -54,6 +64,11 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
   };
 
   client.on('message', (topic, payload) => {
+    if (topic.startsWith(listenerPrefix)) {
+      if (payload.length > 0) listeners.add(topic);
+      else listeners.delete(topic);
+      return;
+    }
     if (topic === SIM_TOPICS.fleet) {
       const request = parseSimMessage('fleet', payload);
       if (!request) return;
@@ -73,7 +88,7 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
     );
   });
   try {
-    await client.subscribeAsync([SIM_TOPICS.controlFilter, SIM_TOPICS.fleet], { qos: 1 });
+    await client.subscribeAsync([SIM_TOPICS.controlFilter, SIM_TOPICS.fleet, SIM_TOPICS.listenersFilter], { qos: 1 });
   } catch (error) {
     // Connected but not subscribed: the client would reconnect forever with no one to stop it.
     await client.endAsync(true);
@@ -81,6 +96,9 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
   }
 
   return {
+    get phasesWanted() {
+      return listeners.size > 0;
+    },
     publishEvent: (token, event) => {
       // A finding of the judge is evidence for `/sim/v1/judge` and must not be lost on the way: QoS 1.
       const qos = 'type' in event && event.type === 'judge.finding' ? 1 : 0;

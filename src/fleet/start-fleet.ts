@@ -4,6 +4,7 @@
  * connection failure stops what was started and rejects with one clear error.
  */
 import { StationClient, readUnlockCommand, type CommandDelivery } from '../mqtt/station-client.js';
+import type { LockPhase } from '../station/station-model.js';
 import { groupTopics } from '../mqtt/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
@@ -93,6 +94,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     options.control === false
       ? undefined
       : await startFleetAgent({ transport: options.transport, stations, ...(agentIdentity ? { identity: agentIdentity } : {}) });
+  const phasesWanted = (): boolean => agent?.phasesWanted === true;
   const judgeLog = new JudgeLog();
   const judging = options.judge?.enabled !== false;
   const judge = new ServiceJudge({
@@ -124,7 +126,12 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           random: seededRandom(options.seed, config.stationId),
           reconnectRandom: reconnectRandom(options.seed, config.stationId),
           onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
-          onLockPhase: (event) => agent?.publishEvent(config.token, { type: 'lock.phase', ...event }),
+          ...(agent
+            ? {
+                onLockPhase: (event: LockPhase) => agent.publishEvent(config.token, { type: 'lock.phase', ...event }),
+                wantsLockPhases: phasesWanted,
+              }
+            : {}),
           // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
           // transcript records what stations receive.
           ...(judging || options.onCommand

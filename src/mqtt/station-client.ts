@@ -58,6 +58,8 @@ export interface StationClientOptions {
   onCommand?: (command: CommandDelivery) => void;
   /** Called when a lock's phase changes (and on every accepted unlock), for the event stream. */
   onLockPhase?: (event: LockPhase) => void;
+  /** Whether anybody reads lock phases now (the fleet agent knows). @default always, when `onLockPhase` is given */
+  wantsLockPhases?: () => boolean;
   /**
    * Real time in milliseconds, for how long a connection lasted (see `StationLinkEvent`). Not the
    * simulated clock: the broker closes connections on real time, whatever a manual clock says.
@@ -178,7 +180,8 @@ export class StationClient {
           publish(this.topics.topic('lockState', { token, lockId: payload.lockId }), encodePayload('lockState', payload), true),
         ack: (payload) => publish(this.topics.topic('acks', { token }), encodePayload('acks', payload), false),
         faultApplied: (event) => options.onFaultApplied?.(event),
-        lockPhase: (event) => options.onLockPhase?.(event),
+        ...(options.onLockPhase ? { lockPhase: options.onLockPhase } : {}),
+        ...(options.wantsLockPhases ? { wantsLockPhases: options.wantsLockPhases } : {}),
       },
     });
   }

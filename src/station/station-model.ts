@@ -22,6 +22,8 @@ export interface StationOutput {
   faultApplied?(event: { fault: FaultKind; lockId?: string; commandId?: string }): void;
   /** A lock's phase changed, or an accepted unlock left it as it was; for the event stream. @default ignored */
   lockPhase?(event: LockPhase): void;
+  /** Whether anybody reads lock phases now; none is built while this says no. @default yes, when `lockPhase` is given */
+  wantsLockPhases?(): boolean;
 }
 
 /**
@@ -539,7 +541,8 @@ export class StationModel {
 
   /** Not gated by the connection or the output faults: it is the simulator's report, not the station's. */
   #reportPhase(lock: LockState, commandId?: string): void {
-    this.#output.lockPhase?.({
+    if (!this.#output.lockPhase || this.#output.wantsLockPhases?.() === false) return;
+    this.#output.lockPhase({
       ...toLockPayload(lock),
       pending: lock.phase === 'idle' ? null : lock.phase,
       ...(commandId === undefined ? {} : { commandId }),
