@@ -163,18 +163,19 @@ export class ServiceJudge {
   }
 
   #checkTimes(command: ReceivedCommand, sentAtMs: number | undefined, report: (rule: JudgeRuleId, detail: string) => void): void {
-    const stationTime = new Date(command.now).toISOString();
+    // Written only into a finding's detail: a command that breaks no rule writes no date.
+    const stationTime = (): string => new Date(command.now).toISOString();
     if (sentAtMs !== undefined) {
       const age = command.now - sentAtMs;
       if (age > command.commandTtlMs) {
-        report('service.stale-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${age} ms before the station's ${stationTime}; its TTL is ${command.commandTtlMs} ms`);
+        report('service.stale-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${age} ms before the station's ${stationTime()}; its TTL is ${command.commandTtlMs} ms`);
         return;
       }
       const futureSkew = this.#settings['service.future-sent-at']?.skewMs ?? 2000;
-      if (-age > futureSkew) report('service.future-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${-age} ms after the station's ${stationTime}`);
+      if (-age > futureSkew) report('service.future-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${-age} ms after the station's ${stationTime()}`);
     }
     if (!command.online) {
-      report('service.command-to-offline-station', `arrived at ${stationTime} while the station was offline`);
+      report('service.command-to-offline-station', `arrived at ${stationTime()} while the station was offline`);
       return;
     }
     const offlineSkew = this.#settings['service.command-to-offline-station']?.skewMs ?? 2000;

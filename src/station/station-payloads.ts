@@ -53,7 +53,21 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
 /** Milliseconds since the epoch of a contract timestamp; undefined when it is not ISO 8601 UTC. */
 export function parseIsoUtc(value: string): number | undefined {
   if (!ISO_UTC.test(value)) return undefined;
+  // Date.parse rolls impossible dates over (February 30th is March 2nd) and takes 24:00: each
+  // field is checked against its range first. Read from the string, without writing a date back
+  // (this runs on every status, lock state and command).
+  const year = Number(value.slice(0, 4));
+  const month = Number(value.slice(5, 7));
+  const day = Number(value.slice(8, 10));
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (Number(value.slice(11, 13)) > 23 || Number(value.slice(14, 16)) > 59 || Number(value.slice(17, 19)) > 59) return undefined;
   const at = Date.parse(value);
-  // Date.parse rolls impossible dates over (February 30th is March 2nd): the value must read back the same.
-  return Number.isFinite(at) && new Date(at).toISOString().slice(0, 19) === value.slice(0, 19) ? at : undefined;
+  return Number.isFinite(at) ? at : undefined;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return DAYS_IN_MONTH[month - 1]!;
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
 }
