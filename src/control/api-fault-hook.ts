@@ -108,5 +108,6 @@ function answer(reply: FastifyReply, fault: ApiFault): void {
 
 /** The `api.request` of a request that got no answer: status 0. */
 function reportUnanswered(hub: EventHub, request: FastifyRequest, reply: FastifyReply, route: string, fault: ApiFault): void {
-  hub.emit({ type: 'api.request', method: request.method, route, status: 0, ms: Math.max(0, Math.round(reply.elapsedTime)), fault: fault.id });
+  if (!hub.wantsRequests) return;
+  hub.request({ method: request.method, route, status: 0, ms: Math.max(0, Math.round(reply.elapsedTime)), fault: fault.id });
 }

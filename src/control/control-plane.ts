@@ -87,10 +87,9 @@ function reportApiRequests(app: ApiInstance, hub: EventHub, fixture: Fixture): v
   // this event: one small object, measured in the unlock bench.
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown route';
-    if (hub.wants('api.request') && !route.startsWith('/sim/v1')) {
+    if (hub.wantsRequests && !route.startsWith('/sim/v1')) {
       const { token, lockId } = routeTarget(request.params, stationOf);
-      hub.emit({
-        type: 'api.request',
+      hub.request({
         method: request.method,
         route,
         status: reply.statusCode,

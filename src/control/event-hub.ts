@@ -18,6 +18,21 @@ export type SimStreamEventInput = WithoutTime<Exclude<SimStreamEvent, { type: 's
 /** Distributes the union over its members, so `Omit` keeps each member's own fields. */
 type WithoutTime<T> = T extends unknown ? Omit<T, 'time'> : never;
 
+/** The fields of an `api.request` event, without `type` and `time`. */
+export type ApiRequestFields = WithoutTime<Omit<Extract<SimStreamEvent, { type: 'api.request' }>, 'type'>>;
+
+/**
+ * Who takes the commands, acks and requests as they come, unparsed and unformatted (the request
+ * journal): `at` is simulated time in ms, payloads are as they crossed the broker.
+ */
+export interface CommandTraffic {
+  request(fields: ApiRequestFields, at: number): void;
+  sent(token: string, lockId: string, payload: Buffer, at: number): void;
+  acked(token: string, payload: Buffer, at: number): void;
+  /** When the command was sent, if it is still known (for an ack of a command sent before the stream had a listener). */
+  sentAt?(token: string, commandId: string): number | undefined;
+}
+
 type Listener = (event: SimStreamEvent) => void;
 type EventType = SimStreamEvent['type'];
 /** The events a narrow listener (the request journal) takes: commands need the unlock and ack topics parsed, nothing else does. */
@@ -78,6 +93,7 @@ export class EventHub {
    */
   readonly #narrow = new Map<EventType, Set<Listener>>();
   readonly #messageListeners = new Set<MessageListener>();
+  readonly #traffic = new Set<CommandTraffic>();
   readonly #listeningListeners = new Set<(listening: boolean) => void>();
   readonly #clock: Clock;
   /** One entry per distinct set of topic templates in the fixture. */
@@ -167,6 +183,26 @@ export class EventHub {
     for (const listener of this.#listeningListeners) listener(listening);
   }
 
+  /** Commands, acks and requests, raw, from now on (the request journal); returns a function that stops it. */
+  onCommandTraffic(listener: CommandTraffic): () => void {
+    this.#traffic.add(listener);
+    return () => this.#traffic.delete(listener);
+  }
+
+  /** True when a `/v1` request's summary would reach anybody: build it only then. */
+  get wantsRequests(): boolean {
+    return this.#traffic.size > 0 || this.wants('api.request');
+  }
+
+  /** A `/v1` request's summary: to the raw listeners as it is, and as an `api.request` event to those who take it. */
+  request(fields: ApiRequestFields): void {
+    if (this.#traffic.size > 0) {
+      const at = this.#clock.now();
+      for (const listener of this.#traffic) listener.request(fields, at);
+    }
+    if (this.wants('api.request')) this.emit({ type: 'api.request', ...fields });
+  }
+
   /** Every contract message as it crosses the broker (for transcripts). */
   onContractMessage(listener: MessageListener): () => void {
     this.#messageListeners.add(listener);
@@ -207,7 +243,8 @@ export class EventHub {
     // With nobody listening, only the statuses (for health) are worth the parsing, and the
     // commands when a narrow listener takes them.
     const listening = this.#listeners.size > 0;
-    const commands = listening || this.#wantsCommands();
+    const commandEvents = listening || this.#wantsCommands();
+    const commands = commandEvents || this.#traffic.size > 0;
     for (const topics of this.#routes) {
       const status = topics.match('status', topic);
       if (status) {
@@ -231,12 +268,16 @@ export class EventHub {
       }
       const unlock = topics.match('unlock', topic);
       if (unlock?.lockId !== undefined) {
+        for (const listener of this.#traffic) listener.sent(unlock.token, unlock.lockId, payload, this.#clock.now());
+        if (!commandEvents) return;
         const body = parsePayload('unlock', payload);
         if (body) this.#sent(unlock.token, unlock.lockId, body.commandId);
         return;
       }
       const ack = topics.match('acks', topic);
       if (ack) {
+        for (const listener of this.#traffic) listener.acked(ack.token, payload, this.#clock.now());
+        if (!commandEvents) return;
         const body = parsePayload('acks', payload);
         if (body) this.#acked(ack.token, body);
         return;
@@ -256,6 +297,14 @@ export class EventHub {
     return undefined;
   }
 
+  #recordedSend(token: string, commandId: string): number | undefined {
+    for (const listener of this.#traffic) {
+      const at = listener.sentAt?.(token, commandId);
+      if (at !== undefined) return at;
+    }
+    return undefined;
+  }
+
   #wantsCommands(): boolean {
     for (const type of COMMAND_TYPES) if (this.#narrow.has(type)) return true;
     return false;
@@ -270,6 +319,7 @@ export class EventHub {
     this.#listeners.clear();
     this.#narrow.clear();
     this.#listeningListeners.clear();
+    this.#traffic.clear();
   }
 
   #sent(token: string, lockId: string, commandId: string): void {
@@ -292,10 +342,11 @@ export class EventHub {
   #acked(token: string, ack: { commandId: string; lockId: string; accepted: boolean; reason?: string }): void {
     const command = this.#commands.get(ack.commandId);
     // A second ack of the same command (redelivery) is still reported, timed from the first send.
-    // Commands are tracked only while somebody takes command events (it costs a timer each; the
-    // request journal does from start-up); one sent before that has no known send time, so its
-    // ack carries no `ms` rather than a made-up one.
-    const timing = command ? { ms: this.#clock.now() - command.sentAt } : {};
+    // Commands are tracked only while somebody takes command events (it costs a timer each); for
+    // one sent before that, the request journal may still know the send. Otherwise its ack
+    // carries no `ms` rather than a made-up one.
+    const sentAt = command?.sentAt ?? this.#recordedSend(token, ack.commandId);
+    const timing = sentAt === undefined ? {} : { ms: this.#clock.now() - sentAt };
     if (command) {
       this.#clock.clearTimeout(command.timer);
       this.#commands.delete(ack.commandId);

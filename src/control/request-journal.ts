@@ -2,12 +2,19 @@
  * The request journal (docs/control-plane.md, "Request journal"), as WireMock's `/__admin/requests`:
  * every `/v1` request as its `api.request` event shows it, and every unlock command that reached a
  * station with its outcome, so a test can ask what reached the simulator since a mark. It is fed by
- * the event hub, like the stream and transcripts, and bounded: the oldest entries go first.
+ * the event hub's raw traffic and bounded: the oldest entries go first.
+ *
+ * It always listens, so it records as little as it can: a request's fields and a number for its
+ * time; a command's topic parts and its payload as it came off the broker, unparsed; an ack
+ * likewise, in a ring of its own. Parsing, pairing commands with acks, timeouts and timestamps
+ * happen when somebody reads (`query`), never per unlock.
  *
  * A `POST /sim/v1/reset` does not clear it: a test that resets between cases still sees what the
  * case before did, and asks from its own mark.
  */
-import type { EventHub, SimStreamEvent } from './event-hub.js';
+import { parsePayload } from '../mqtt/topics.js';
+import type { CommandTraffic, ApiRequestFields } from './event-hub.js';
+import type { EventHub } from './event-hub.js';
 import { JOURNAL_CAPACITY, type JournalCommandEntry, type JournalEntry, type JournalKind, type JournalReply } from './wire-schemas.js';
 
 export interface JournalQuery {
@@ -23,32 +30,85 @@ export interface JournalQuery {
 export interface RequestJournalOptions {
   /** @default 10000 */
   capacity?: number;
+  /**
+   * A command with no ack this long after it was sent is a `timeout` (an ack later than that does
+   * not change it). @default 5000
+   */
+  commandTimeoutMs?: number;
+  /** Simulated time now, for commands still waiting. @default Date.now */
+  now?: () => number;
 }
 
-type CommandEvent = Extract<SimStreamEvent, { type: 'command.sent' | 'command.acked' | 'command.rejected' | 'command.timeout' }>;
+/** A ring entry as recorded: `at` is simulated time in ms; a command keeps its payload until read. */
+type Recorded =
+  | { seq: number; at: number; kind: 'api'; fields: ApiRequestFields }
+  | { seq: number; at: number; kind: 'command'; token: string; lockId: string; payload: Buffer; commandId?: string | null };
 
-export class RequestJournal {
+interface RecordedAck {
+  at: number;
+  token: string;
+  payload: Buffer;
+  /** Parsed on the first read: null when it is not an ack. */
+  ack?: { commandId: string; lockId: string; accepted: boolean; reason?: string } | null;
+}
+
+/** A bounded ring: `start` is the oldest item, `size` how many there are. */
+class Ring<T> {
+  readonly items: (T | undefined)[];
+  start = 0;
+  size = 0;
+
+  constructor(readonly capacity: number) {
+    this.items = new Array<T | undefined>(capacity);
+  }
+
+  /** Adds `item`; returns the one it pushed out, if the ring was full. */
+  push(item: T): T | undefined {
+    if (this.size === this.capacity) {
+      const oldest = this.items[this.start];
+      this.items[this.start] = item;
+      this.start = (this.start + 1) % this.capacity;
+      return oldest;
+    }
+    this.items[(this.start + this.size) % this.capacity] = item;
+    this.size += 1;
+    return undefined;
+  }
+
+  at(index: number): T {
+    return this.items[(this.start + index) % this.capacity]!;
+  }
+
+  clear(): void {
+    this.items.fill(undefined);
+    this.start = 0;
+    this.size = 0;
+  }
+}
+
+export class RequestJournal implements CommandTraffic {
   readonly #capacity: number;
-  /** A ring: `#start` is the oldest entry, `#size` how many there are. */
-  readonly #ring: (JournalEntry | undefined)[];
-  #start = 0;
-  #size = 0;
+  readonly #timeoutMs: number;
+  readonly #now: () => number;
+  readonly #entries: Ring<Recorded>;
+  readonly #acks: Ring<RecordedAck>;
   /** The `seq` of the last entry recorded; it survives clears. */
   #seq = 0;
   /** The highest `seq` dropped for room since the last clear (0: none). */
   #droppedUpTo = 0;
-  /** Command entries still in the ring, by commandId, for their outcome. */
-  readonly #commands = new Map<string, JournalCommandEntry>();
 
   constructor(options: RequestJournalOptions = {}) {
     this.#capacity = options.capacity ?? JOURNAL_CAPACITY;
     if (!Number.isInteger(this.#capacity) || this.#capacity < 1) throw new RangeError(`journal capacity must be a whole number of at least 1, not ${this.#capacity}`);
-    this.#ring = new Array<JournalEntry | undefined>(this.#capacity);
+    this.#timeoutMs = options.commandTimeoutMs ?? 5000;
+    this.#now = options.now ?? Date.now;
+    this.#entries = new Ring(this.#capacity);
+    this.#acks = new Ring(this.#capacity);
   }
 
-  /** Listens to the hub from now on; the function returned stops it. */
+  /** Takes the hub's raw traffic from now on; the function returned stops it. */
   attach(hub: EventHub): () => void {
-    return hub.subscribe((event) => this.record(event), ['api.request', 'command.sent', 'command.acked', 'command.rejected', 'command.timeout']);
+    return hub.onCommandTraffic(this);
   }
 
   /** The `seq` of the last entry recorded (0 before any): a mark to pass as `since`. */
@@ -56,55 +116,35 @@ export class RequestJournal {
     return this.#seq;
   }
 
-  /** Takes in one event of the hub; those of no interest to the journal are ignored. */
-  record(event: SimStreamEvent): void {
-    switch (event.type) {
-      case 'api.request': {
-        // Every field the event has, so fields added to `api.request` reach the journal too.
-        const { type: _type, time, ...fields } = event;
-        this.#push({ seq: this.#seq + 1, at: time, kind: 'api', ...fields });
-        return;
-      }
-      case 'command.sent':
-      case 'command.acked':
-      case 'command.rejected':
-      case 'command.timeout':
-        this.#command(event);
-        return;
-      default:
-        return;
-    }
+  /** A `/v1` request, as its `api.request` event would show it, at simulated time `at` (ms). */
+  request(fields: ApiRequestFields, at: number): void {
+    this.#push({ seq: this.#seq + 1, at, kind: 'api', fields });
   }
 
-  #command(event: CommandEvent): void {
-    const known = this.#commands.get(event.commandId);
-    if (event.type === 'command.sent') {
-      // A redelivery of a command already here is the same command.
-      if (known) return;
-      const entry: JournalCommandEntry = { seq: this.#seq + 1, at: event.time, kind: 'command', token: event.token, lockId: event.lockId, commandId: event.commandId, outcome: 'sent' };
-      this.#push(entry);
-      this.#commands.set(entry.commandId, entry);
-      return;
-    }
-    // An answer to a command the journal no longer holds (dropped, cleared) has nothing to update.
-    if (!known || known.outcome !== 'sent') return;
-    known.outcome = event.type === 'command.acked' ? 'acked' : event.type === 'command.rejected' ? 'rejected' : 'timeout';
-    if (event.type === 'command.rejected') known.reason = event.reason;
-    if (event.ms !== undefined) known.ms = event.ms;
+  /** An unlock command on its way to a station, its payload as it crossed the broker. */
+  sent(token: string, lockId: string, payload: Buffer, at: number): void {
+    this.#push({ seq: this.#seq + 1, at, kind: 'command', token, lockId, payload });
   }
 
-  #push(entry: JournalEntry): void {
+  /** A station's ack, its payload as it crossed the broker. */
+  acked(token: string, payload: Buffer, at: number): void {
+    this.#acks.push({ at, token, payload });
+  }
+
+  /** When the command was first sent, while the journal still holds it (newest first: the ack of a recent command is found at once). */
+  sentAt(token: string, commandId: string): number | undefined {
+    let first: number | undefined;
+    for (let i = this.#entries.size - 1; i >= 0; i -= 1) {
+      const recorded = this.#entries.at(i);
+      if (recorded.kind === 'command' && recorded.token === token && commandIdOf(recorded) === commandId) first = recorded.at;
+    }
+    return first;
+  }
+
+  #push(entry: Recorded): void {
     this.#seq = entry.seq;
-    if (this.#size === this.#capacity) {
-      const oldest = this.#ring[this.#start]!;
-      this.#droppedUpTo = oldest.seq;
-      if (oldest.kind === 'command' && this.#commands.get(oldest.commandId) === oldest) this.#commands.delete(oldest.commandId);
-      this.#ring[this.#start] = entry;
-      this.#start = (this.#start + 1) % this.#capacity;
-      return;
-    }
-    this.#ring[(this.#start + this.#size) % this.#capacity] = entry;
-    this.#size += 1;
+    const dropped = this.#entries.push(entry);
+    if (dropped) this.#droppedUpTo = dropped.seq;
   }
 
   /**
@@ -116,40 +156,85 @@ export class RequestJournal {
     const limit = query.limit ?? this.#capacity;
     const entries: JournalEntry[] = [];
     let mark = this.#seq;
-    for (let i = this.#firstAfter(since); i < this.#size; i += 1) {
-      const entry = this.#ring[(this.#start + i) % this.#capacity]!;
-      if (!matches(entry, query)) continue;
+    const answers = query.kind === 'api' ? undefined : this.#answers();
+    const seen = new Set<string>();
+    const ring = this.#entries;
+    for (let i = 0; i < ring.size; i += 1) {
+      const recorded = ring.at(i);
+      const commandId = recorded.kind === 'command' ? commandIdOf(recorded) : undefined;
+      if (commandId === null) continue; // not a command the station could read: it reached nobody's journal before either
+      // A redelivery of a command already here is the same command.
+      if (commandId !== undefined) {
+        const key = `${recorded.kind === 'command' ? recorded.token : ''}\0${commandId}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+      }
+      if (recorded.seq <= since || !matches(recorded, query)) continue;
       if (entries.length === limit) {
         mark = entries[entries.length - 1]!.seq;
         break;
       }
-      // A copy: a command's outcome changes later, and an answer must not change after it is given.
-      entries.push({ ...entry });
+      entries.push(recorded.kind === 'api' ? { seq: recorded.seq, at: iso(recorded.at), kind: 'api', ...recorded.fields } : this.#command(recorded, commandId!, answers!));
     }
     return { mark, truncated: since < this.#droppedUpTo, entries };
   }
 
-  /** Forgets every entry; `seq` keeps counting, so marks taken before stay valid. Returns how many went. */
-  clear(): number {
-    const cleared = this.#size;
-    this.#ring.fill(undefined);
-    this.#start = 0;
-    this.#size = 0;
-    this.#droppedUpTo = 0;
-    this.#commands.clear();
-    return cleared;
+  /** A command entry with its outcome, from the first ack of its station and id sent after it. */
+  #command(recorded: Extract<Recorded, { kind: 'command' }>, commandId: string, answers: Map<string, RecordedAck[]>): JournalCommandEntry {
+    const entry: JournalCommandEntry = { seq: recorded.seq, at: iso(recorded.at), kind: 'command', token: recorded.token, lockId: recorded.lockId, commandId, outcome: 'sent' };
+    const answer = answers.get(`${recorded.token}\0${commandId}`)?.find((ack) => ack.at >= recorded.at);
+    const ms = answer ? answer.at - recorded.at : undefined;
+    if (answer && ms! <= this.#timeoutMs) {
+      entry.outcome = answer.ack!.accepted ? 'acked' : 'rejected';
+      if (!answer.ack!.accepted) entry.reason = answer.ack!.reason ?? 'rejected';
+      entry.ms = ms!;
+    } else if (answer || this.#now() - recorded.at >= this.#timeoutMs) {
+      entry.outcome = 'timeout';
+      entry.ms = this.#timeoutMs;
+    }
+    return entry;
   }
 
-  /** The ring position of the first entry with a `seq` greater than `since` (seqs are consecutive within the ring). */
-  #firstAfter(since: number): number {
-    if (this.#size === 0) return 0;
-    const first = this.#ring[this.#start]!.seq;
-    return Math.min(this.#size, Math.max(0, since - first + 1));
+  /** The acks in the ring by station and command id, each parsed once. */
+  #answers(): Map<string, RecordedAck[]> {
+    const answers = new Map<string, RecordedAck[]>();
+    for (let i = 0; i < this.#acks.size; i += 1) {
+      const recorded = this.#acks.at(i);
+      if (recorded.ack === undefined) {
+        const ack = parsePayload('acks', recorded.payload);
+        recorded.ack = ack ? { commandId: ack.commandId, lockId: ack.lockId, accepted: ack.accepted, ...(ack.accepted ? {} : { reason: ack.reason }) } : null;
+      }
+      if (!recorded.ack) continue;
+      const key = `${recorded.token}\0${recorded.ack.commandId}`;
+      const list = answers.get(key);
+      if (list) list.push(recorded);
+      else answers.set(key, [recorded]);
+    }
+    return answers;
+  }
+
+  /** Forgets every entry; `seq` keeps counting, so marks taken before stay valid. Returns how many went. */
+  clear(): number {
+    const cleared = this.#entries.size;
+    this.#entries.clear();
+    this.#acks.clear();
+    this.#droppedUpTo = 0;
+    return cleared;
   }
 }
 
-function matches(entry: JournalEntry, query: JournalQuery): boolean {
+/** The command's id, parsed on the first read and kept; null when the payload is not a command. */
+function commandIdOf(recorded: Extract<Recorded, { kind: 'command' }>): string | null {
+  if (recorded.commandId === undefined) recorded.commandId = parsePayload('unlock', recorded.payload)?.commandId ?? null;
+  return recorded.commandId;
+}
+
+function iso(at: number): string {
+  return new Date(at).toISOString();
+}
+
+function matches(entry: Recorded, query: JournalQuery): boolean {
   if (query.kind !== undefined && entry.kind !== query.kind) return false;
-  if (query.token !== undefined && (entry as { token?: unknown }).token !== query.token) return false;
+  if (query.token !== undefined && (entry.kind === 'api' ? entry.fields.token : entry.token) !== query.token) return false;
   return true;
 }

@@ -69,7 +69,7 @@ export interface StartedControl {
 export async function startControl(options: ControlOptions): Promise<StartedControl> {
   const hub = new EventHub({ fixture: options.fixture, clock: options.clock });
   // Listening from the start, before the fleet and the API: every command and request is journalled.
-  const journal = new RequestJournal();
+  const journal = new RequestJournal({ commandTimeoutMs: options.fixture.api.commandTimeoutMs, now: () => options.clock.now() });
   const detachJournal = journal.attach(hub);
   const judge = new JudgeLog();
   const detachJudge = hub.subscribe((event) => {

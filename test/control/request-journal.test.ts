@@ -4,17 +4,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RequestJournal } from '../../src/control/request-journal.js';
-import type { SimStreamEvent } from '../../src/control/wire-schemas.js';
+import type { ApiRequestFields } from '../../src/control/event-hub.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { createClient } from '../../src/client/index.js';
 
 const time = '2026-01-01T00:00:00.000Z';
-const api = (route: string, status = 200): SimStreamEvent => ({ type: 'api.request', time, method: 'GET', route, status, ms: 1 });
+const at = Date.parse(time);
+const api = (route: string, status = 200): ApiRequestFields => ({ method: 'GET', route, status, ms: 1 });
+const unlockPayload = (commandId: string): Buffer => Buffer.from(JSON.stringify({ commandId, sentAt: time }));
+const ackPayload = (ack: object): Buffer => Buffer.from(JSON.stringify(ack));
 
 describe('RequestJournal', () => {
   it('keeps the last entries up to its capacity and says when some after a mark were dropped', () => {
     const journal = new RequestJournal({ capacity: 3 });
-    for (let i = 1; i <= 5; i += 1) journal.record(api(`/v1/r${i}`));
+    for (let i = 1; i <= 5; i += 1) journal.request(api(`/v1/r${i}`), at);
     const all = journal.query();
     expect(all.entries.map((entry) => entry.seq)).toEqual([3, 4, 5]);
     expect(all).toMatchObject({ mark: 5, truncated: true });
@@ -25,7 +28,7 @@ describe('RequestJournal', () => {
 
   it('answers a page at a time with limit, its mark the last entry given', () => {
     const journal = new RequestJournal();
-    for (let i = 1; i <= 5; i += 1) journal.record(api(`/v1/r${i}`));
+    for (let i = 1; i <= 5; i += 1) journal.request(api(`/v1/r${i}`), at);
     const first = journal.query({ limit: 2 });
     expect(first.entries.map((entry) => entry.seq)).toEqual([1, 2]);
     expect(first.mark).toBe(2);
@@ -36,34 +39,48 @@ describe('RequestJournal', () => {
 
   it('copies every field of the api.request event, whatever they are', () => {
     const journal = new RequestJournal();
-    journal.record({ ...api('/v1/x'), token: 'S1', code: 'X' } as unknown as SimStreamEvent);
-    expect(journal.query().entries[0]).toMatchObject({ kind: 'api', token: 'S1', code: 'X' });
+    journal.request({ ...api('/v1/x'), token: 'S1', code: 'X' } as unknown as ApiRequestFields, at);
+    expect(journal.query().entries[0]).toMatchObject({ kind: 'api', token: 'S1', code: 'X', at: time });
     expect(journal.query().entries[0]).not.toHaveProperty('type');
   });
 
-  it('records a command once, with the outcome later events tell, and filters by kind and station', () => {
-    const journal = new RequestJournal();
+  it('records a command once, with the outcome its ack or its timeout tells when read, and filters by kind and station', () => {
+    let now = at;
+    const journal = new RequestJournal({ commandTimeoutMs: 2000, now: () => now });
     const command = { token: 'S1', lockId: '1', commandId: 'c1' };
-    journal.record({ type: 'command.sent', time, ...command });
+    journal.sent('S1', '1', unlockPayload('c1'), at);
     const seen = journal.query({ kind: 'command' });
-    journal.record({ type: 'command.sent', time, ...command });
-    journal.record({ type: 'command.rejected', time, ...command, reason: 'Battery too low', ms: 12 });
-    journal.record({ type: 'command.sent', time, token: 'S2', lockId: '1', commandId: 'c2' });
-    journal.record({ type: 'command.timeout', time, token: 'S2', lockId: '1', commandId: 'c2', ms: 2000 });
-    journal.record(api('/v1/y'));
+    // A redelivery is the same command; the ack of another station with the same id is not its answer.
+    journal.sent('S1', '1', unlockPayload('c1'), at + 5);
+    journal.acked('S9', ackPayload({ commandId: 'c1', lockId: '1', accepted: true }), at + 6);
+    journal.acked('S1', ackPayload({ commandId: 'c1', lockId: '1', accepted: false, reason: 'Battery too low' }), at + 12);
+    journal.sent('S2', '1', unlockPayload('c2'), at + 20);
+    journal.request(api('/v1/y'), at + 30);
     // An answer given before is not changed by what came later.
     expect(seen.entries).toEqual([{ seq: 1, at: time, kind: 'command', ...command, outcome: 'sent' }]);
     expect(journal.query({ kind: 'command', token: 'S1' }).entries).toEqual([{ seq: 1, at: time, kind: 'command', ...command, outcome: 'rejected', reason: 'Battery too low', ms: 12 }]);
+    expect(journal.query({ token: 'S2' }).entries).toMatchObject([{ commandId: 'c2', outcome: 'sent' }]);
+    now = at + 20 + 2000;
     expect(journal.query({ token: 'S2' }).entries).toMatchObject([{ commandId: 'c2', outcome: 'timeout', ms: 2000 }]);
-    expect(journal.query({ kind: 'api' }).entries).toMatchObject([{ seq: 3, route: '/v1/y' }]);
+    // An ack after the timeout does not make it acked.
+    journal.acked('S2', ackPayload({ commandId: 'c2', lockId: '1', accepted: true }), at + 20 + 2500);
+    expect(journal.query({ token: 'S2' }).entries).toMatchObject([{ commandId: 'c2', outcome: 'timeout', ms: 2000 }]);
+    expect(journal.query({ kind: 'api' }).entries).toMatchObject([{ seq: 4, route: '/v1/y' }]);
+  });
+
+  it('leaves out what is not a command, and reads payloads only when asked', () => {
+    const journal = new RequestJournal();
+    journal.sent('S1', '1', Buffer.from('not json'), at);
+    journal.sent('S1', '2', unlockPayload('c3'), at);
+    expect(journal.query({ kind: 'command' }).entries).toMatchObject([{ seq: 2, commandId: 'c3', lockId: '2' }]);
   });
 
   it('clears without restarting seq, so an old mark still works', () => {
     const journal = new RequestJournal({ capacity: 2 });
-    for (let i = 1; i <= 3; i += 1) journal.record(api(`/v1/r${i}`));
+    for (let i = 1; i <= 3; i += 1) journal.request(api(`/v1/r${i}`), at);
     expect(journal.clear()).toBe(2);
     expect(journal.query()).toEqual({ mark: 3, truncated: false, entries: [] });
-    journal.record(api('/v1/r4'));
+    journal.request(api('/v1/r4'), at);
     expect(journal.query({ since: 3 }).entries).toMatchObject([{ seq: 4 }]);
   });
 });
@@ -149,13 +166,14 @@ describe('the journal on the event hub', () => {
     const journal = new RequestJournal();
     const detach = journal.attach(hub);
     expect(hub.listening).toBe(false);
-    expect(hub.wants('api.request')).toBe(true);
+    expect(hub.wantsRequests).toBe(true);
+    expect(hub.wants('api.request')).toBe(false);
     expect(hub.wants('lock.state')).toBe(false);
     hub.handleMessage('stations/S1/locks/1/unlock', Buffer.from(JSON.stringify({ commandId: 'c1', timestamp: new Date(0).toISOString() })));
     hub.handleMessage('stations/S1/acks', Buffer.from(JSON.stringify({ commandId: 'c1', lockId: '1', accepted: true, timestamp: new Date(0).toISOString() })));
     expect(journal.query().entries).toMatchObject([{ kind: 'command', token: 'S1', lockId: '1', commandId: 'c1', outcome: 'acked', ms: 0 }]);
     detach();
-    expect(hub.wants('api.request')).toBe(false);
+    expect(hub.wantsRequests).toBe(false);
     hub.stop();
   });
 });
