@@ -114,36 +114,49 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   };
   // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot
   // be built or cannot connect) stops it and the stations built so far.
+  // One set of callbacks for the whole fleet: each is told its station, so no station holds closures of its own.
+  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => {
+    const received: ReceivedCommand = {
+      token: config.token,
+      lockId: delivery.lockId,
+      qos: delivery.qos,
+      retain: delivery.retain,
+      payload: delivery.payload,
+      command: delivery.command,
+      now: clock.now(),
+      online: delivery.online,
+      onlineSince: delivery.onlineSince,
+      locks: config.locks,
+      commandTtlMs: config.behaviour.commandTtlMs,
+    };
+    if (judging) judge.observe(received);
+    options.onCommand?.(received);
+  };
+  const shared = {
+    transport: options.transport,
+    clock,
+    ...(agent
+      ? {
+          onFaultApplied: (event: SimFaultEvent, config: StationConfig) => agent.publishEvent(config.token, event),
+          onLockPhase: (event: LockPhase, config: StationConfig) => agent.publishEvent(config.token, { type: 'lock.phase', ...event }),
+          wantsLockPhases: phasesWanted,
+        }
+      : {}),
+    // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
+    // transcript records what stations receive.
+    ...(judging || options.onCommand ? { onCommand } : {}),
+    ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
+  };
   try {
     for (const config of options.stations) {
       stations.set(
         config.token,
         new StationClient({
+          ...shared,
           config,
-          transport: options.transport,
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
-          clock,
           random: seededRandom(options.seed, config.stationId),
           reconnectRandom: reconnectRandom(options.seed, config.stationId),
-          onFaultApplied: (event) => agent?.publishEvent(config.token, event as SimFaultEvent),
-          ...(agent
-            ? {
-                onLockPhase: (event: LockPhase) => agent.publishEvent(config.token, { type: 'lock.phase', ...event }),
-                wantsLockPhases: phasesWanted,
-              }
-            : {}),
-          // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
-          // transcript records what stations receive.
-          ...(judging || options.onCommand
-            ? {
-                onCommand: (delivery: CommandDelivery) => {
-                  const received = { ...delivery, token: config.token, now: clock.now(), locks: config.locks, commandTtlMs: config.behaviour.commandTtlMs };
-                  if (judging) judge.observe(received);
-                  options.onCommand?.(received);
-                },
-              }
-            : {}),
-          ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
         }),
       );
     }

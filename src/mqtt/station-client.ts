@@ -3,7 +3,7 @@
  * retained state (docs/design.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
  * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
  */
-import { StationModel, type LockPhase } from '../station/station-model.js';
+import { StationModel, type LockPhase, type StationOutput } from '../station/station-model.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { unseededRandom, type Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
@@ -48,16 +48,19 @@ export interface StationClientOptions {
   reconnectMs?: number;
   /** @default 15000 */
   maxReconnectMs?: number;
-  /** Called when a fault fires, for the event stream. */
-  onFaultApplied?: (event: { fault: string; lockId?: string; commandId?: string }) => void;
+  /**
+   * Called when a fault fires, for the event stream. The callbacks are told the station's config,
+   * so one function can serve a whole fleet (a closure per station and callback would cost memory).
+   */
+  onFaultApplied?: (event: Parameters<NonNullable<StationOutput['faultApplied']>>[0], station: StationConfig) => void;
   /**
    * Called with every command that reaches the station's unlock topics, before the station reads
    * it, whatever it is (retained, QoS 0, malformed): for the judge (src/judge/service-judge.ts).
    * @default ignored
    */
-  onCommand?: (command: CommandDelivery) => void;
+  onCommand?: (command: CommandDelivery, station: StationConfig) => void;
   /** Called when a lock's phase changes (and on every accepted unlock), for the event stream. */
-  onLockPhase?: (event: LockPhase) => void;
+  onLockPhase?: (event: LockPhase, station: StationConfig) => void;
   /** Whether anybody reads lock phases now (the fleet agent knows). @default always, when `onLockPhase` is given */
   wantsLockPhases?: () => boolean;
   /**
@@ -179,8 +182,8 @@ export class StationClient {
         lockState: (payload) =>
           publish(this.topics.topic('lockState', { token, lockId: payload.lockId }), encodePayload('lockState', payload), true),
         ack: (payload) => publish(this.topics.topic('acks', { token }), encodePayload('acks', payload), false),
-        faultApplied: (event) => options.onFaultApplied?.(event),
-        ...(options.onLockPhase ? { lockPhase: options.onLockPhase } : {}),
+        faultApplied: (event) => options.onFaultApplied?.(event, config),
+        ...(options.onLockPhase ? { lockPhase: (event: LockPhase) => options.onLockPhase!(event, config) } : {}),
         ...(options.wantsLockPhases ? { wantsLockPhases: options.wantsLockPhases } : {}),
       },
     });
@@ -297,7 +300,7 @@ export class StationClient {
       command,
       online: this.model.status === 'online',
       onlineSince: this.#onlineSince,
-    });
+    }, this.#options.config);
     // A command someone published with the retain flag comes again on every subscription: it is
     // not a new command, and firmware acts only on live ones (commands are never retained, docs/design.md).
     // A malformed command is dropped, as firmware would: it has nobody to answer.
