@@ -102,17 +102,7 @@ export class ServiceJudge {
 
   observe(command: ReceivedCommand): void {
     if (!this.#enabled) return;
-    const report = (rule: JudgeRuleId, detail: string, commandId?: string): void => {
-      if (this.#settings[rule]?.enabled === false) return;
-      this.#onFinding({
-        time: new Date(command.now).toISOString(),
-        rule,
-        token: command.token,
-        lockId: command.lockId,
-        ...(commandId === undefined ? {} : { commandId }),
-        detail,
-      });
-    };
+    const report = (rule: JudgeRuleId, detail: string, commandId?: string): void => this.#report(command, rule, detail, commandId);
     // An empty payload is how MQTT clears a retained message (MQTT 3.1.1, 3.3.1.3): a backend that
     // clears the retained command it published by mistake is putting things right, not sending one.
     if (command.payload.length === 0) return;
@@ -160,6 +150,18 @@ export class ServiceJudge {
     if (!this.#enabled || this.#retainedTold.has(retainedKey(command))) return false;
     this.observe({ ...command, retain: true });
     return true;
+  }
+
+  #report(command: ReceivedCommand, rule: JudgeRuleId, detail: string, commandId: string | undefined): void {
+    if (this.#settings[rule]?.enabled === false) return;
+    this.#onFinding({
+      time: new Date(command.now).toISOString(),
+      rule,
+      token: command.token,
+      lockId: command.lockId,
+      ...(commandId === undefined ? {} : { commandId }),
+      detail,
+    });
   }
 
   #checkTimes(command: ReceivedCommand, sentAtMs: number | undefined, report: (rule: JudgeRuleId, detail: string) => void): void {

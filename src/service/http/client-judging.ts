@@ -54,8 +54,7 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
   const judge = new ClientJudge({ settings: options.settings, onFinding: options.onFinding });
   const stationOf = new Map(options.stations.map((station) => [station.token, station]));
   options.onReset?.(() => judge.forgetAfterReset());
-  const key = randomBytes(32);
-  const fingerprint = (token: string): string => createHmac('sha256', key).update(token).digest('base64url').slice(0, 16);
+  const fingerprint = fingerprints(randomBytes(32));
   let arrivals = 0;
   app.decorateRequest('clientFacts', undefined);
   // Callback hooks, not async ones: they run on every request.
@@ -77,6 +76,26 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
     done();
   });
   return judge;
+}
+
+/**
+ * Keyed hashes of access tokens, the recent ones remembered: a client sends the same token on
+ * every request until it refreshes, and an HMAC per request was a tenth of an unlock's CPU. The
+ * memory holds the tokens themselves, as the auth service does; it is dropped whole when full.
+ */
+const REMEMBERED_FINGERPRINTS = 4096;
+
+function fingerprints(key: Buffer): (token: string) => string {
+  const known = new Map<string, string>();
+  return (token) => {
+    let print = known.get(token);
+    if (print === undefined) {
+      print = createHmac('sha256', key).update(token).digest('base64url').slice(0, 16);
+      if (known.size >= REMEMBERED_FINGERPRINTS) known.clear();
+      known.set(token, print);
+    }
+    return print;
+  };
 }
 
 /** The request as the judge sees it; undefined for the control plane's requests, which it does not judge. */
