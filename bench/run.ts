@@ -16,6 +16,7 @@ import { runReset } from './reset.js';
 import { runJudge } from './judge.js';
 import { USAGE, defaultOutPath, parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { currentCommit, runHeader } from './lib/machine.js';
+import { buildProduct } from './lib/product.js';
 import { renderMarkdown, type BenchResult } from './lib/report.js';
 
 let options: BenchOptions;
@@ -33,6 +34,12 @@ if (options.help) {
 // Every child inherits it; the bench fixtures then ask the embedded broker for authentication and ACLs (bench/lib/fixtures.ts).
 if (options.brokerAuth) process.env.BENCH_BROKER_AUTH = '1';
 else delete process.env.BENCH_BROKER_AUTH;
+// Every child inherits it too: the compiled dist/ (built now) or src/ under tsx (bench/lib/product.ts).
+if (options.source) process.env.BENCH_PRODUCT = 'source';
+else {
+  process.env.BENCH_PRODUCT = 'dist';
+  buildProduct();
+}
 
 const startedAt = new Date();
 const started = performance.now();

@@ -5,7 +5,11 @@
  *   api.ts --fixture F --broker mqtt://127.0.0.1:P
  */
 import { parseArgs } from 'node:util';
-import { startApiProcess, type StartedApiProcess } from '../../src/simulator/start-simulator.js';
+import type { StartedApiProcess } from '../../src/simulator/start-simulator.js';
+import type * as SimulatorModule from '../../src/simulator/start-simulator.js';
+import { importProduct } from '../lib/product.js';
+
+const { startApiProcess } = await importProduct<typeof SimulatorModule>('simulator/start-simulator');
 import { serveParent } from '../lib/ipc.js';
 import { processMemory } from '../lib/protocol.js';
 import { serverChildMethods, type ServerStats } from '../lib/server-stats.js';

@@ -9,8 +9,13 @@
  *   (started by bench/boot.ts) boot-fleet.ts --stations 10000 --locks 4 [--broker mqtt://127.0.0.1:P] [--certs DIR]
  */
 import { parseArgs } from 'node:util';
-import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
-import { parseFixture } from '../../src/fixture/load-fixture.js';
+import type { StartedSimulator } from '../../src/simulator/start-simulator.js';
+import type * as SimulatorModule from '../../src/simulator/start-simulator.js';
+import type * as FixtureModule from '../../src/fixture/load-fixture.js';
+import { importProduct } from '../lib/product.js';
+
+const { startSimulator } = await importProduct<typeof SimulatorModule>('simulator/start-simulator');
+const { parseFixture } = await importProduct<typeof FixtureModule>('fixture/load-fixture');
 import type { StartedBroker } from '../../src/broker/embedded-broker.js';
 import { bootFixture } from '../lib/fixtures.js';
 import { collectGarbage, reportProgress, serveParent } from '../lib/ipc.js';

@@ -15,8 +15,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { MqttClient } from 'mqtt';
-import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
-import { createMqttClient, type MqttTransport } from '../../src/mqtt/transport.js';
+import type { StartedBroker } from '../../src/broker/embedded-broker.js';
+import type { MqttTransport } from '../../src/mqtt/transport.js';
+import type * as BrokerModule from '../../src/broker/embedded-broker.js';
+import type * as TransportModule from '../../src/mqtt/transport.js';
+import { importProduct } from '../lib/product.js';
+
+const { startEmbeddedBroker } = await importProduct<typeof BrokerModule>('broker/embedded-broker');
+const { createMqttClient } = await importProduct<typeof TransportModule>('mqtt/transport');
 import { bootTokens } from '../lib/fixtures.js';
 import { collectGarbage, reportProgress, serveParent } from '../lib/ipc.js';
 import { processMemory, type ProcessMemory } from '../lib/protocol.js';

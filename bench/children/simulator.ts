@@ -9,7 +9,11 @@
  *   simulator.ts --fixture F [--broker mqtt://…] [--with-api] [--count-messages]
  */
 import { parseArgs } from 'node:util';
-import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import type { StartedSimulator } from '../../src/simulator/start-simulator.js';
+import type * as SimulatorModule from '../../src/simulator/start-simulator.js';
+import { importProduct } from '../lib/product.js';
+
+const { startSimulator } = await importProduct<typeof SimulatorModule>('simulator/start-simulator');
 import { serveParent } from '../lib/ipc.js';
 import { processMemory } from '../lib/protocol.js';
 import { countCommandTraffic, serverChildMethods, type CommandTraffic, type ServerStats } from '../lib/server-stats.js';

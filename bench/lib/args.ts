@@ -42,6 +42,8 @@ export interface BenchOptions {
   judgeSeconds: number;
   /** The judge part's A/A control: both simulators with the judge on. @default false */
   judgeAa: boolean;
+  /** Run src/ under tsx instead of the compiled dist/ that `station-sim` runs. @default false */
+  source: boolean;
   /** Length of the soak. @default 300 (quick: 20) */
   soakSeconds: number;
   /** Unlocks per second during the soak. @default 200 */
@@ -97,6 +99,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --tls-unlock-stations N  stations of the tls part's unlock fleet (default 100)
   --tls-unlocks N       sequential unlocks per broker and run in the tls part (default 300, quick 100)
   --broker-auth         the embedded broker authenticates and checks its ACL (fixtures get mqtt.broker.auth: true)
+  --source              run src/ under tsx rather than the compiled dist/ the station-sim command runs (built first)
   --out FILE            JSON output (default bench/results/<date>.json; markdown next to it)
   --verbose             show the children's output
   --help                this text
@@ -134,6 +137,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'tls-unlock-stations': { type: 'string' },
       'tls-unlocks': { type: 'string' },
       'broker-auth': { type: 'boolean', default: false },
+      source: { type: 'boolean', default: false },
       out: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -167,6 +171,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     tlsUnlockStations: positiveInteger('--tls-unlock-stations', values['tls-unlock-stations'], 100),
     tlsUnlocks: positiveInteger('--tls-unlocks', values['tls-unlocks'], quick ? 100 : 300),
     brokerAuth: values['broker-auth'] ?? false,
+    source: values.source ?? false,
     out: values.out,
     verbose: values.verbose ?? false,
     help: values.help ?? false,

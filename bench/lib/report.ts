@@ -85,6 +85,7 @@ export function renderHeader(header: BenchResult['header']): string {
     `- Commit ${commit}${header.commitAtEnd ? `; at the end ${header.commitAtEnd.slice(0, 10)}: the code changed during the run` : ''}`,
     `- Load average at start ${header.loadAverageAtStart.join(' / ')}${header.loadAverageAtEnd ? `, at end ${header.loadAverageAtEnd.join(' / ')}` : ''}${header.totalSeconds === undefined ? '' : `; whole run ${formatMs(header.totalSeconds * 1000)}`}`,
     `- Each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (fleets of 100,000: ${options.bigRuns})${options.quick ? '; quick run' : ''}; loads of ${options.durationSeconds} s after ${options.warmupSeconds} s of warm-up${options.rampSeconds ? `, each measured after a ramp of ${options.rampSeconds} s on its own connections` : ''}`,
+    `- Product: ${options.source ? 'src/ under tsx (`--source`: heavier and slower than what users run, bench/lib/product.ts)' : 'the compiled dist/, as the station-sim command runs it (built at the start of the run)'}`,
     ...(options.brokerAuth ? ['- Embedded broker with authentication and ACL checks on (`--broker-auth`: the bench fixtures have `mqtt.broker.auth: true`)'] : []),
   ].join('\n');
 }
