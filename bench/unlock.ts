@@ -98,11 +98,15 @@ export interface UnlockResult {
 export interface UnlockTargets {
   ratioAt100: boolean | undefined;
   p99At100: boolean | undefined;
+  /** Server CPU per unlock at most `CPU_RATIO_TARGET`× the hello-world's per request, at 100 connections. */
+  cpuAt100: boolean | undefined;
   p50At1: boolean | undefined;
 }
 
 /** The p99 at 100 connections may be at most this many times the hello-world's p99 of the same run. */
 export const P99_RATIO_TARGET = 4;
+/** Server CPU per unlock at 100 connections may be at most this many times the hello-world's per request (issue 25). */
+export const CPU_RATIO_TARGET = 4;
 
 export function checkTargets(rows: UnlockRow[]): UnlockTargets {
   const at = (connections: number) => rows.find((row) => row.connections === connections)?.median;
@@ -111,6 +115,7 @@ export function checkTargets(rows: UnlockRow[]): UnlockTargets {
   return {
     ratioAt100: hundred?.ratio === undefined ? undefined : hundred.ratio >= 0.25,
     p99At100: hundred?.unlockP99 === undefined || hundred.helloP99 === undefined ? undefined : hundred.unlockP99 <= P99_RATIO_TARGET * hundred.helloP99,
+    cpuAt100: hundred?.unlockCpuUs === undefined || hundred.helloCpuUs === undefined ? undefined : hundred.unlockCpuUs <= CPU_RATIO_TARGET * hundred.helloCpuUs,
     p50At1: one?.unlockP50 === undefined ? undefined : one.unlockP50 <= 2,
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { BootRow } from '../boot.js';
 import type { UnlockResult } from '../unlock.js';
-import { checkTargets, P99_RATIO_TARGET } from '../unlock.js';
+import { checkTargets, CPU_RATIO_TARGET, P99_RATIO_TARGET } from '../unlock.js';
 import type { SoakResult } from '../soak.js';
 import type { ProfileResult } from '../profile.js';
 import type { TlsResult } from '../tls.js';
@@ -107,7 +107,24 @@ export function renderBoot(rows: BootRow[]): string {
     const broker = row.broker === 'embedded' ? ['(same process)', '(included)'] : [formatMiB(m.brokerPeakRssMiB), formatKiB(m.brokerKibPerClient)];
     return [...cells, formatMs(m.bootMs), formatMiB(m.peakRssMiB), formatKiB(m.kibPerClient), ...broker, formatMs(m.stopMs), runs];
   });
-  return table(head, body);
+  const targets = bootTargets(rows);
+  return targets ? `${table(head, body)}\n\n${targets}` : table(head, body);
+}
+
+/** Issue 25's memory target: at most 23 KiB per station at the largest size, and less than raw mqtt.js of the same run. */
+export const STATION_KIB_TARGET = 23;
+
+function bootTargets(rows: BootRow[]): string | undefined {
+  const embedded = rows.filter((row) => row.broker === 'embedded' && row.runs.length > 0);
+  const largest = Math.max(0, ...embedded.filter((row) => row.kind === 'stations').map((row) => row.count));
+  const stations = embedded.find((row) => row.kind === 'stations' && row.count === largest)?.median.kibPerClient;
+  if (stations === undefined) return undefined;
+  const raw = embedded.find((row) => row.kind !== 'stations' && row.count === largest)?.median.kibPerClient;
+  const verdict = (met: boolean): string => (met ? 'met' : 'missed');
+  return (
+    `Targets (embedded, ${formatCount(largest)} stations): ≤ ${STATION_KIB_TARGET} KiB per station: ${formatKiB(stations)}, ${verdict(stations <= STATION_KIB_TARGET)}; ` +
+    `below raw mqtt.js of the same run: ${raw === undefined ? 'not measured' : `${formatKiB(stations)} against ${formatKiB(raw)}, ${verdict(stations < raw)}`}.`
+  );
 }
 
 /** The `tls` part: PKI, boot against the raw baseline, reconnect storm, unlock over TLS against plain MQTT, and its targets line. */
@@ -236,11 +253,17 @@ export function renderUnlock(result: UnlockResult): string {
     table(head, body),
     '',
     `Targets (${result.rows[0]?.broker ?? ''}): ratio ≥ 0.25 at 100 connections: ${verdict(targets.ratioAt100, at(100)?.ratio?.toFixed(3) ?? '')}; ` +
-      `p99 ≤ ${P99_RATIO_TARGET}× hello p99 at 100: ${verdict(targets.p99At100, `${formatMs(at(100)?.unlockP99)} = ${p99Ratio(at(100))}× ${formatMs(at(100)?.helloP99)}`)} (with the ramp: ${formatMs(at(100)?.unlockP99FromStart)}); p50 ≤ 2 ms at 1: ${verdict(targets.p50At1, formatMs(at(1)?.unlockP50))}. ` +
+      `p99 ≤ ${P99_RATIO_TARGET}× hello p99 at 100: ${verdict(targets.p99At100, `${formatMs(at(100)?.unlockP99)} = ${p99Ratio(at(100))}× ${formatMs(at(100)?.helloP99)}`)} (with the ramp: ${formatMs(at(100)?.unlockP99FromStart)}); server CPU per unlock ≤ ${CPU_RATIO_TARGET}× hello's per request at 100: ${verdict(targets.cpuAt100, `${formatMicros(at(100)?.unlockCpuUs)} = ${cpuRatio(at(100))}× ${formatMicros(at(100)?.helloCpuUs)}`)}; p50 ≤ 2 ms at 1: ${verdict(targets.p50At1, formatMs(at(1)?.unlockP50))}. ` +
       `Bodies read one by one: ${sampledOk} of ${sampled} were {"success":true}. Fleet: ${formatCount(result.stations)} stations × ${result.locks} locks.`,
   ];
   for (const failure of result.failures) lines.push(`- FAILED: ${failure}`);
   return lines.join('\n');
+}
+
+/** Server CPU per unlock over the hello-world's per request, as the targets line shows it. */
+function cpuRatio(figures: { unlockCpuUs?: number; helloCpuUs?: number } | undefined): string {
+  if (figures?.unlockCpuUs === undefined || figures.helloCpuUs === undefined || figures.helloCpuUs <= 0) return '–';
+  return (figures.unlockCpuUs / figures.helloCpuUs).toFixed(2);
 }
 
 /** The unlock p99 over the hello-world's p99 of the same run, as the targets line shows it. */
