@@ -72,6 +72,22 @@ export function withBrokerThread<T>(yargs: Argv<T>) {
   });
 }
 
+/** The fleet's heartbeat budget (src/fleet/heartbeat-budget.ts). */
+export function withHeartbeatRate<T>(yargs: Argv<T>) {
+  return yargs.option('max-heartbeat-rate', {
+    type: 'number',
+    describe: 'Heartbeats a second the fleet publishes at most; past it every station beats less often by the same factor, said at start (0: no cap; default 1000)',
+  });
+}
+
+/** `maxHeartbeatRate` for startSimulator, when the flag was given; a bad value is a usage error. */
+export function heartbeatRateOption(argv: Record<string, unknown>): { maxHeartbeatRate?: number } {
+  const value = argv['max-heartbeat-rate'];
+  if (value === undefined) return {};
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new UsageError(`--max-heartbeat-rate must be a number of at least 0 (0: no cap), not ${String(value)}`);
+  return { maxHeartbeatRate: value };
+}
+
 /** The embedded broker's security (docs/mqtt-security.md, "The embedded broker, secured"). */
 export function withBrokerSecurity<T>(yargs: Argv<T>) {
   return yargs

@@ -7,6 +7,7 @@ import { StationClient, readUnlockCommand, type CommandDelivery } from '../mqtt/
 import type { LockPhase } from '../station/station-model.js';
 import { groupTopics } from '../mqtt/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
+import { heartbeatBudget } from './heartbeat-budget.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import type { ConnectIdentity, MqttIdentities } from '../mqtt/identity.js';
@@ -57,6 +58,12 @@ export interface FleetOptions {
    * @default ignored
    */
   onCommand?: (command: ReceivedCommand) => void;
+  /**
+   * Heartbeats a second the fleet publishes at most; past it every station beats less often by the
+   * same factor (heartbeat-budget.ts). 0 is no cap.
+   * @default 1000
+   */
+  maxHeartbeatsPerSecond?: number;
 }
 
 export interface StartedFleet {
@@ -132,9 +139,11 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     if (judging) judge.observe(received);
     options.onCommand?.(received);
   };
+  const { scale: heartbeatScale } = heartbeatBudget(options.stations, options.maxHeartbeatsPerSecond);
   const shared = {
     transport: options.transport,
     clock,
+    ...(heartbeatScale === 1 ? {} : { heartbeatScale }),
     ...(agent
       ? {
           onFaultApplied: (event: SimFaultEvent, config: StationConfig) => agent.publishEvent(config.token, event),

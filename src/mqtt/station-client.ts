@@ -48,6 +48,8 @@ export interface StationClientOptions {
   reconnectMs?: number;
   /** @default 15000 */
   maxReconnectMs?: number;
+  /** Every heartbeat interval is multiplied by this (src/fleet/heartbeat-budget.ts). @default 1 */
+  heartbeatScale?: number;
   /**
    * Called when a fault fires, for the event stream. The callbacks are told the station's config,
    * so one function can serve a whole fleet (a closure per station and callback would cost memory).
@@ -177,6 +179,7 @@ export class StationClient {
       config,
       clock: options.clock,
       random: options.random,
+      ...(options.heartbeatScale === undefined ? {} : { heartbeatScale: options.heartbeatScale }),
       output: {
         status: (payload) => publish(this.topics.topic('status', { token }), encodePayload('status', payload), true),
         lockState: (payload) =>

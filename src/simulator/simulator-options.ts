@@ -118,6 +118,12 @@ export interface SimulatorOptions extends HttpOptions {
   http?: boolean;
   /** Called as stations come up. */
   onProgress?: (ready: number, total: number) => void;
+  /**
+   * Heartbeats a second this process's fleet publishes at most; past it every station beats less
+   * often by the same factor, and `onNotice` says so (src/fleet/heartbeat-budget.ts). 0 is no cap.
+   * @default 1000
+   */
+  maxHeartbeatRate?: number;
   /** Write a transcript of every MQTT message and API request to this JSON-lines file. */
   record?: string;
   /**
@@ -219,6 +225,7 @@ const SIMULATOR_RULES: Rules<SimulatorOptions> = {
   brokerWsPort: port,
   http: boolean,
   onProgress: callback,
+  maxHeartbeatRate: { ok: (value) => typeof value === 'number' && Number.isFinite(value) && value >= 0, wants: 'a number of at least 0 (0: no cap)' },
   record: { ...nonEmptyString, wants: 'a file path' },
   shard: {
     ok: (value) => typeof value === 'object' && value !== null && 'index' in value && 'count' in value,

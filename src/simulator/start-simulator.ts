@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-broker.js';
 import { startBrokerThread } from '../broker/broker-thread.js';
 import { embeddedBrokerSettings } from '../broker/broker-settings.js';
+import { DEFAULT_MAX_HEARTBEATS_PER_SECOND, heartbeatBudget, heartbeatNotice } from '../fleet/heartbeat-budget.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
@@ -372,8 +373,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       transcript = started;
       cleanups.add(() => started.stop());
     }
+    const maxHeartbeats = options.maxHeartbeatRate ?? DEFAULT_MAX_HEARTBEATS_PER_SECOND;
+    const slowed = heartbeatNotice(stations.length, heartbeatBudget(stations, maxHeartbeats), maxHeartbeats);
+    if (slowed) options.onNotice?.(slowed);
     const fleet = await startFleet({
       stations,
+      maxHeartbeatsPerSecond: maxHeartbeats,
       ...(transcript ? { onCommand: transcript.recordCommand } : {}),
       transport,
       identities,

@@ -60,6 +60,11 @@ export interface StationModelOptions {
    * @default 32
    */
   rememberedCommands?: number;
+  /**
+   * Every heartbeat interval is multiplied by this (the fleet's heartbeat budget,
+   * src/fleet/heartbeat-budget.ts). @default 1
+   */
+  heartbeatScale?: number;
 }
 
 /**
@@ -121,6 +126,7 @@ export class StationModel {
   #lastConnection: number;
   #heartbeat: TimerHandle | undefined;
   #heartbeatDue = 0;
+  readonly #heartbeatScale: number;
   readonly #faults = new FaultSet();
   /** Outputs held back by a latency fault; cleared on stop. */
   readonly #delayed = new Set<TimerHandle>();
@@ -128,6 +134,7 @@ export class StationModel {
   #heldUntil = 0;
 
   constructor(options: StationModelOptions) {
+    this.#heartbeatScale = options.heartbeatScale ?? 1;
     this.config = options.config;
     this.#clock = options.clock;
     this.#random = options.random;
@@ -494,7 +501,7 @@ export class StationModel {
 
   #scheduleHeartbeat(): void {
     this.#stopHeartbeat();
-    const interval = this.config.behaviour.heartbeatMs;
+    const interval = this.config.behaviour.heartbeatMs * this.#heartbeatScale;
     if (interval <= 0) return;
     this.#heartbeatDue = this.#clock.now() + interval;
     this.#heartbeat = this.#clock.setTimeout(() => {

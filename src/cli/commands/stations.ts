@@ -5,14 +5,14 @@ import { notice, printReady, UsageError, type CliIo } from '../output.js';
 import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { seedOf, brokerTlsOption, withBroker, withFixture, withJson, withJudgeReport, withSeed } from '../options.js';
+import { seedOf, brokerTlsOption, heartbeatRateOption, withBroker, withFixture, withHeartbeatRate, withJson, withJudgeReport, withSeed } from '../options.js';
 
 export function stationsCommand(io: CliIo): CommandModule {
   return {
     command: 'stations',
     describe: 'Run only the virtual fleet, against any MQTT broker',
     builder: (yargs) =>
-      withJudgeReport(withBroker(withJson(withSeed(withFixture(yargs))), true)).option('shard', {
+      withHeartbeatRate(withJudgeReport(withBroker(withJson(withSeed(withFixture(yargs))), true))).option('shard', {
         type: 'string',
         describe: 'Run only shard k of n of the fleet (k/n, e.g. 2/4): station i goes to shard (i mod n) + 1',
       }),
@@ -27,6 +27,7 @@ export function stationsCommand(io: CliIo): CommandModule {
         broker: argv.broker as string,
         ...brokerTlsOption(argv),
         http: false,
+        ...heartbeatRateOption(argv),
         onNotice: (message) => notice(io, message),
       });
       const summary = fleetSummary(sim.fleet);

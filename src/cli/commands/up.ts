@@ -12,6 +12,8 @@ import {
   seedOf,
   withBroker,
   withBrokerThread,
+  withHeartbeatRate,
+  heartbeatRateOption,
   withBrokerSecurity,
   brokerSecurityOptions,
   withFixture,
@@ -37,7 +39,7 @@ export function upCommand(io: CliIo): CommandModule {
     command: 'up',
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
     builder: (yargs) =>
-      withJudgeReport(withBrokerSecurity(withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false))))).option('dashboard', {
+      withHeartbeatRate(withJudgeReport(withBrokerSecurity(withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false)))))).option('dashboard', {
         type: 'string',
         describe: 'Show the live dashboard (--dashboard); "auto" shows it only in an interactive terminal',
         coerce: (value: string) => (value === '' || value === 'true' ? 'on' : value),
@@ -86,6 +88,7 @@ export function upCommand(io: CliIo): CommandModule {
         // A port falls back to a free one only when it was not given explicitly.
         mqttFallbackToFreePort: mqttPort === undefined,
         brokerThread: argv['broker-thread'] as boolean,
+        ...heartbeatRateOption(argv),
         ...brokerSecurity,
         onNotice: say,
       });
