@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runBoot } from './boot.js';
 import { runUnlock } from './unlock.js';
+import { runUpScale } from './up-scale.js';
 import { runSoak } from './soak.js';
 import { runProfile } from './profile.js';
 import { runTls } from './tls.js';
@@ -93,6 +94,11 @@ for (const name of options.parts) {
     case 'boot':
       await part('boot (embedded broker)', async () => {
         result.boot = await runBoot({ broker: 'embedded', sizes: options.sizes, locks: options.locks, runs: options.runs, bigRuns: options.bigRuns, log, verbose });
+      });
+      break;
+    case 'up':
+      await part('up (station-sim up beside a fleet boot)', async () => {
+        result.up = await runUpScale({ stations: options.upStations, locks: options.locks, log, verbose });
       });
       break;
     case 'unlock':

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const PARTS = ['boot', 'unlock', 'judge', 'mosquitto', 'tls', 'soak', 'profile', 'reset'] as const;
+export const PARTS = ['boot', 'up', 'unlock', 'judge', 'mosquitto', 'tls', 'soak', 'profile', 'reset'] as const;
 export type Part = (typeof PARTS)[number];
 /** What runs without `--only`: everything. */
 export const DEFAULT_PARTS: readonly Part[] = PARTS;
@@ -42,6 +42,8 @@ export interface BenchOptions {
   judgeSeconds: number;
   /** The judge part's A/A control: both simulators with the judge on. @default false */
   judgeAa: boolean;
+  /** Stations of the `up` part (`station-sim up` beside a fleet boot of the same size). @default 100000 (quick: 10000) */
+  upStations: number;
   /** Run src/ under tsx instead of the compiled dist/ that `station-sim` runs. @default false */
   source: boolean;
   /** Length of the soak. @default 300 (quick: 20) */
@@ -89,6 +91,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --judge-rate R        unlocks per second of the judge part's load (default 300)
   --judge-seconds S     seconds per judge on / off measurement (default 10, quick 5)
   --judge-aa            A/A control of the judge part: both simulators with the judge on
+  --up-stations N       stations of the up part: station-sim up (ci fixture grown to N) beside a fleet boot of N (default 100000, quick 10000)
   --soak-seconds S      soak length (default 300, quick 20)
   --soak-rate R         unlocks per second during the soak (default 200)
   --flood-seconds S     unlock load beside each login flood after the soak; 0: none (default 60, quick 10)
@@ -127,6 +130,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'judge-rate': { type: 'string' },
       'judge-seconds': { type: 'string' },
       'judge-aa': { type: 'boolean', default: false },
+      'up-stations': { type: 'string' },
       'soak-seconds': { type: 'string' },
       'soak-rate': { type: 'string' },
       'flood-seconds': { type: 'string' },
@@ -161,6 +165,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     judgeRate: positiveNumber('--judge-rate', values['judge-rate'], 300),
     judgeSeconds: positiveNumber('--judge-seconds', values['judge-seconds'], quick ? 5 : 10),
     judgeAa: values['judge-aa'] ?? false,
+    upStations: positiveInteger('--up-stations', values['up-stations'], quick ? 10_000 : 100_000),
     soakSeconds: positiveNumber('--soak-seconds', values['soak-seconds'], quick ? 20 : 300),
     soakRate: positiveNumber('--soak-rate', values['soak-rate'], 200),
     floodSeconds: nonNegativeNumber('--flood-seconds', values['flood-seconds'], quick ? 10 : 60),

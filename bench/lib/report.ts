@@ -3,6 +3,7 @@
  * (data in, text out), so `test/bench/report.test.ts` can check it.
  */
 import type { BootRow } from '../boot.js';
+import { UP_TARGETS, type UpScaleResult } from '../up-scale.js';
 import type { UnlockResult } from '../unlock.js';
 import { checkTargets, CPU_RATIO_TARGET, P99_RATIO_TARGET } from '../unlock.js';
 import type { SoakResult } from '../soak.js';
@@ -24,6 +25,7 @@ export interface BenchResult {
     loadAverageAtEnd?: number[];
   };
   boot?: BootRow[];
+  up?: UpScaleResult;
   unlock?: UnlockResult;
   judge?: JudgeResult;
   mosquitto?: { boot: BootRow[]; unlock: UnlockResult };
@@ -341,11 +343,38 @@ function renderThread(profile: ProfileSummary, top: number, withProject: boolean
   return [owners, '', actors, '', functions, ...(withProject ? ['', project] : [])].join('\n');
 }
 
+/** The `up` part: the command users run against the bench's fleet boot of the same size, and its targets line. */
+export function renderUpScale(result: UpScaleResult): string {
+  const boot = result.boot?.runs[0];
+  const up = result.up;
+  const n = `${formatCount(result.stations)} × ${result.locks}`;
+  const rows = [
+    ['fleet boot (bench, `startSimulator({ http: false })`)', n, boot ? formatMs(boot.bootMs) : 'FAILED', boot ? formatMiB(boot.peakRssMiB) : '', '', ''],
+    ['`station-sim up` (ci fixture, compiled CLI)', n, up ? formatMs(up.readyMs) : 'FAILED', up ? formatMiB(up.peakRssMiB) : '', up ? `${up.readP50Ms} / ${up.readP99Ms} ms` : '', up ? `${up.healthP50Ms} / ${up.healthP99Ms} ms` : ''],
+  ];
+  const lines = [table(['what', 'stations', 'ready', 'peak RSS', 'idle station read p50 / p99', 'health p50 / p99'], rows), ''];
+  if (up && boot) {
+    const ready = up.readyMs / boot.bootMs;
+    const rss = up.peakRssMiB / boot.peakRssMiB;
+    const verdict = (met: boolean): string => (met ? 'met' : 'missed');
+    lines.push(
+      `Targets: ready ≤ ${UP_TARGETS.readyRatio}× the boot: ${ready.toFixed(2)}×, ${verdict(ready <= UP_TARGETS.readyRatio)}; ` +
+        `peak RSS ≤ ${UP_TARGETS.rssRatio}× the boot's: ${rss.toFixed(2)}×, ${verdict(rss <= UP_TARGETS.rssRatio)}; ` +
+        `idle station read p99 ≤ ${UP_TARGETS.readP99Ms} ms: ${up.readP99Ms} ms, ${verdict(up.readP99Ms <= UP_TARGETS.readP99Ms)}. ` +
+        `up's ready time counts from the command's start (process start and fixture included); the boot's from \`startSimulator\`.`,
+    );
+  }
+  for (const notice of up?.notices ?? []) lines.push(`- up said: ${notice}`);
+  for (const failure of result.failures) lines.push(`- FAILED: ${failure}`);
+  return lines.join('\n');
+}
+
 /** The whole result as markdown. */
 export function renderMarkdown(result: BenchResult): string {
   const sections = [renderHeader(result.header)];
   const boot = [...(result.boot ?? []), ...(result.mosquitto?.boot ?? [])];
   if (boot.length > 0) sections.push('## Fleet boot', renderBoot(boot));
+  if (result.up) sections.push('## `station-sim up` at scale, beside a fleet boot of the same size', renderUpScale(result.up));
   if (result.unlock) sections.push('## Unlock round trip, embedded broker', renderUnlock(result.unlock));
   if (result.judge) sections.push('## The judge on and off (server CPU per unlock, same run)', renderJudge(result.judge));
   if (result.mosquitto) sections.push('## Unlock round trip, Mosquitto (stations and API in their own processes)', renderUnlock(result.mosquitto.unlock));
