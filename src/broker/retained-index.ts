@@ -18,19 +18,46 @@ const memoryPersistence = createRequire(import.meta.url)('aedes-persistence') as
 interface RetainedPacket {
   topic: string;
   payload: Buffer | string;
+  cmd?: string;
+  qos?: number;
+  retain?: boolean;
+  properties?: unknown;
 }
 
-interface LevelNode {
-  /** Absent on leaves, which are half the nodes of a fleet (a status and four lock states each). */
-  children: Map<string, LevelNode> | undefined;
-  packet: RetainedPacket | undefined;
+/** The key of a level a topic does not have (a topic name never holds U+0000, MQTT 3.1.1 section 4.7.3). */
+const NONE = '\u0000';
+
+/**
+ * A topic's first level, its second level (or NONE) and the rest after them (or NONE). The index
+ * keeps one small Map per first two levels (`stations/ST-1`: a station's status and lock states):
+ * a fleet of 100,000 stations holds 100,000 Maps, not the 600,000 of a tree with a node per level.
+ */
+function splitTopic(topic: string): [string, string, string] {
+  const first = topic.indexOf('/');
+  if (first === -1) return [topic, NONE, NONE];
+  const second = topic.indexOf('/', first + 1);
+  if (second === -1) return [topic.slice(0, first), topic.slice(first + 1), NONE];
+  return [topic.slice(0, first), topic.slice(first + 1, second), topic.slice(second + 1)];
 }
 
-const newNode = (): LevelNode => ({ children: undefined, packet: undefined });
+/** Whether `topic` matches the filter split into `filter` levels (MQTT 3.1.1 section 4.7). */
+export function topicMatches(filter: readonly string[], topic: string): boolean {
+  // Wildcards at the first level do not match topics starting with "$" [MQTT-4.7.2-1].
+  if (topic.startsWith('$') && (filter[0] === '+' || filter[0] === '#')) return false;
+  const levels = topic.split('/');
+  for (let i = 0; i < filter.length; i += 1) {
+    const level = filter[i]!;
+    // "a/#" matches "a" itself too [MQTT-4.7.1-2].
+    if (level === '#') return true;
+    if (i >= levels.length) return false;
+    if (level !== '+' && level !== levels[i]) return false;
+  }
+  return filter.length === levels.length;
+}
 
-/** A tree of topic levels holding the retained packet of each topic. */
+/** Retained packets by first level, second level and the rest of the topic. */
 export class RetainedIndex {
-  readonly #root = newNode();
+  readonly #tree = new Map<string, Map<string, Map<string, RetainedPacket>>>();
   #size = 0;
 
   get size(): number {
@@ -39,73 +66,38 @@ export class RetainedIndex {
 
   /** Stores a retained packet; an empty payload deletes the topic's retained message [MQTT-3.3.1-10]. */
   store(packet: RetainedPacket): void {
-    const levels = packet.topic.split('/');
+    const [first, second, rest] = splitTopic(packet.topic);
     if (packet.payload.length === 0) {
-      this.#delete(this.#root, levels, 0);
+      const seconds = this.#tree.get(first);
+      const group = seconds?.get(second);
+      if (!group?.delete(rest)) return;
+      this.#size -= 1;
+      if (group.size === 0) seconds!.delete(second);
+      if (seconds!.size === 0) this.#tree.delete(first);
       return;
     }
-    let node = this.#root;
-    for (const level of levels) {
-      node.children ??= new Map();
-      let child = node.children.get(level);
-      if (!child) {
-        child = newNode();
-        node.children.set(level, child);
-      }
-      node = child;
-    }
-    if (!node.packet) this.#size += 1;
-    node.packet = packet;
+    let seconds = this.#tree.get(first);
+    if (!seconds) this.#tree.set(first, (seconds = new Map()));
+    let group = seconds.get(second);
+    if (!group) seconds.set(second, (group = new Map()));
+    if (!group.has(rest)) this.#size += 1;
+    group.set(rest, packet);
   }
 
   /** Every retained packet whose topic matches the filter `pattern`. */
   *match(pattern: string): Generator<RetainedPacket> {
-    yield* this.#walk(this.#root, pattern.split('/'), 0);
-  }
-
-  *#walk(node: LevelNode, levels: string[], depth: number): Generator<RetainedPacket> {
-    if (depth === levels.length) {
-      if (node.packet) yield node.packet;
-      return;
-    }
-    const level = levels[depth]!;
-    if (level === '#') {
-      // "a/#" matches "a" itself too [MQTT-4.7.1-2].
-      if (node.packet) yield node.packet;
-      yield* this.#all(node, depth === 0);
-      return;
-    }
-    if (level === '+') {
-      for (const [name, child] of node.children ?? []) {
-        // Wildcards at the first level do not match topics starting with "$" [MQTT-4.7.2-1].
-        if (depth === 0 && name.startsWith('$')) continue;
-        yield* this.#walk(child, levels, depth + 1);
+    const filter = pattern.split('/');
+    const [first, second] = filter;
+    // The first two levels narrow the candidates; each candidate is then matched whole.
+    const firsts = first === '+' || first === '#' ? [...this.#tree.values()] : [this.#tree.get(first!)];
+    for (const seconds of firsts) {
+      if (!seconds) continue;
+      const groups = first === '#' || second === '+' || second === '#' ? seconds.values() : [seconds.get(second ?? NONE)];
+      for (const group of groups) {
+        if (!group) continue;
+        for (const packet of group.values()) if (topicMatches(filter, packet.topic)) yield packet;
       }
-      return;
     }
-    const child = node.children?.get(level);
-    if (child) yield* this.#walk(child, levels, depth + 1);
-  }
-
-  *#all(node: LevelNode, skipDollar: boolean): Generator<RetainedPacket> {
-    for (const [name, child] of node.children ?? []) {
-      if (skipDollar && name.startsWith('$')) continue;
-      if (child.packet) yield child.packet;
-      yield* this.#all(child, false);
-    }
-  }
-
-  #delete(node: LevelNode, levels: string[], depth: number): boolean {
-    if (depth === levels.length) {
-      if (node.packet) this.#size -= 1;
-      node.packet = undefined;
-    } else {
-      const level = levels[depth]!;
-      const child = node.children?.get(level);
-      if (child && this.#delete(child, levels, depth + 1)) node.children!.delete(level);
-      if (node.children?.size === 0) node.children = undefined;
-    }
-    return node.packet === undefined && node.children === undefined;
   }
 }
 
@@ -126,9 +118,18 @@ export function indexedMemoryPersistence(): IndexedMemoryPersistence {
     for (const pattern of patterns) yield* index.match(pattern);
   };
   Object.assign(persistence, {
-    // aedes reuses packet objects, so keep a copy, as the original store does.
+    // aedes reuses packet objects, so keep a copy, as the original store does: of what a retained
+    // delivery reads (aedes/lib/handlers/subscribe.js takes cmd, qos, topic and payload), not the
+    // broker's counters and flags, five retained messages a station.
     storeRetained(packet: RetainedPacket, callback?: (error: Error | null) => void) {
-      index.store({ ...packet });
+      index.store({
+        cmd: packet.cmd ?? 'publish',
+        topic: packet.topic,
+        payload: packet.payload,
+        qos: packet.qos ?? 0,
+        retain: true,
+        ...(packet.properties === undefined ? {} : { properties: packet.properties }),
+      });
       if (callback) {
         process.nextTick(callback, null);
         return undefined;

@@ -75,3 +75,45 @@ describe('the outgoing queues of the persistence', () => {
     }
   });
 });
+
+describe('RetainedIndex against a plain scan', () => {
+  it('finds exactly what testing every retained topic against the filter finds', async () => {
+    const fc = (await import('fast-check')).default;
+    const level = fc.constantFrom('a', 'b', 'stations', 'S-1', 'S-2', 'locks', '1', 'state', '$SYS', '');
+    const topic = fc.array(level, { minLength: 1, maxLength: 5 }).map((levels) => levels.join('/'));
+    const filterLevel = fc.oneof(level, fc.constant('+'));
+    const filter = fc
+      .tuple(fc.array(filterLevel, { minLength: 1, maxLength: 5 }), fc.boolean())
+      .map(([levels, hash]) => (hash ? [...levels.slice(0, -1), '#'] : levels).join('/'));
+    fc.assert(
+      fc.property(fc.array(topic, { maxLength: 30 }), fc.array(topic, { maxLength: 10 }), filter, (stored, cleared, pattern) => {
+        const index = new RetainedIndex();
+        const kept = new Set<string>();
+        for (const t of stored) {
+          index.store({ topic: t, payload: 'x' });
+          kept.add(t);
+        }
+        for (const t of cleared) {
+          index.store({ topic: t, payload: '' });
+          kept.delete(t);
+        }
+        const naive = [...kept].filter((t) => scanMatches(pattern, t)).sort();
+        expect(topicsOf(index, pattern)).toEqual(naive);
+        expect(index.size).toBe(kept.size);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+/** MQTT 3.1.1 section 4.7, written out plainly: the reference the index is held to. */
+function scanMatches(filter: string, topic: string): boolean {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  if (topic.startsWith('$') && (f[0] === '+' || f[0] === '#')) return false;
+  for (let i = 0; i < f.length; i += 1) {
+    if (f[i] === '#') return i <= t.length;
+    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
+}
