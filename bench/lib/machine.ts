@@ -52,9 +52,13 @@ async function packageVersion(name: string): Promise<string | undefined> {
   }
 }
 
-/** The commit checked out now (to tell whether it changed while the harness ran). */
+/**
+ * The commit of the product measured (to tell whether it changed while the harness ran): this
+ * checkout's, or that of `BENCH_PRODUCT_ROOT` when the children run another checkout.
+ */
 export function currentCommit(): string | undefined {
-  return run('git', ['rev-parse', 'HEAD']);
+  const other = process.env.BENCH_PRODUCT_ROOT;
+  return run('git', [...(other ? ['-C', other] : []), 'rev-parse', 'HEAD']);
 }
 
 export async function runHeader(date: Date): Promise<RunHeader> {
@@ -62,7 +66,8 @@ export async function runHeader(date: Date): Promise<RunHeader> {
   const limit = Number(run('sh', ['-c', 'ulimit -n']));
   const packages: Record<string, string | undefined> = {};
   for (const name of ['mqtt', 'aedes', 'fastify', 'autocannon']) packages[name] = await packageVersion(name);
-  const status = run('git', ['status', '--porcelain']);
+  const other = process.env.BENCH_PRODUCT_ROOT;
+  const status = run('git', [...(other ? ['-C', other] : []), 'status', '--porcelain']);
   return {
     date: date.toISOString(),
     machine: {

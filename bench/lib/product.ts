@@ -7,7 +7,7 @@
  * so source figures are heavier and slower than what users run.
  */
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export type Product = 'dist' | 'source';
 
@@ -15,14 +15,23 @@ export function benchProduct(): Product {
   return process.env.BENCH_PRODUCT === 'source' ? 'source' : 'dist';
 }
 
+/**
+ * The checkout whose product the children run: this one, or `BENCH_PRODUCT_ROOT` (another
+ * checkout with its dist/ built), so two commits can be measured by the same harness, alternately.
+ */
+export function productRoot(): URL {
+  const other = process.env.BENCH_PRODUCT_ROOT;
+  return other ? pathToFileURL(other.endsWith('/') ? other : `${other}/`) : new URL('../../', import.meta.url);
+}
+
 /** A module of the product by its path under src/ without extension, e.g. `simulator/start-simulator`. */
 export async function importProduct<T>(path: string): Promise<T> {
-  const url = new URL(benchProduct() === 'source' ? `../../src/${path}.ts` : `../../dist/${path}.js`, import.meta.url);
+  const url = new URL(benchProduct() === 'source' ? `src/${path}.ts` : `dist/${path}.js`, productRoot());
   return (await import(url.href)) as T;
 }
 
 /** Builds dist/ (`npm run build`), so the children run the code of this checkout. */
 export function buildProduct(): void {
-  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const root = fileURLToPath(productRoot());
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 }

@@ -570,6 +570,8 @@ export class LeanMqttClient extends EventEmitter implements MqttSession {
           return;
         }
         this.#clearTimer(this.#connectTimer);
+        // Not kept: an idle station would hold the spent timer (120 bytes) for its whole life.
+        this.#connectTimer = undefined;
         if (packet.returnCode !== 0) {
           this.#emitError(new ConnackError(packet.returnCode));
           this.#link?.destroy();
