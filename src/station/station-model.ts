@@ -116,7 +116,8 @@ export class StationModel {
   readonly #output: StationOutput;
   readonly #locks = new Map<string, LockState>();
   /** Lock and command id (`commandKey`) → the ack sent for it; insertion order makes it a simple bounded LRU. */
-  readonly #seenCommands = new Map<string, AckPayload>();
+  /** Made on the first command: most stations of a large fleet never get one. */
+  #seenCommands: Map<string, AckPayload> | undefined;
   readonly #rememberedCommands: number;
   #status: StationStatus = 'offline';
   #batteryVoltage: number;
@@ -208,7 +209,7 @@ export class StationModel {
   handleUnlock(lockId: string, commandId: string, sentAt?: string): void {
     // The same id for another lock is another command (a client that reuses ids), not a
     // redelivery: commands are remembered by lock and id, so one does not overwrite the other.
-    const earlier = this.#seenCommands.get(commandKey(lockId, commandId));
+    const earlier = this.#seenCommands?.get(commandKey(lockId, commandId));
     if (earlier) {
       this.#send(lockId, 'ack', earlier);
       const lock = this.#locks.get(lockId);
@@ -311,7 +312,7 @@ export class StationModel {
     const untouched = online && this.#inStartingState();
     this.stop();
     this.#faults.clear();
-    this.#seenCommands.clear();
+    this.#seenCommands = undefined;
     const now = this.#clock.now();
     // (What drained below the published rounding goes back too.)
     this.#batteryVoltage = this.config.batteryVoltage;
@@ -528,10 +529,11 @@ export class StationModel {
   }
 
   #remember(key: string, ack: AckPayload): void {
-    this.#seenCommands.set(key, ack);
-    if (this.#seenCommands.size > this.#rememberedCommands) {
-      const oldest = this.#seenCommands.keys().next().value;
-      if (oldest !== undefined) this.#seenCommands.delete(oldest);
+    const seen = (this.#seenCommands ??= new Map());
+    seen.set(key, ack);
+    if (seen.size > this.#rememberedCommands) {
+      const oldest = seen.keys().next().value;
+      if (oldest !== undefined) seen.delete(oldest);
     }
   }
 

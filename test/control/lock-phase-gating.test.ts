@@ -30,12 +30,16 @@ async function unlockCycle(token: string, lockId: string): Promise<void> {
   await observer.waitFor((m) => fresh(m) && m.topic === `stations/${token}/locks/${lockId}/state` && m.json?.status === 'locked', 'locked again');
 }
 
+/** The lock phases published during one unlock's cycle. */
+async function phasesOfCycle(token: string, lockId: string): Promise<number> {
+  const since = observer.messages.length;
+  await unlockCycle(token, lockId);
+  return observer.messages.slice(since).filter((m) => m.json?.type === 'lock.phase').length;
+}
+
 describe('lock phases', () => {
   it('are not built or published while nobody listens to the event stream', async () => {
-    const since = observer.messages.length;
-    await unlockCycle('CI-1', '1');
-    const phases = observer.messages.slice(since).filter((m) => m.json?.type === 'lock.phase');
-    expect(phases).toEqual([]);
+    expect(await phasesOfCycle('CI-1', '1')).toBe(0);
   });
 
   it('flow while a listener is there, pair with the ack, and stop again when it leaves', async () => {
@@ -43,24 +47,12 @@ describe('lock phases', () => {
     const unsubscribe = sim.http.control.hub.subscribe((event) => events.push(event));
     await observer.waitFor((m) => m.topic.startsWith('station-sim/listeners/') && m.payload === '1', 'the listening flag');
     // The flag reaches the fleet agent on the same broker; the next unlock's phases follow it.
-    await expect
-      .poll(async () => {
-        const since = observer.messages.length;
-        await unlockCycle('CI-2', '1');
-        return observer.messages.slice(since).filter((m) => m.json?.type === 'lock.phase').length;
-      })
-      .toBeGreaterThan(0);
+    await expect.poll(() => phasesOfCycle('CI-2', '1')).toBeGreaterThan(0);
     const acked = events.filter((event) => event.type === 'command.acked');
     expect(acked.at(-1)).toMatchObject({ token: 'CI-2', lockId: '1', pending: 'opening' });
 
     unsubscribe();
     await observer.waitFor((m) => m.topic.startsWith('station-sim/listeners/') && m.payload === '', 'the flag cleared');
-    await expect
-      .poll(async () => {
-        const since = observer.messages.length;
-        await unlockCycle('CI-1', '2');
-        return observer.messages.slice(since).filter((m) => m.json?.type === 'lock.phase').length;
-      })
-      .toBe(0);
+    await expect.poll(() => phasesOfCycle('CI-1', '2')).toBe(0);
   });
 });
