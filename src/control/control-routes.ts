@@ -109,13 +109,7 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     response: { 200: described(HealthReplySchema, 'Ready.'), 503: described(HealthReplySchema, 'Not ready: `reason` says why.') },
   };
   plane.get('/health', { schema: healthSchema }, async (_request, reply: FastifyReply) => {
-    let online = 0;
-    let offline = 0;
-    for (const station of fixture.stations) {
-      const status = hub.readiness.statusOf(station.token);
-      if (status === 'online') online += 1;
-      else if (status === 'offline') offline += 1;
-    }
+    const { online, offline } = hub.readiness.counts();
     // Ready once every station that should be online is (the hub latches it as statuses
     // arrive, and re-arms it when the broker connection is lost); a station taken offline or
     // online on purpose later does not undo it.

@@ -51,6 +51,14 @@ export class FleetReadiness {
   #everCameUp = false;
   /** No station is expected online and `cameUp` has never been true: the first report from a fixture station sets it. */
   #awaitingAnyReport = false;
+  /**
+   * `statusOf` counted over the fleet, kept as statuses come (health reads it on every call, and a
+   * fleet of 100,000 made each call a walk of 100,000 lookups): reports by status, plus the
+   * stations expected offline that have not reported.
+   */
+  #reportedOnline = 0;
+  #reportedOffline = 0;
+  #unreportedOffline = 0;
 
   constructor(options: FleetReadinessOptions) {
     this.#stationIds = new Map(options.fixture.stations.map((station) => [station.token, station.stationId]));
@@ -115,6 +123,16 @@ export class FleetReadiness {
     this.#rearm();
   }
 
+  /** How many fixture stations `statusOf` says are online and offline. */
+  counts(): { online: number; offline: number } {
+    return { online: this.#reportedOnline, offline: this.#reportedOffline + this.#unreportedOffline };
+  }
+
+  #count(status: StationStatus | undefined, by: 1 | -1): void {
+    if (status === 'online') this.#reportedOnline += by;
+    else if (status === 'offline') this.#reportedOffline += by;
+  }
+
   /**
    * Records a change the control plane made (a `/sim/v1` call or a scenario step, once the fleet
    * answered it): the station's target is then the status it was put in, whenever the broker
@@ -138,7 +156,13 @@ export class FleetReadiness {
 
   #rearm(): void {
     let awaited = 0;
-    for (const target of this.#target.values()) if (target === 'online') awaited += 1;
+    let unreportedOffline = 0;
+    for (const [token, target] of this.#target) {
+      if (target === 'online') awaited += 1;
+      else if (target === 'offline' && !this.#statuses.has(token)) unreportedOffline += 1;
+    }
+    this.#unreportedOffline = unreportedOffline;
+    if (this.#statuses.size === 0) this.#reportedOnline = this.#reportedOffline = 0;
     this.#awaitedOnline = awaited;
     // Nobody to wait for: before the fleet was ever heard of, one report shows a fleet process runs.
     this.#awaitingAnyReport = awaited === 0 && !this.#everCameUp;
@@ -195,6 +219,9 @@ export class FleetReadiness {
     const before = this.#statuses.get(token);
     if (before === status) return; // a heartbeat: nothing changes
     this.#statuses.set(token, status);
+    this.#count(before, -1);
+    this.#count(status, 1);
+    if (before === undefined && this.#target.get(token) === 'offline') this.#unreportedOffline -= 1;
     // Only changes are timed, not first reports: a large fleet's statuses cost no record each.
     if (before !== undefined) {
       const now = this.#wallClock();
