@@ -89,6 +89,15 @@ export function actorOf(url: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A frame of the compiled product (`dist/x.js`, what the bench runs by default) as the source file
+ * it was built from (`src/x.ts`), so owners, parts and the project's functions read the same either way.
+ */
+export function asSource(url: string): string {
+  if (url.includes('/node_modules/')) return url;
+  return url.replace(/\/dist\/(.*)\.js$/, '/src/$1.ts');
+}
+
 /** Self time by function and by owner, and inclusive time of the project's functions, largest first. */
 export function summarizeProfile(profile: CpuProfile, options: SummarizeOptions = {}): ProfileSummary {
   const top = options.top ?? 25;
@@ -106,6 +115,7 @@ export function summarizeProfile(profile: CpuProfile, options: SummarizeOptions 
   const selfMicros = new Map<number, number>();
   const actorMicros = new Map<string, number>();
   const inclusiveMicros = new Map<string, { name: string; where: string; micros: number }>();
+  for (const node of profile.nodes) node.callFrame.url = asSource(node.callFrame.url);
   profile.samples.forEach((id, index) => {
     if (excluded(id)) return;
     const micros = profile.timeDeltas[index] ?? 0;
