@@ -57,6 +57,8 @@ export interface WorkMeterOptions {
   warmup?: number;
   /** Stations of the fleet (4 locks each). @default 100 */
   stations?: number;
+  /** The fixture's `judge` section, e.g. `{ enabled: false }` to see what the judge costs. @default the judge on */
+  judge?: object;
 }
 
 export interface WorkMeasurement {
@@ -73,8 +75,9 @@ const ACCOUNT = { email: 'meter@example.com', password: 'meter-password' };
 const LOCKS = ['1', '2', '3', '4'];
 
 /** The fixture: the shipped defaults but for one account reaching every station, no heartbeat and no battery drain. */
-function meterFixture(stations: number): object {
+function meterFixture(stations: number, judge?: object): object {
   return {
+    ...(judge === undefined ? {} : { judge }),
     description: 'hot-path work meter',
     seed: 7,
     defaults: { heartbeatMs: 0, battery: { drainPerUnlockV: 0, drainPerHourV: 0 } },
@@ -204,7 +207,7 @@ export async function measureUnlockWork(options: WorkMeterOptions = {}): Promise
   const warmup = options.warmup ?? 100;
   const stations = options.stations ?? 100;
   const sim = await startSimulator({
-    fixture: meterFixture(stations),
+    fixture: meterFixture(stations, options.judge),
     clock: 'manual',
     brokerThread: false,
     httpPort: 0,
