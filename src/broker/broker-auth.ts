@@ -403,7 +403,7 @@ export class BrokerGuard {
   readonly #tokens: Map<string, Topics>;
   readonly #locksOf: Map<string, ReadonlySet<string>>;
   readonly #stationUser: RegExp | undefined;
-  readonly #stationClientId: { pre: string; post: string } | undefined;
+  readonly #stationClientId: { pre: string; post: string } | RegExp;
   readonly #service: PatternAcl;
   readonly #control: PatternAcl;
   readonly #observer: PatternAcl;
@@ -419,7 +419,8 @@ export class BrokerGuard {
     this.#stationUser = user === '{token}' ? undefined : templateRegExp(user);
     const clientId = security.identities.station.clientId ?? DEFAULT_TEMPLATES.station.clientId!;
     const [pre, post, ...more] = clientId.split('{token}');
-    this.#stationClientId = more.length === 0 && post !== undefined ? { pre: pre!, post } : undefined;
+    // One `{token}` (the usual case) is compared as a prefix and a suffix; more go through a RegExp.
+    this.#stationClientId = more.length === 0 && post !== undefined ? { pre: pre!, post } : templateRegExp(clientId);
     const sets = security.topicSets;
     const each = (kind: keyof Omit<Topics, 'prefix'>) => sets.map((t) => levels(fill(t[kind], t.prefix)));
     const stationTopics = [...each('status'), ...each('lockState'), ...each('acks')];
@@ -474,6 +475,11 @@ export class BrokerGuard {
     }
     const identity = who.role === 'station' ? `station:${who.token}` : who.role;
     if (!this.#clientIdBelongs(who, client.id)) throw Object.assign(authError(2, `client id is not one of ${identity}'s`), { identity });
+    // Its own template may be wide (the observer's is any client id): an id that another
+    // identity's template names is that identity's, and taking it would end its session and fire
+    // its will (MQTT 3.1.1, section 3.1.4). Refused before aedes looks for a session of that id.
+    const owner = this.#byClientId(client.id);
+    if (owner && !sameIdentity(owner, who)) throw Object.assign(authError(2, `client id is not one of ${identity}'s`), { identity });
     const acl = this.#acl(who, client.id);
     const will = client._will;
     if (will && !acl.canPublish(will.topic)) throw Object.assign(authError(5, `last will on a topic ${identity} may not publish`), { identity });
@@ -499,17 +505,33 @@ export class BrokerGuard {
     return undefined;
   }
 
+  /**
+   * Whose client id this is: a station's when it is exactly that station's id, else the identity
+   * with the longest template it fits (the template, or the template, `-` and anything), so that
+   * `station-sim-api-x` of a station with token `api-x` stays the station's, and a template that
+   * extends another (`app` and `app-control`) keeps its own ids. Undefined when no template names
+   * it: only an identity without a template of its own (the observer by default) may use it.
+   */
   #byClientId(clientId: string): Who | undefined {
-    for (const role of ['service', 'control', 'agent', 'observer'] as const) {
-      const template = this.security.identities[role].clientId;
-      if (template !== undefined && (clientId === template || clientId.startsWith(`${template}-`))) return { role };
-    }
     const shape = this.#stationClientId;
-    if (shape && clientId.length > shape.pre.length + shape.post.length && clientId.startsWith(shape.pre) && clientId.endsWith(shape.post)) {
+    if (shape instanceof RegExp) {
+      const token = shape.exec(clientId)?.groups?.token;
+      if (token !== undefined && this.#tokens.has(token)) return { role: 'station', token };
+    } else if (clientId.length > shape.pre.length + shape.post.length && clientId.startsWith(shape.pre) && clientId.endsWith(shape.post)) {
       const token = clientId.slice(shape.pre.length, clientId.length - shape.post.length);
       if (this.#tokens.has(token)) return { role: 'station', token };
     }
-    return undefined;
+    let owner: Who | undefined;
+    let longest = -1;
+    for (const role of ['service', 'control', 'agent', 'observer'] as const) {
+      const template = this.security.identities[role].clientId;
+      if (template === undefined || template.length <= longest) continue;
+      if (clientId === template || clientId.startsWith(`${template}-`)) {
+        owner = { role };
+        longest = template.length;
+      }
+    }
+    return owner;
   }
 
   #clientIdBelongs(who: Who, clientId: string): boolean {
@@ -598,11 +620,17 @@ export class BrokerGuard {
   }
 }
 
+function sameIdentity(a: Who, b: Who): boolean {
+  return a.role === b.role && (a.role !== 'station' || a.token === (b as { token: string }).token);
+}
+
 function templateRegExp(template: string): RegExp {
+  // A template may name the token twice: the second time must be the same token.
   const source = template
     .split('{token}')
     .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('(?<token>.+)');
+    .map((part, index) => (index === 0 ? part : `${index === 1 ? '(?<token>.+)' : '\\k<token>'}${part}`))
+    .join('');
   return new RegExp(`^${source}$`);
 }
 

@@ -17,7 +17,7 @@ import { eventually } from '../helpers/eventually.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'secured-broker-'));
 const certs = path.join(dir, 'certs');
-const PASS = { 'ST-1': 'station-one-pass', 'ST-2': 'station-two-pass', service: 'service-pass', observer: 'observer-pass', control: 'control-pass' };
+const PASS = { 'ST-1': 'station-one-pass', 'ST-2': 'station-two-pass', service: 'service-pass', observer: 'observer-pass', control: 'control-pass', agent: 'agent-pass' };
 
 function openssl(...args: string[]): void {
   execFileSync('openssl', args, { cwd: certs, stdio: 'pipe' });
@@ -55,6 +55,7 @@ function makeFixture() {
   writeFileSync(path.join(dir, 'secrets', 'observer.pass'), PASS.observer, { mode: 0o600 });
   process.env.SECURED_TEST_SERVICE_PASSWORD = PASS.service;
   process.env.SECURED_TEST_CONTROL_PASSWORD = PASS.control;
+  process.env.SECURED_TEST_AGENT_PASSWORD = PASS.agent;
   return parseFixture(
     {
       stations: [
@@ -67,6 +68,7 @@ function makeFixture() {
           station: { password: { file: 'secrets/{token}.pass' } },
           service: { password: { env: 'SECURED_TEST_SERVICE_PASSWORD' } },
           control: { password: { env: 'SECURED_TEST_CONTROL_PASSWORD' } },
+          agent: { password: { env: 'SECURED_TEST_AGENT_PASSWORD' } },
           observer: { password: { file: 'secrets/observer.pass' } },
         },
       },
@@ -255,6 +257,57 @@ describe('the secured embedded broker', () => {
     expect(await refusedCode({ clientId: 'station-sim-ST-1' })).toBe(4);
     expect(await publishOutcome(real, 'stations/ST-1/status', '{"still":true}')).toBe('acked');
     expect(closed).toBe(false);
+  });
+
+  it("refuses every identity every other identity's client id: CONNACK 2, and the victim's will does not fire", async () => {
+    // Each identity's credentials, and the client ids its template gives it (the observer has no template: any id).
+    const identities: Record<string, { login: IClientOptions; ids: string[] }> = {
+      'station:ST-1': { login: station('ST-1'), ids: ['station-sim-ST-1'] },
+      'station:ST-2': { login: station('ST-2'), ids: ['station-sim-ST-2'] },
+      service: { login: service, ids: ['station-sim-api', 'station-sim-api-victim'] },
+      control: { login: { username: 'station-sim-control', password: PASS.control }, ids: ['station-sim-control', 'station-sim-control-victim'] },
+      agent: { login: { username: 'station-sim-agent', password: PASS.agent }, ids: ['station-sim-agent', 'station-sim-agent-victim'] },
+      observer: { login: observer, ids: ['dashboard-victim'] },
+    };
+    // Every victim connected, each with a last will on a topic the watcher reads (only stations may
+    // publish to station topics, so the others' wills go to topics of their own).
+    const watcher = await connect({ ...observer, clientId: 'dashboard-watcher' });
+    const wills: string[] = [];
+    // What earlier tests retained is not a will.
+    watcher.on('message', (topic, payload, packet) => packet.retain || wills.push(`${topic} ${payload.toString()}`));
+    await watcher.subscribeAsync('stations/+/status', { qos: 1 });
+    const victims: MqttClient[] = [];
+    for (const [name, { login, ids }] of Object.entries(identities)) {
+      for (const clientId of ids) {
+        const will = name.startsWith('station:') ? { topic: `stations/${name.slice('station:'.length)}/status`, payload: Buffer.from('{"will":true}'), qos: 1 as const, retain: false } : undefined;
+        const victim = await connect({ ...login, clientId, ...(will ? { will } : {}) });
+        victim.on('close', () => wills.push(`closed ${clientId}`));
+        victims.push(victim);
+      }
+    }
+    let tried = 0;
+    const perIdentity: Record<string, number> = {};
+    for (const [attacker, { login }] of Object.entries(identities)) {
+      for (const [victim, { ids }] of Object.entries(identities)) {
+        if (victim === attacker) continue;
+        for (const clientId of ids) {
+          expect(await refusedCode({ ...login, clientId }), `${attacker} as ${clientId}`).toBe(2);
+          tried += 1;
+          perIdentity[attacker] = (perIdentity[attacker] ?? 0) + 1;
+        }
+      }
+    }
+    // 6 identities, each against the 9 client ids of the 5 others less its own.
+    expect(tried).toBe(Object.values(perIdentity).reduce((sum, count) => sum + count, 0));
+    expect(perIdentity).toEqual({ 'station:ST-1': 8, 'station:ST-2': 8, service: 7, control: 7, agent: 7, observer: 8 });
+    // A marker from each station after every attempt: what the watcher has by then includes any will.
+    for (const token of ['ST-1', 'ST-2'] as const) {
+      const victim = victims.find((client) => client.options.clientId === `station-sim-${token}`)!;
+      expect(await publishOutcome(victim, `stations/${token}/status`, '{"marker":true}')).toBe('acked');
+    }
+    await eventually(() => expect(wills.filter((line) => line.includes('marker'))).toHaveLength(2), { what: 'both markers' });
+    expect(wills.filter((line) => !line.includes('marker'))).toEqual([]);
+    for (const victim of victims) expect(victim.connected, String(victim.options.clientId)).toBe(true);
   });
 
   it("refuses a last will on a topic that is not the station's own", async () => {
