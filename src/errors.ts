@@ -17,6 +17,7 @@ export const ERRORS = {
   CERTS_DIR_UNWRITABLE: { status: 500, message: 'Cannot write the certificates folder' },
   CERTS_CA_MISMATCH: { status: 500, message: 'The CA key does not match the CA certificate' },
   CERTS_UNKNOWN_STATION: { status: 404, message: 'The certificates folder has no certificate for that station' },
+  JWT_SECRET_REQUIRED: { status: 500, message: 'A shared session store needs STATION_SIM_JWT_SECRET: without it each API process signs access tokens with a key of its own' },
   JWT_SECRET_WEAK: { status: 500, message: 'The JWT secret (STATION_SIM_JWT_SECRET) is too predictable: use 32 random bytes, e.g. `openssl rand -base64 32`' },
   // `/v1` API (interface section 7, and docs/design.md for the gaps)
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid credentials' },

@@ -64,8 +64,8 @@ export class CliProcess {
 }
 
 /** Runs the CLI to completion. */
-export async function runCliToEnd(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = new CliProcess(args);
+export async function runCliToEnd(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = new CliProcess(args, env);
   const code = await cli.exited;
   return { code, stdout: cli.stdout, stderr: cli.stderr };
 }

@@ -11,7 +11,7 @@ import { redisAvailable, startRedis, type RunningRedis } from '../../helpers/red
 import { startEmbeddedBroker, type StartedBroker } from '../../../src/broker/embedded-broker.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
 import { eventually } from '../../helpers/eventually.js';
-import { stateUrl } from '../../../src/cli/options.js';
+import { httpOptions, stateUrl } from '../../../src/cli/options.js';
 
 const HAVE_REDIS = redisAvailable();
 const CI_ACCOUNT = { email: 'ci@example.com', password: 'ci-password' };
@@ -95,11 +95,29 @@ describe('the CLI refuses a state it cannot use, in one line', () => {
     expect(stateUrl(undefined, { STATION_SIM_STATE_URL: '' })).toBeUndefined();
   });
 
+  test('a Redis store without STATION_SIM_JWT_SECRET, from --state or the environment, before anything starts', async () => {
+    const refused = await runCliToEnd(['api', '--broker', 'mqtt://127.0.0.1:1', '--fixture', 'fixtures/ci.json', '--state', 'redis://:pw-secret@127.0.0.1:1', '--http-port', '0'], {
+      STATION_SIM_JWT_SECRET: '',
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^station-sim: --state shares sessions between API processes and across restarts, but STATION_SIM_JWT_SECRET is not set/);
+    expect(refused.stderr).not.toContain('pw-secret');
+    // The same from the environment, for every command that serves /v1; a secret lets it through.
+    const env = { STATION_SIM_STATE_URL: 'redis://127.0.0.1:6379' };
+    expect(() => httpOptions({}, env)).toThrow(expect.objectContaining({ code: 'JWT_SECRET_REQUIRED', message: expect.stringMatching(/^STATION_SIM_STATE_URL shares sessions/) }));
+    expect(httpOptions({}, { ...env, STATION_SIM_JWT_SECRET: SECRET }).state).toBe('redis://127.0.0.1:6379');
+    expect(httpOptions({}, {}).state).toBeUndefined();
+  }, 60_000);
+
   test('a Redis that does not answer at start', async () => {
     const port = await freePort();
     const broker = await startEmbeddedBroker({ port: 0 });
     try {
-      const gone = await runCliToEnd(['api', '--broker', broker.url, '--fixture', 'fixtures/ci.json', '--state', `redis://:pw-secret@127.0.0.1:${port}`, '--http-port', '0']);
+      const gone = await runCliToEnd(['api', '--broker', broker.url, '--fixture', 'fixtures/ci.json', '--state', `redis://:pw-secret@127.0.0.1:${port}`, '--http-port', '0'], {
+        STATION_SIM_JWT_SECRET: SECRET,
+      });
       expect(gone.code).toBe(1);
       expect(gone.stderr.trim().split('\n')).toHaveLength(1);
       expect(gone.stderr).toContain(`cannot reach the session store at redis://***@127.0.0.1:${port}`);
