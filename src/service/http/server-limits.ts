@@ -77,13 +77,16 @@ export function installServerLimits(app: ApiInstance, limits: HttpLimits): void 
   // A body fastify refuses to read (over the limit, malformed) comes with `Connection: close`.
   // Closing at once resets a connection the client is still writing to, and it never reads the
   // answer: keep the connection while the rest of the body is drained, within bounds.
+  // The draining starts here, before the answer is finished: once it is, Node's server dumps a
+  // body nobody reads (IncomingMessage._dump), which drops every 'data' listener and reads the rest
+  // unseen and unbounded (a 1,000 MiB body was read whole, issue 29), so a count started after
+  // that never saw a byte.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (hasUnreadBody(request.raw) && reply.getHeader('connection') === 'close') reply.removeHeader('connection');
+    if (hasUnreadBody(request.raw) && !answered.has(request.raw.socket)) {
+      if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
+      drainUnreadBody(request.raw);
+    }
     done(null, payload);
-  });
-  app.addHook('onResponse', (request, _reply, done) => {
-    if (hasUnreadBody(request.raw)) drainUnreadBody(request.raw);
-    done();
   });
 }
 

@@ -93,6 +93,60 @@ describe('a body the server does not read', () => {
   });
 });
 
+describe('a body the server does not read, past the 16 MiB it discards', () => {
+  /**
+   * Sends `Content-Length: 1 GiB` and then the body in 1 MiB pieces, each once the socket has
+   * room, up to `maxBytes`: resolves with what was written when the connection ended, and the
+   * answer it got.
+   */
+  function sendHugeBody(target: string, maxBytes: number): Promise<{ written: number; closedByServer: boolean; answer: string }> {
+    const { port } = new URL(target);
+    const piece = Buffer.alloc(1024 * 1024, 0x61);
+    return new Promise((resolve) => {
+      let written = 0;
+      let answer = '';
+      let done = false;
+      const socket = net.connect(Number(port), '127.0.0.1');
+      const finish = (closedByServer: boolean): void => {
+        if (done) return;
+        done = true;
+        socket.destroy();
+        resolve({ written, closedByServer, answer });
+      };
+      const write = (): void => {
+        while (!done && written < maxBytes) {
+          written += piece.length;
+          if (!socket.write(piece)) return void socket.once('drain', write);
+        }
+        // Everything sent and the connection still open: the server read it all.
+        if (!done) setImmediate(() => finish(false));
+      };
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('error', () => finish(true));
+      socket.on('close', () => finish(true));
+      socket.on('connect', () => {
+        socket.write(`POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 ** 3}\r\n\r\n`);
+        write();
+      });
+    });
+  }
+
+  it('closes the connection once it has discarded 16 MiB, rather than read the whole body', async () => {
+    const own = await buildTestApi();
+    try {
+      const ownUrl = await own.app.listen({ port: 0, host: '127.0.0.1' });
+      // 64 MiB at most: four times the cap, far more than loopback's socket buffers hold.
+      const outcome = await sendHugeBody(ownUrl, 64 * 1024 * 1024);
+      expect(outcome.answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(outcome.closedByServer).toBe(true);
+      // The cap, plus what the two socket buffers held when the server closed.
+      expect(outcome.written).toBeLessThan(48 * 1024 * 1024);
+    } finally {
+      await own.app.close();
+    }
+  });
+});
+
 describe('inject()', () => {
   it('leaves a request without a real connection alone: nothing to drain, no stand-in socket to cut', async () => {
     const injected = await buildTestApi();
