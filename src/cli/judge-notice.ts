@@ -65,7 +65,10 @@ const SETTLE_STEP_MS = 10;
 export async function settleJudge(sim: Pick<StartedSimulator, 'fleet' | 'http' | 'broker'>): Promise<void> {
   // A command a backend published retained while its station was connected reached the station
   // live, with the flag cleared: a fresh subscription shows what the broker still holds.
-  await sim.fleet.judgeRetainedCommands().catch(() => undefined);
+  // At most SETTLE_MS: a broker that went silent during the stop answers no SUBSCRIBE.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([sim.fleet.judgeRetainedCommands().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
+  clearTimeout(timer);
   // What the embedded broker has taken in (a backend's last publication before it exited) reaches
   // the stations, and is judged, before they stop: a few round trips through its thread.
   for (let round = 0; round < 3; round += 1) {

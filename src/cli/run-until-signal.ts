@@ -1,7 +1,9 @@
 /**
  * Keeps a started service running until SIGINT, SIGTERM or SIGHUP (its terminal closed), then
  * stops it cleanly: stations say `offline`, ports are released. A second signal while stopping
- * exits at once, with 128 + that signal's number as a shell would report it.
+ * exits at once, with 128 + that signal's number as a shell would report it. A stop that has not
+ * finished after `STOP_BOUND_MS` (a broker that went away or went silent during it, say) exits
+ * with code 1 and one line: whatever the broker does, a stop stops.
  */
 import { constants } from 'node:os';
 import { notice, type CliIo } from './output.js';
@@ -9,7 +11,20 @@ import { notice, type CliIo } from './output.js';
 /** The signals that end a long-running command (and that `run` forwards to its command). */
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-export function runUntilSignal(io: CliIo, stop: () => Promise<void>): Promise<void> {
+/**
+ * The longest a stop takes: past it the process exits without finishing (docs/scale-out.md,
+ * "Stopping"). A station waits at most twice `STOP_LINGER_MS` on its broker; this bounds the rest
+ * (the fleet agent, the API, the broker's own stop) and a fleet too large to stop in time.
+ */
+export const STOP_BOUND_MS = 15_000;
+
+export interface RunUntilSignalOptions {
+  /** @default STOP_BOUND_MS */
+  stopBoundMs?: number;
+}
+
+export function runUntilSignal(io: CliIo, stop: () => Promise<void>, options: RunUntilSignalOptions = {}): Promise<void> {
+  const boundMs = options.stopBoundMs ?? STOP_BOUND_MS;
   return new Promise((resolve, reject) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals): void => {
@@ -20,10 +35,25 @@ export function runUntilSignal(io: CliIo, stop: () => Promise<void>): Promise<vo
       }
       stopping = true;
       notice(io, `${signal} received, shutting down`);
-      stop().then(() => {
+      // Not unref'd: a stop stuck on nothing that keeps the event loop alive must still end here.
+      const bound = setTimeout(() => {
+        notice(io, `the shutdown did not finish within ${boundMs / 1000} s, exiting without a clean shutdown`);
+        process.exit(1);
+      }, boundMs);
+      const finished = (): void => {
+        clearTimeout(bound);
         for (const name of STOP_SIGNALS) process.off(name, onSignal);
-        resolve();
-      }, reject);
+      };
+      stop().then(
+        () => {
+          finished();
+          resolve();
+        },
+        (error: unknown) => {
+          finished();
+          reject(error);
+        },
+      );
     };
     for (const name of STOP_SIGNALS) process.on(name, onSignal);
   });

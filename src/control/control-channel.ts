@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
+import { endWithin, lingerAtMost } from '../mqtt/end-within.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
 import type { BrokerTap } from '../mqtt/broker-link.js';
 import { groupTopics } from '../mqtt/topics.js';
@@ -274,9 +275,11 @@ export class ControlChannel {
     await this.#untap?.();
     if (this.#listening && this.#client.connected) {
       this.#listening = false;
-      await this.#client.publishAsync(this.#listenerTopic, '', { qos: 1, retain: true }).catch(() => undefined);
+      // Bounded like the end below: a broker gone silent during the stop sends no PUBACK.
+      await lingerAtMost(this.#client.publishAsync(this.#listenerTopic, '', { qos: 1, retain: true }).catch(() => undefined));
     }
-    // Without the broker, a polite end would wait forever for the QoS 1 requests queued meanwhile.
-    await this.#client.endAsync(!this.#client.connected);
+    // Without the broker, a polite end would wait forever for the QoS 1 requests queued meanwhile,
+    // and a silent one never closes: bounded (end-within.ts).
+    await endWithin(this.#client);
   }
 }

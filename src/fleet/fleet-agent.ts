@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
+import { endWithin } from '../mqtt/end-within.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
 import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply, type SimEvent } from '../control/control-protocol.js';
 import type { StationClient } from '../mqtt/station-client.js';
@@ -132,8 +133,9 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       return found;
     },
     stop: async () => {
-      // Without the broker, a polite end would wait forever for the replies queued meanwhile.
-      await client.endAsync(!client.connected);
+      // Without the broker, a polite end would wait forever for the replies queued meanwhile,
+      // and a silent one never closes: bounded (end-within.ts).
+      await endWithin(client);
     },
   };
 }

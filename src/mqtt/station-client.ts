@@ -4,7 +4,7 @@
  * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
  */
 import { StationModel, type LockPhase, type StationOutput } from '../station/station-model.js';
-import type { Clock, TimerHandle } from '../shared/clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { unseededRandom, type Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload, type UnlockCommand } from './topics.js';
@@ -14,6 +14,10 @@ import type { LeanClientOptions, MqttSession } from './lean-client.js';
 import { ReconnectBackoff } from './reconnect-policy.js';
 import { PLAUSIBILITY_LIMITS } from './plausibility.js';
 import { SessionWatch, type StationLinkEvent } from './session-watch.js';
+import { STOP_LINGER_MS } from './end-within.js';
+
+/** How long `stop()` waits on the broker for each of two things (src/mqtt/end-within.ts). */
+export { STOP_LINGER_MS } from './end-within.js';
 
 /** A station's MQTT keepalive in seconds unless told otherwise (the AsyncAPI document states it too). */
 export const STATION_KEEPALIVE_SECONDS = 30;
@@ -395,18 +399,37 @@ export class StationClient {
     this.#connecting?.abandon('the station stopped');
     this.model.stop();
     if (!client) return;
+    let answered = true;
     if (client.connected) {
-      await new Promise<void>((resolve) => {
-        client.publish(
-          this.topics.topic('status', { token: this.token }),
-          encodePayload('status', this.model.statusPayload('offline')),
-          { qos: CONTRACT_QOS, retain: true },
-          () => resolve(),
-        );
-      });
+      answered = await this.#linger(
+        new Promise<void>((resolve) => {
+          // A connection lost meanwhile will not bring the PUBACK: the persistent session keeps
+          // the publication for a reconnect that the end below cancels.
+          client.once('close', () => resolve());
+          client.publish(
+            this.topics.topic('status', { token: this.token }),
+            encodePayload('status', this.model.statusPayload('offline')),
+            { qos: CONTRACT_QOS, retain: true },
+            () => resolve(),
+          );
+        }),
+      );
     }
     this.model.disconnected();
-    await client.endAsync(!client.connected);
+    // A broker that did not acknowledge the `offline` in time will not close after a DISCONNECT either.
+    if (!answered || !(await this.#linger(client.endAsync(!client.connected)))) await client.endAsync(true);
+  }
+
+  /** Waits for `work` at most `STOP_LINGER_MS` on the link's clock; false when that ran out first. */
+  #linger(work: Promise<void>): Promise<boolean> {
+    const clock = this.#options.linkClock ?? systemClock;
+    return new Promise((resolve) => {
+      const timer = clock.setTimeout(() => resolve(false), STOP_LINGER_MS);
+      void work.then(() => {
+        clock.clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 
   /** Drops the connection without a DISCONNECT packet, as a crash or power cut would: the broker fires the last will. */

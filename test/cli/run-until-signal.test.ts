@@ -4,7 +4,7 @@
  * SIGHUP only: the test runner may have handlers of its own for SIGINT and SIGTERM.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { runUntilSignal } from '../../src/cli/run-until-signal.js';
+import { STOP_BOUND_MS, runUntilSignal } from '../../src/cli/run-until-signal.js';
 import type { CliIo } from '../../src/cli/output.js';
 
 function io(): CliIo & { errors: string[] } {
@@ -29,6 +29,40 @@ describe('runUntilSignal', () => {
     expect(stop).toHaveBeenCalledTimes(1);
     expect(cli.errors.join('')).toContain('SIGHUP received, shutting down');
     expect(process.listenerCount('SIGHUP')).toBe(before);
+  });
+
+  it('a stop that does not finish within STOP_BOUND_MS exits with code 1 and says so', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const cli = io();
+    void runUntilSignal(cli, () => new Promise<void>(() => undefined)); // a stop that never ends
+    const listener = process.listeners('SIGHUP').at(-1)!;
+    try {
+      process.emit('SIGHUP', 'SIGHUP');
+      vi.advanceTimersByTime(STOP_BOUND_MS - 1);
+      expect(exit).not.toHaveBeenCalled();
+      vi.advanceTimersByTime(1);
+      expect(exit).toHaveBeenCalledWith(1);
+      expect(cli.errors.join('')).toContain(`the shutdown did not finish within ${STOP_BOUND_MS / 1000} s, exiting without a clean shutdown`);
+    } finally {
+      vi.useRealTimers();
+      process.off('SIGHUP', listener as (signal: NodeJS.Signals) => void);
+      for (const name of ['SIGINT', 'SIGTERM'] as const) process.off(name, listener as (signal: NodeJS.Signals) => void);
+    }
+  });
+
+  it('a stop that finishes in time leaves no timer behind to exit later', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    try {
+      const running = runUntilSignal(io(), async () => undefined);
+      process.emit('SIGHUP', 'SIGHUP');
+      await running;
+      vi.advanceTimersByTime(10 * STOP_BOUND_MS);
+      expect(exit).not.toHaveBeenCalled();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a second signal while stopping exits at once with 128 + its number', async () => {

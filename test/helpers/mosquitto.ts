@@ -27,6 +27,8 @@ export interface RunningMosquitto {
   restart(): Promise<void>;
   kill(): Promise<void>;
   stop(): Promise<void>;
+  /** Sends a signal to the broker (SIGSTOP: it keeps its connections and answers nothing; SIGCONT). */
+  signal(name: NodeJS.Signals): boolean;
 }
 
 /** `users` turns anonymous access off and lets only these name/password pairs in. */
@@ -49,7 +51,7 @@ export async function startMosquitto(options: { users?: Record<string, string> }
   }
   else lines.push('allow_anonymous true');
   await writeFile(config, `${lines.join('\n')}\n`);
-  const { start, kill } = supervisedServer(MOSQUITTO, ['-c', config], () => waitForPort(port));
+  const { start, kill, signal } = supervisedServer(MOSQUITTO, ['-c', config], () => waitForPort(port));
   await start();
   return {
     url: `mqtt://127.0.0.1:${port}`,
@@ -60,5 +62,6 @@ export async function startMosquitto(options: { users?: Record<string, string> }
     },
     kill,
     stop: kill,
+    signal,
   };
 }

@@ -9,7 +9,8 @@ import { MqttObserver } from '../helpers/mqtt-observer.js';
 import { mosquittoAvailable, startMosquitto, type RunningMosquitto } from '../helpers/mosquitto.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
-import { StationClient, TAKEN_OVER_AFTER, type StationLinkEvent } from '../../src/mqtt/station-client.js';
+import { STOP_LINGER_MS, StationClient, TAKEN_OVER_AFTER, type StationLinkEvent } from '../../src/mqtt/station-client.js';
+import { duplexPair } from '../../src/mqtt/duplex-pair.js';
 import type { MqttTransport } from '../../src/mqtt/transport.js';
 import { ManualClock, systemClock } from '../../src/shared/clock.js';
 import { reconnectRandom, seededRandom } from '../../src/station/random.js';
@@ -237,6 +238,55 @@ describe('StationClient.reset', () => {
     expect(client.sessionUp).toBe(false);
     await expect(client.goOnline()).rejects.toThrow('the station stopped before it was connected');
   });
+});
+
+describe('StationClient.stop against a broker that goes silent', () => {
+  let broker: StartedBroker | undefined;
+
+  afterEach(async () => {
+    await broker?.stop();
+    broker = undefined;
+  });
+
+  it.each(['persistent', 'clean'] as const)(
+    'a %s session gives up on the PUBACK of its offline status after STOP_LINGER_MS, and drops the connection',
+    async (session) => {
+      broker = await startEmbeddedBroker({ port: 0 });
+      const running = broker;
+      // Between the station and the broker, a gate that can stop passing bytes either way: the
+      // broker is then still connected but says nothing, as one stopped or gone without a reset.
+      let silent = false;
+      const links: Duplex[] = [];
+      const transport: MqttTransport = {
+        kind: 'memory',
+        broker: {
+          handle: (stationSide) => {
+            const [inner, brokerSide] = duplexPair();
+            running.handle(brokerSide);
+            links.push(stationSide);
+            stationSide.on('data', (chunk: Buffer) => silent || inner.write(chunk));
+            inner.on('data', (chunk: Buffer) => silent || stationSide.write(chunk));
+          },
+        },
+      };
+      const linkClock = new ManualClock();
+      const onlineConfig = parseFixture({
+        defaults: { heartbeatMs: 0 },
+        stations: [{ token: 'SC-3', stationId: 3, behaviour: { session }, locks: [{ lockId: '1' }] }],
+      }).stations[0]!;
+      const client = new StationClient({ config: onlineConfig, transport, clock: new ManualClock(), linkClock, random: seededRandom(1) });
+      await client.start();
+      silent = true;
+      const stopping = client.stop();
+      expect(await state(stopping)).toBe('pending'); // waiting for the PUBACK of `offline`
+      // In memory the link ends with the DISCONNECT; over TCP to a stopped broker that waits too
+      // (test/cli/stations-stop.test.ts).
+      await linkClock.advance(STOP_LINGER_MS);
+      expect(await state(stopping)).toBe('resolved');
+      expect(links.every((link) => link.destroyed)).toBe(true);
+      expect(client.connected).toBe(false);
+    },
+  );
 });
 
 describe('StationClient hosted twice', () => {
