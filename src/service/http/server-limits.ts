@@ -5,12 +5,16 @@
  *   or it is answered 408: a client that sends less than its Content-Length no longer holds a
  *   connection (and a file descriptor, which the embedded broker's TCP clients share) for good;
  * - one client address holds at most `maxConnectionsPerClient` connections, the server at most
- *   `maxConnections`;
+ *   `maxConnections`: when they are all taken, a new connection makes room by closing the one
+ *   that has sent nothing for the longest, among those still sending a request (headers or body)
+ *   first, then idle keep-alive ones; one whose request is in and being answered is never closed.
+ *   Half-open connections from many addresses filled the table, and every new connection, the
+ *   legitimate ones too, was closed on arrival (issue 29);
  * - a body the server will not read (413, say) is drained, up to a bound, rather than the
  *   connection closed under it, so the client reads the answer instead of failing on EPIPE while
  *   it still writes.
  */
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Socket as NetSocket, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyHttpOptions } from 'fastify';
@@ -60,7 +64,8 @@ const overLimit = new WeakSet<Socket>();
 /** Installs the limits on the app and on its Node server (before it listens). */
 export function installServerLimits(app: ApiInstance, limits: HttpLimits): void {
   const server: Server = app.server;
-  server.maxConnections = limits.maxConnections;
+  // Not server.maxConnections: Node closes the newcomer, which lets half-open connections hold the table.
+  limitConnections(server, limits.maxConnections);
   countConnectionsPerClient(server, limits.maxConnectionsPerClient);
 
   // Callback hooks, not async ones: they run on every request, and an async hook costs a promise
@@ -88,6 +93,108 @@ export function installServerLimits(app: ApiInstance, limits: HttpLimits): void 
     }
     done(null, payload);
   });
+}
+
+/** Holds `server` to `max` connections, making room for each newcomer (`ConnectionTable`). */
+function limitConnections(server: Server, max: number): void {
+  const table = new ConnectionTable(max);
+  server.on('connection', (socket: Socket) => table.admit(socket));
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => table.requestStarted(request, response));
+  server.on('upgrade', (request: IncomingMessage) => table.upgraded(request));
+}
+
+/** One connection as the table sees it. */
+interface Entry {
+  readonly socket: Socket;
+  /** `socket.bytesRead` when last looked at, and when it was last seen to grow (or the connection opened). */
+  bytesSeen: number;
+  progressAt: number;
+  /** The request being read or answered; undefined between requests. */
+  request: IncomingMessage | undefined;
+  /** `socket.bytesRead` when the last answer was sent: nothing more since means idle, not a request begun. */
+  bytesAtIdle: number | undefined;
+  /** Upgraded to a WebSocket: no longer HTTP, never closed to make room. */
+  upgraded: boolean;
+}
+
+/**
+ * The server's connections, at most `max`. A newcomer over the cap closes the connection that has
+ * sent the least for the longest: Node's server consumes sockets in native code, so progress is read
+ * from `bytesRead`, compared each time room is needed (a few microseconds for 2,048 connections,
+ * and only while the table is full). A connection that just opened has made progress now and is
+ * the last to go, so a client that connects and sends its request at once is served.
+ */
+class ConnectionTable {
+  readonly #entries = new Map<Socket, Entry>();
+  readonly #max: number;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  requestStarted(request: IncomingMessage, response: ServerResponse): void {
+    const entry = this.#entries.get(request.socket as Socket);
+    if (!entry) return;
+    entry.request = request;
+    entry.bytesAtIdle = undefined;
+    response.once('finish', () => {
+      if (entry.request !== request) return;
+      entry.request = undefined;
+      entry.bytesAtIdle = entry.socket.bytesRead;
+    });
+  }
+
+  upgraded(request: IncomingMessage): void {
+    const entry = this.#entries.get(request.socket as Socket);
+    if (entry) entry.upgraded = true;
+  }
+
+  admit(socket: Socket): void {
+    if (this.#entries.size >= this.#max) {
+      const victim = this.#victim();
+      if (!victim) {
+        socket.destroy();
+        return;
+      }
+      this.#entries.delete(victim);
+      victim.destroy();
+    }
+    const now = Date.now();
+    this.#entries.set(socket, { socket, bytesSeen: socket.bytesRead, progressAt: now, request: undefined, bytesAtIdle: undefined, upgraded: false });
+    socket.once('close', () => this.#entries.delete(socket));
+  }
+
+  /** The connection to close: still sending a request before idle, and within each, the longest without progress. */
+  #victim(): Socket | undefined {
+    const now = Date.now();
+    let best: Entry | undefined;
+    let bestRank = -1;
+    let bestStill = -1;
+    for (const entry of this.#entries.values()) {
+      const read = entry.socket.bytesRead;
+      if (read !== entry.bytesSeen) {
+        entry.bytesSeen = read;
+        entry.progressAt = now;
+      }
+      const rank = closeRank(entry);
+      if (rank === 0) continue;
+      const still = now - entry.progressAt;
+      if (rank > bestRank || (rank === bestRank && still > bestStill)) {
+        best = entry;
+        bestRank = rank;
+        bestStill = still;
+      }
+    }
+    return best?.socket;
+  }
+}
+
+/** 2: still sending a request (headers or body), 1: idle between requests, 0: never closed (being answered, upgraded). */
+function closeRank(entry: Entry): 0 | 1 | 2 {
+  if (entry.upgraded || entry.socket.destroyed) return 0;
+  const request = entry.request;
+  if (request) return request.complete ? 0 : 2;
+  return entry.bytesAtIdle !== undefined && entry.socket.bytesRead === entry.bytesAtIdle ? 1 : 2;
 }
 
 /** Keeps count of each client address's connections; those over the limit get 429. */
