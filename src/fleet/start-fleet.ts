@@ -3,7 +3,8 @@
  * station is connected and subscribed (or has left its retained `offline` record); the first
  * connection failure stops what was started and rejects with one clear error.
  */
-import { StationClient, readUnlockCommand, type CommandDelivery } from '../mqtt/station-client.js';
+import { DEFAULT_MAX_RECONNECT_MS, StationClient, readUnlockCommand, type CommandDelivery } from '../mqtt/station-client.js';
+import { FleetReconnect } from '../mqtt/reconnect-policy.js';
 import type { LockPhase } from '../station/station-model.js';
 import { groupTopics } from '../mqtt/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
@@ -157,6 +158,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
   };
   try {
+    // Once the broker takes one station back after an outage, the others follow within a window.
+    const fleetReconnect = new FleetReconnect({ maxMs: DEFAULT_MAX_RECONNECT_MS });
     for (const config of options.stations) {
       stations.set(
         config.token,
@@ -166,6 +169,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           random: seededRandom(options.seed, config.stationId),
           reconnectRandom: reconnectRandom(options.seed, config.stationId),
+          fleetReconnect,
         }),
       );
     }

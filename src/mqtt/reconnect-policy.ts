@@ -51,3 +51,67 @@ export class ReconnectBackoff {
     this.#delayMs = this.#options.random.int(0, Math.round(window));
   }
 }
+
+/**
+ * Once the broker answers again after an outage, how soon the rest of the fleet follows. A station
+ * that has backed off to the widest window may sleep up to `maxMs` (15 s) after the broker is back,
+ * so a fleet of 5 came back 13 s after a 30 s outage (issue 29). The first station the broker
+ * accepts again tells the others (`FleetReconnect.answered`), and each one whose reconnect is
+ * further off than a draw from the recovery window reconnects at that draw instead: still jittered,
+ * so the returning broker sees the fleet spread over the window, and the window grows with the
+ * fleet (`perStationMs` each, from `minWindowMs` up to the backoff's `maxMs`), so a large fleet
+ * does not come back as a stampede.
+ */
+export interface FleetReconnectOptions {
+  /** The widest reconnect window of the stations: the recovery window never exceeds it. */
+  maxMs: number;
+  /** The recovery window for a small fleet. @default 1000 */
+  minWindowMs?: number;
+  /** Recovery window per station of the process (1 ms: 1,000 reconnects a second). @default 1 */
+  perStationMs?: number;
+}
+
+/** A station as the fleet's recovery sees it. */
+export interface RecoveringStation {
+  /** Reconnects within `windowMs` (a draw from its own jitter stream) if it would wait longer. */
+  reconnectWithin(windowMs: number): void;
+}
+
+/** The stations of one process that reconnect to one broker (see `FleetReconnectOptions`). */
+export class FleetReconnect {
+  readonly #options: Required<FleetReconnectOptions>;
+  readonly #stations = new Set<RecoveringStation>();
+  /** A reconnect failed since the broker last accepted one: the next acceptance ends an outage. */
+  #outage = false;
+
+  constructor(options: FleetReconnectOptions) {
+    this.#options = { minWindowMs: 1000, perStationMs: 1, ...options };
+  }
+
+  join(station: RecoveringStation): void {
+    this.#stations.add(station);
+  }
+
+  leave(station: RecoveringStation): void {
+    this.#stations.delete(station);
+  }
+
+  /** How long the fleet takes to come back once the broker answers, at most. */
+  get windowMs(): number {
+    const { minWindowMs, perStationMs, maxMs } = this.#options;
+    return Math.min(maxMs, Math.max(minWindowMs, this.#stations.size * perStationMs));
+  }
+
+  /** A station's reconnect failed: the broker is away (or refusing). */
+  failed(): void {
+    this.#outage = true;
+  }
+
+  /** The broker accepted a station: once per outage, every other station comes within the window. */
+  answered(by: RecoveringStation): void {
+    if (!this.#outage) return;
+    this.#outage = false;
+    const windowMs = this.windowMs;
+    for (const station of this.#stations) if (station !== by) station.reconnectWithin(windowMs);
+  }
+}

@@ -11,7 +11,8 @@ import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload, type UnlockCo
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
 import type { ConnectIdentity } from './identity.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';
-import { ReconnectBackoff } from './reconnect-policy.js';
+import { ReconnectBackoff, type FleetReconnect, type RecoveringStation } from './reconnect-policy.js';
+import { ReconnectTimers } from './reconnect-timers.js';
 import { PLAUSIBILITY_LIMITS } from './plausibility.js';
 import { SessionWatch, type StationLinkEvent } from './session-watch.js';
 import { STOP_LINGER_MS } from './end-within.js';
@@ -54,6 +55,13 @@ export interface StationClientOptions {
   maxReconnectMs?: number;
   /** Every heartbeat interval is multiplied by this (src/fleet/heartbeat-budget.ts). @default 1 */
   heartbeatScale?: number;
+  /**
+   * The stations of this process that reconnect to the same broker: once the broker accepts one of
+   * them after an outage, the others reconnect within its recovery window instead of sleeping out
+   * their backoff (reconnect-policy.ts).
+   * @default none: each station waits out its own backoff
+   */
+  fleetReconnect?: FleetReconnect;
   /**
    * Called when a fault fires, for the event stream. The callbacks are told the station's config,
    * so one function can serve a whole fleet (a closure per station and callback would cost memory).
@@ -128,8 +136,11 @@ function stoppedError(): Error {
   return new Error('the station stopped before it was connected');
 }
 
+/** The longest reconnect delay of a station unless told otherwise (`maxReconnectMs`). */
+export const DEFAULT_MAX_RECONNECT_MS = 15_000;
+
 /** A station that is connected (or deliberately offline) and can be stopped. */
-export class StationClient {
+export class StationClient implements RecoveringStation {
   readonly model: StationModel;
   readonly topics: StationTopics;
   readonly #options: StationClientOptions;
@@ -150,11 +161,14 @@ export class StationClient {
   #onlineSince: number | undefined;
   /** Set by `stop()`: a stopped station never connects again (a reset queued behind another must not bring it back). */
   #stopped = false;
+  /** The timers of the current connection, whose pending reconnect `reconnectWithin` brings forward. */
+  #timers: ReconnectTimers | undefined;
 
   constructor(options: StationClientOptions) {
     this.#options = options;
     const { config } = options;
-    this.#maxReconnectMs = options.maxReconnectMs ?? 15_000;
+    this.#maxReconnectMs = options.maxReconnectMs ?? DEFAULT_MAX_RECONNECT_MS;
+    options.fleetReconnect?.join(this);
     this.#reconnectRandom = options.reconnectRandom ?? unseededRandom();
     this.#sessions = new SessionWatch({
       token: config.token,
@@ -243,8 +257,12 @@ export class StationClient {
     const watch = this.#sessions.connection();
     /** When the latest CONNECT of this connection went out: the session's lastConnection. */
     let connectSentAt = this.#options.clock.now();
-    const client = createSession(this.#options.transport, this.#sessionOptions(backoff, (at) => (connectSentAt = at)));
+    const timers = new ReconnectTimers(this.#options.linkClock ?? systemClock);
+    this.#timers = timers;
+    const client = createSession(this.#options.transport, this.#sessionOptions(backoff, timers, (at) => (connectSentAt = at)));
     this.#client = client;
+    const fleet = this.#options.fleetReconnect;
+    let accepted = false;
     const pending = this.#awaitConnection(client);
     client.on('message', (topic, payload, packet) => this.#onMessage(topic, payload, packet));
     client.on('error', (error) => {
@@ -252,10 +270,15 @@ export class StationClient {
       pending.fail(error);
     });
     client.on('connect', (connack) => {
+      accepted = true;
       watch.connected();
+      fleet?.answered(this);
       this.#subscribeAndPublish(client, pending, () => connectSentAt, connack?.sessionPresent === true);
     });
     client.on('close', () => {
+      // A connection that ended before its CONNACK: the broker is away, or refusing.
+      if (!accepted) fleet?.failed();
+      accepted = false;
       if (this.model.status === 'online') this.model.disconnected();
       if (watch.closed(this.#client !== client, this.#everConnected)) backoff.reset();
       backoff.grow();
@@ -264,7 +287,7 @@ export class StationClient {
   }
 
   /** The lean client's options for a connection; `onConnect` hears when each CONNECT goes out. */
-  #sessionOptions(backoff: ReconnectBackoff, onConnect: (at: number) => void): LeanClientOptions & { clientCert?: ClientCertSource } {
+  #sessionOptions(backoff: ReconnectBackoff, timers: ReconnectTimers, onConnect: (at: number) => void): LeanClientOptions & { clientCert?: ClientCertSource } {
     const token = this.token;
     return {
       ...this.#identity(),
@@ -272,9 +295,12 @@ export class StationClient {
       keepalive: this.#options.keepaliveSeconds ?? STATION_KEEPALIVE_SECONDS,
       // 0 (no reconnects) stays 0; otherwise each reconnect waits what the backoff says after the close.
       reconnectPeriod: backoff.delayMs,
-      reconnectDelay: () => backoff.delayMs,
+      reconnectDelay: () => {
+        timers.markNext();
+        return backoff.delayMs;
+      },
       connectTimeout: CONNECT_TIMEOUT_MS,
-      clock: this.#options.linkClock,
+      clock: timers,
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
       // session does not publish the first session's lastConnection and battery. As on real
       // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
@@ -393,6 +419,7 @@ export class StationClient {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#options.fleetReconnect?.leave(this);
     this.#cancelReboot();
     const client = this.#client;
     this.#client = undefined;
@@ -418,6 +445,16 @@ export class StationClient {
     this.model.disconnected();
     // A broker that did not acknowledge the `offline` in time will not close after a DISCONNECT either.
     if (!answered || !(await this.#linger(client.endAsync(!client.connected)))) await client.endAsync(true);
+  }
+
+  /**
+   * The broker is back (another station of the fleet was accepted): a reconnect due later than a
+   * draw from `windowMs` happens at that draw instead (reconnect-policy.ts, `FleetReconnect`).
+   */
+  reconnectWithin(windowMs: number): void {
+    const timers = this.#timers;
+    if (!timers || timers.reconnectInMs === undefined) return;
+    timers.reconnectWithin(this.#reconnectRandom.int(0, Math.round(windowMs)));
   }
 
   /** Waits for `work` at most `STOP_LINGER_MS` on the link's clock; false when that ran out first. */
