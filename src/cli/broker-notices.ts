@@ -1,8 +1,10 @@
 /**
  * The notices a long-running command prints about its broker (docs/scale-out.md): one line when the
- * broker is lost, one when it is back with how long it was gone, and one when the broker keeps
+ * broker is lost, one when it is back with how long it was gone, one when the broker keeps
  * closing a station's session soon after accepting it (another process may run it too, or the
- * broker restarted). A process that went quiet while its broker was away left people guessing
+ * broker restarted), and one per station and cause when the broker refuses a station (bad
+ * credentials, a revoked certificate, a failed TLS handshake: the others may be connected, so
+ * nothing else would say it). A process that went quiet while its broker was away left people guessing
  * whether it was alive. Broker addresses come in already redacted.
  */
 import type { ConnectionListener } from '../control/control-channel.js';
@@ -90,6 +92,8 @@ export function watchFleet(stations: Iterable<WatchedStation>, notices: BrokerNo
   let up = 0;
   let downSince: number | undefined;
   let takeoverSaid = false;
+  /** Station and cause of each refusal said, so each is said once. */
+  const refusalsSaid = new Set<string>();
   const stops: (() => void)[] = [];
   const list = [...stations];
   for (const station of list) if (station.sessionUp) up += 1;
@@ -109,6 +113,13 @@ export function watchFleet(stations: Iterable<WatchedStation>, notices: BrokerNo
           case 'retryFailed':
             if (up <= 0) notices?.lost(event.reason, downSince);
             return;
+          case 'refused': {
+            const key = `${event.token}\u0000${event.cause}`;
+            if (refusalsSaid.has(key)) return;
+            refusalsSaid.add(key);
+            notify(`the broker refused station ${event.token} (client id ${event.clientId}): ${event.cause}; it keeps retrying, backing off`);
+            return;
+          }
           case 'takenOver':
             if (takeoverSaid) return;
             takeoverSaid = true;

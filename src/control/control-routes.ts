@@ -49,6 +49,12 @@ export interface ControlRoutesOptions {
    * @default none: health has no `gateway` field
    */
   gatewayRefused?: () => Readonly<Record<string, number>>;
+  /**
+   * How many stations of this process the broker refuses now (their last attempt to connect was
+   * refused); health shows it once there is one.
+   * @default none: health has no `stations.refused`
+   */
+  stationsRefused?: () => number;
   /** Simulated time; `advance` exists on a manual clock. @default none: the clock routes answer 409 */
   clock?: AdvanceableClock;
   /** The `/v1` API's faults, which a reset clears. @default none */
@@ -117,10 +123,11 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     const ready = reason === undefined;
     const brokerRefused = options.brokerRefused?.();
     const gatewayRefused = gatewayRefusals(options.gatewayRefused?.());
+    const refused = options.stationsRefused?.() ?? 0;
     return reply.code(ready ? 200 : 503).send({
       ready,
       ...(reason === undefined ? {} : { reason }),
-      stations: { total: fixture.stations.length, online, offline },
+      stations: { total: fixture.stations.length, online, offline, ...(refused > 0 ? { refused } : {}) },
       ...(brokerRefused ? { broker: { refused: brokerRefused } } : {}),
       // Only the embedded broker counts refusals (start-control.ts passes them exactly then).
       ...(options.mqttUrl === undefined ? {} : { mqtt: { url: options.mqttUrl, embedded: options.brokerRefused !== undefined } }),

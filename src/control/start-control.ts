@@ -57,6 +57,8 @@ export interface StartedControl {
   readonly judge: JudgeLog;
   /** Adds the `/sim/v1` routes; `gatewayRefused` reports the in-process `/v1` gateway's refusals in health. */
   register(app: ApiInstance, extras?: Pick<ControlRoutesOptions, 'gatewayRefused'>): Promise<void>;
+  /** The stations of this process, whose refusals by the broker health counts (`stations.refused`). */
+  watchStations(stations: Iterable<{ readonly refusal: string | undefined }>): void;
   /** Starts the fixture's scenario timeline (call once the fleet is up). */
   startScenario(): void;
   /** Stops the scenario timeline: first thing on shutdown, so no step acts on a fleet that is stopping. */
@@ -106,6 +108,9 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
     }),
   );
   let scenario: StartedScenario | undefined;
+  let ownStations: readonly { readonly refusal: string | undefined }[] = [];
+  // Counted when health is asked, not as refusals happen: nothing is paid while nobody asks.
+  const stationsRefused = (): number => ownStations.reduce((count, station) => count + (station.refusal === undefined ? 0 : 1), 0);
   return {
     channel,
     hub,
@@ -126,7 +131,11 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
         // Health says not ready while the control plane cannot reach the broker (and so the fleet).
         brokerUp: () => channel.connected,
         ...(refusals ? { brokerRefused: () => refusals.refusedCounts() } : {}),
+        stationsRefused,
       }),
+    watchStations: (stations) => {
+      ownStations = [...stations];
+    },
     startScenario: () => {
       if (scenario || options.fixture.scenario.length === 0) return;
       scenario = startScenario({

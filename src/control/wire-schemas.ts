@@ -96,7 +96,21 @@ export const HealthReplySchema = Type.Object(
     ready: Type.Boolean(),
     /** Why not ready (absent when ready). */
     reason: Type.Optional(Type.String()),
-    stations: Type.Object({ total: Type.Integer(), online: Type.Integer(), offline: Type.Integer() }, strict),
+    stations: Type.Object(
+      {
+        total: Type.Integer(),
+        online: Type.Integer(),
+        offline: Type.Integer(),
+        refused: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            description:
+              'Stations of this process whose last attempt to connect the broker refused (bad credentials, a revoked or refused client certificate, a failed TLS handshake); absent when none.',
+          }),
+        ),
+      },
+      strict,
+    ),
     /** With the embedded broker: what it refused. */
     broker: Type.Optional(Type.Object({ refused: RefusedCountsSchema }, strict)),
     /** The broker the stations use: where to point `mosquitto_sub` (the dashboard's header shows it). */

@@ -4,6 +4,7 @@
  * process that runs the same station. One `SessionWatch` lives as long as its station; each
  * connection the station opens is watched by its own `ConnectionWatch`.
  */
+import { refusalCause } from './transport.js';
 
 /**
  * What happens to a station's MQTT session, for notices (`onLinkEvent`):
@@ -12,6 +13,9 @@
  *   reboot, stop);
  * - `retryFailed`: a reconnect attempt failed before CONNACK (the broker is unreachable, refused
  *   the connection, or did not answer), with the reason (no credentials in it);
+ * - `refused`: besides `retryFailed`, when the broker would not have the connection (a refused
+ *   CONNACK, a client certificate refused at the TLS handshake, a failed handshake): `cause` says
+ *   why in a few words (`refusalCause` in transport.ts);
  * - `takenOver`: the broker closed the session soon after accepting it, and the next reconnect was
  *   accepted at once, `TAKEN_OVER_AFTER` times in a row. That is what a broker does to the older of
  *   two sessions with one client id (MQTT 3.1.1, section 3.1.4): another process almost certainly
@@ -21,6 +25,7 @@ export type StationLinkEvent =
   | { kind: 'up' }
   | { kind: 'down'; deliberate: boolean }
   | { kind: 'retryFailed'; reason: string }
+  | { kind: 'refused'; token: string; clientId: string; cause: string }
   | { kind: 'takenOver'; token: string; clientId: string; closes: number };
 
 /** Sessions that close this soon after their CONNACK count as closed "soon" (at least twice the longest reconnect delay). */
@@ -47,6 +52,8 @@ export class SessionWatch {
   #sessionUp = false;
   /** Sessions in a row that the broker closed soon after accepting them (see `StationLinkEvent`). */
   #closedSoon = 0;
+  /** Why the broker refused the last attempt, until it accepts one. */
+  #refusal: string | undefined;
 
   constructor(options: SessionWatchOptions) {
     this.#options = options;
@@ -56,6 +63,11 @@ export class SessionWatch {
   /** True between an `up` and the next `down`. */
   get sessionUp(): boolean {
     return this.#sessionUp;
+  }
+
+  /** Why the broker refused the station's last attempt to connect; undefined once it accepts one. */
+  get refusal(): string | undefined {
+    return this.#refusal;
   }
 
   /** As `StationClient.onLinkEvent`. */
@@ -74,6 +86,7 @@ export class SessionWatch {
   /** @internal A CONNACK came after a session closed soon (or not). */
   sessionStarted(afterShortSession: boolean): void {
     this.#sessionUp = true;
+    this.#refusal = undefined;
     this.#link({ kind: 'up' });
     if (!afterShortSession) return;
     this.#closedSoon += 1;
@@ -90,9 +103,11 @@ export class SessionWatch {
   }
 
   /** @internal A reconnect failed before its CONNACK: the broker is away, not closing a session it took. */
-  retryFailed(reason: string): void {
+  retryFailed(reason: string, refusal: string | undefined): void {
     this.#closedSoon = 0;
+    this.#refusal = refusal;
     this.#link({ kind: 'retryFailed', reason });
+    if (refusal !== undefined) this.#link({ kind: 'refused', token: this.#options.token, clientId: this.#options.clientId, cause: refusal });
   }
 
   /** @internal */
@@ -152,7 +167,7 @@ export class ConnectionWatch {
     }
     if (!deliberate && retrying) {
       this.#closedSoon = false;
-      this.#station.retryFailed(error?.message ?? 'connection closed');
+      this.#station.retryFailed(error?.message ?? 'connection closed', error ? refusalCause(error) : undefined);
     }
     return false;
   }

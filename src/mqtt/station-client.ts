@@ -224,6 +224,11 @@ export class StationClient implements RecoveringStation {
     return this.#sessions.sessionUp;
   }
 
+  /** Why the broker refused the station's last reconnect (bad credentials, a revoked certificate…); undefined once it is accepted. */
+  get refusal(): string | undefined {
+    return this.#sessions.refusal;
+  }
+
   /**
    * Tells `listener` what happens to the station's MQTT session from now on; a station already
    * found taken over says so at once. Returns a function that removes the listener.

@@ -277,6 +277,24 @@ function certificateError(error: Error & { code?: string | number }, where: stri
 }
 
 /**
+ * Why the broker would not have this connection, in a few words, or undefined when the failure is
+ * not a refusal (the broker is unreachable, the connection reset): a refused CONNACK (MQTT 3.1.1,
+ * section 3.2.2.3), the broker's TLS alert about the client certificate (revoked, expired, unknown
+ * CA), a broker certificate this side does not accept, or another failed TLS handshake. For the
+ * notices of `stations` (src/cli/broker-notices.ts); never holds a credential.
+ */
+export function refusalCause(error: Error & { code?: string | number }): string | undefined {
+  if (typeof error.code === 'number') return `${error.message.replace(/^Connection refused: /i, '').toLowerCase()} (CONNACK ${error.code})`;
+  const code = typeof error.code === 'string' ? error.code : '';
+  const alert = CLIENT_CERT_ALERT.exec(code);
+  if (alert) return `its client certificate was refused (TLS alert: ${alert[1]!.toLowerCase().replaceAll('_', ' ')})`;
+  const certificate = certificateError(error, '');
+  if (certificate) return `the TLS handshake failed: ${certificate.message.replace(/^The MQTT broker /, "the broker ")}`;
+  if (code.startsWith('ERR_SSL_')) return `the TLS handshake failed (${code})`;
+  return undefined;
+}
+
+/**
  * Turns a socket error, a TLS failure or a refused CONNACK into one catalogue error that names the
  * broker (without credentials). CONNACK return codes 4 and 5 are "bad user name or password" and
  * "not authorized" (MQTT 3.1.1, section 3.2.2.3). The error's message never holds a password: the

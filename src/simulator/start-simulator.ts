@@ -388,6 +388,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     cleanups.add(() => fleet.stop());
+    control?.watchStations(fleet.stations.values());
     // Under a manual clock a run replays exactly, command ids included (docs/fixtures.md,
     // "Reproducible runs"); otherwise they are random, as two processes on one broker need.
     const commandIds = clock.manual ? seededUuids(seed) : undefined;

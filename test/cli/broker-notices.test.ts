@@ -82,6 +82,30 @@ describe('fleet notices (stations)', () => {
   });
 });
 
+describe('refusal notices (stations)', () => {
+  it('one line per station and cause, however often the broker refuses it, and none for the loss while others are up', () => {
+    const { lines, notices } = setup();
+    const stations = [new FakeStation('CI-1'), new FakeStation('CI-2'), new FakeStation('CI-3')];
+    watchFleet(stations, notices, (line) => lines.push(line));
+    const refuse = (station: FakeStation, cause: string) => {
+      station.emit({ kind: 'retryFailed', reason: 'whatever' });
+      station.emit({ kind: 'refused', token: station.token, clientId: `station-sim-${station.token}`, cause });
+    };
+    stations[0]!.emit({ kind: 'down', deliberate: false });
+    stations[1]!.emit({ kind: 'down', deliberate: false });
+    for (let attempt = 0; attempt < 14; attempt += 1) {
+      refuse(stations[0]!, 'its client certificate was refused (TLS alert: certificate revoked)');
+      refuse(stations[1]!, 'bad username or password (CONNACK 4)');
+    }
+    refuse(stations[1]!, 'not authorized (CONNACK 5)');
+    expect(lines).toEqual([
+      'the broker refused station CI-1 (client id station-sim-CI-1): its client certificate was refused (TLS alert: certificate revoked); it keeps retrying, backing off',
+      'the broker refused station CI-2 (client id station-sim-CI-2): bad username or password (CONNACK 4); it keeps retrying, backing off',
+      'the broker refused station CI-2 (client id station-sim-CI-2): not authorized (CONNACK 5); it keeps retrying, backing off',
+    ]);
+  });
+});
+
 describe('connection notices (api, up --broker)', () => {
   it('one line on loss and one on return, from the control channel', () => {
     const { lines, time, notices } = setup();
