@@ -8,6 +8,7 @@ import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-brok
 import { startBrokerThread } from '../broker/broker-thread.js';
 import { embeddedBrokerSettings } from '../broker/broker-settings.js';
 import { DEFAULT_MAX_HEARTBEATS_PER_SECOND, heartbeatBudget, heartbeatNotice } from '../fleet/heartbeat-budget.js';
+import { JWT_SECRET_ENV } from '../service/auth/jwt-secret.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
@@ -350,6 +351,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   const seed = options.seed ?? fixture.seed;
   // The random source keeps 32 bits of the seed: a larger one would replay a smaller one.
   if (!isSeed(seed)) throw new SimError('BAD_REQUEST', `seed must be a whole number from 0 to ${MAX_SEED}, not ${seed}`);
+  if (options.http !== false) requireSharedJwtSecret(options.state ?? fixture.api.state);
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
@@ -406,6 +408,7 @@ export async function startApiProcess(
 ): Promise<StartedApiProcess> {
   checkApiProcessOptions(options);
   const fixture = await resolveFixture(options.fixture);
+  requireSharedJwtSecret(options.state ?? fixture.api.state);
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
@@ -420,6 +423,21 @@ export async function startApiProcess(
     await cleanups.run();
     throw error;
   }
+}
+
+/**
+ * A session store shared by API processes and restarts (a Redis `state`, from the options or the
+ * fixture's `api.state`) is of use only if every process verifies the others' access tokens: with
+ * a random key per process, a token fails on every other process and after a restart. Refused
+ * before anything starts (the CLI says it earlier, naming its flag).
+ */
+function requireSharedJwtSecret(state: string | undefined, env: NodeJS.ProcessEnv = process.env): void {
+  if (state === undefined || (env[JWT_SECRET_ENV] !== undefined && env[JWT_SECRET_ENV] !== '')) return;
+  throw new SimError(
+    'JWT_SECRET_REQUIRED',
+    `a Redis session store (state, or the fixture's api.state) shares sessions between API processes and across restarts, but ${JWT_SECRET_ENV} is not set: each process would sign access tokens with a random key of its own. ` +
+      `Give every API process the same ${JWT_SECRET_ENV} (32 random bytes, e.g. openssl rand -base64 32)`,
+  );
 }
 
 /**
