@@ -4,7 +4,8 @@
  * Redis going away and coming back. Time moves by the injected clock, never by sleeping; where
  * another instance must hear of a revocation, the test polls with a bounded deadline.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { buildTestApi, type TestApi } from '../support/test-api.js';
@@ -331,6 +332,8 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
     const probe = new Redis(redis!.url);
     const clients = async (): Promise<number> => String(await probe.client('LIST')).trim().split('\n').length;
     const before = await clients();
+    // A shared store needs a shared secret (startSimulator refuses one without it).
+    vi.stubEnv('STATION_SIM_JWT_SECRET', randomBytes(32).toString('base64'));
     const fixture = (state?: string) => ({
       ...(state ? { api: { state } } : {}),
       accounts: [{ ...ALICE, stations: ['SIM-1'] }],
@@ -341,12 +344,13 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
     try {
       const login = await fetch(`${one.apiUrl}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ALICE) });
       const pair = (await login.json()) as TokenPair;
-      // A refresh token is opaque and lives in Redis: the other simulator (another JWT key) takes it.
+      // A refresh token is opaque and lives in Redis: the other simulator takes it.
       const onTwo = await fetch(`${two.apiUrl}/v1/auth/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken: pair.refreshToken }) });
       expect(onTwo.status).toBe(200);
       expect(await clients()).toBe(before + 4);
     } finally {
       await Promise.all([one.stop(), two.stop()]);
+      vi.unstubAllEnvs();
     }
     try {
       await eventually(async () => expect(await clients()).toBe(before), { what: 'the connections to close' });
