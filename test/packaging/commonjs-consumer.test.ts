@@ -14,8 +14,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const ROOT = process.cwd();
 /**
- * Node as it was before require(esm) (20.19 turned it on; engines says >=20.6): the CommonJS build
- * must not lean on it. Older Node has no such flag, and no require(esm) to turn off.
+ * Node without require(esm) (20.19 turned it on, with a warning, and Jest has none): the CommonJS
+ * build must not lean on it. Older Node has no such flag, and no require(esm) to turn off.
  */
 const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--experimental-require-module') ? ['--no-experimental-require-module'] : [];
 let packageDir = '';
