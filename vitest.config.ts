@@ -1,6 +1,18 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const source = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  // The examples import the package by name, as a user's project does; here the name is the
+  // sources (test/packaging/consumer-install.test.ts runs them against the installed package).
+  resolve: {
+    alias: [
+      { find: /^station-sim$/, replacement: source('./src/index.ts') },
+      { find: /^station-sim\/client$/, replacement: source('./src/client/index.ts') },
+      { find: /^station-sim\/testing$/, replacement: source('./src/testing/index.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx', 'examples/**/*.test.ts'],
     // Tests that start real processes and brokers need more than the 5 s default on a loaded 2-core machine.

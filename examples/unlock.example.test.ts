@@ -1,10 +1,14 @@
 /**
- * An end-to-end suite as a user of station-sim writes one: a simulator per file (or the one
- * `station-sim run` started, which the helper attaches to), reset before every test, log in as a
- * fixture account, unlock, make the fleet misbehave, wait for the lock. Runs in `npm test`.
+ * An end-to-end suite as a user of station-sim writes one (vitest): a simulator per file (or the
+ * one `station-sim run` started, which the helper attaches to), reset before every test, log in as
+ * a fixture account, unlock, make the fleet misbehave, wait for the lock. It imports the package by
+ * name, as in your project: `npm test` runs it against the sources, and the packaging test
+ * (test/packaging/consumer-install.test.ts) against the package installed in a project of its own.
+ * unlock.jest.test.cjs and unlock.node-test.test.mjs are the same for Jest and node:test.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { withSimulator } from '../src/testing/index.js';
+import { ApiError } from 'station-sim';
+import { withSimulator } from 'station-sim/testing';
 
 const simulator = withSimulator({ beforeAll, afterAll, beforeEach }, { fixture: 'ci' });
 
@@ -32,6 +36,12 @@ describe('my app against station-sim', () => {
 
   it('finds the station back online in the next test: beforeEach reset the fleet', async () => {
     expect((await (await simulator().login()).getStation('CI-1')).status).toBe('online');
+  });
+
+  it('throws ApiError for a station the account cannot reach', async () => {
+    const client = await simulator().login();
+    await expect(client.getStation('NO-SUCH-STATION')).rejects.toBeInstanceOf(ApiError);
+    await expect(client.getStation('NO-SUCH-STATION')).rejects.toMatchObject({ status: 404, message: 'Station not found' });
   });
 
   it('explains a wait that never ends', async () => {

@@ -1,13 +1,17 @@
 /**
  * The CommonJS build, for `require('station-sim')` and Jest's default (CommonJS) runtime on every
- * Node the package supports (require(esm) is unflagged only from Node 20.19). Runs after tsc: each
- * entry of dist/ (ESM) is bundled into dist/cjs/<name>.cjs with its dependencies left to require()
- * from node_modules, except the ESM-only ones (ESM_ONLY), which are bundled in. Every `import.meta.url` becomes the file URL of that module's ESM counterpart
+ * Node the package supports (require(esm) is unflagged only from Node 20.19). Runs after tsc: the
+ * entries of dist/ (ESM) are bundled together into one module, dist/cjs/station-sim.cjs, with its
+ * dependencies left to require() from node_modules, except the ESM-only ones (ESM_ONLY), which are
+ * bundled in. Each entry, dist/cjs/<name>.cjs, is a thin file that hands out its part of that one
+ * module, so every class exists once: an `ApiError` thrown through `station-sim/testing` is an
+ * `instanceof` the `ApiError` of `station-sim` and of `station-sim/client` (one bundle per entry
+ * gave each entry its own copy of every class). Every `import.meta.url` becomes the file URL of that module's ESM counterpart
  * in dist/, computed at run time from the bundle's own place, so relative lookups (the bundled
  * fixtures, the broker's worker module, package.json) find the same files as from ESM.
  */
 import { build } from 'esbuild';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,10 +48,15 @@ const importMetaUrl = {
   },
 };
 
+/** The one module behind every entry: each entry's exports under the entry's name. */
+const SHARED = 'station-sim';
+const sharedSource = Object.entries(ENTRIES)
+  .map(([name, file]) => `export * as ${name} from ${JSON.stringify(`./${file}`)};`)
+  .join('\n');
+
 await build({
-  entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, file]) => [name, join(dist, file)])),
-  outdir: out,
-  outExtension: { '.js': '.cjs' },
+  stdin: { contents: sharedSource, resolveDir: dist, sourcefile: `${SHARED}-entries.js`, loader: 'js' },
+  outfile: join(out, `${SHARED}.cjs`),
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -57,6 +66,11 @@ await build({
   logLevel: 'warning',
   plugins: [importMetaUrl],
 });
+
+for (const name of Object.keys(ENTRIES)) {
+  await rm(join(out, `${name}.cjs.map`), { force: true }); // a per-entry bundle's map, from an older build
+  await writeFile(join(out, `${name}.cjs`), `'use strict';\n// One module behind every entry point (see scripts/build-cjs.mjs): one copy of each class.\nmodule.exports = require('./${SHARED}.cjs').${name};\n`);
+}
 
 // Types for require: the declarations of dist/ again as CommonJS ones (.d.cts, relative imports to
 // .cjs), in dist/cjs/types/. A .d.cts that re-exported the ESM .d.ts would fail a CommonJS project's

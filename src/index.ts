@@ -23,5 +23,5 @@ export {
   type AckPayload,
 } from './mqtt/topics.js';
 export { SimError, ERRORS, type ErrorCode } from './errors.js';
-export { createClient, StationSimClient, ApiError, ApiUnreachableError, isApiError, type StationSimClientOptions, type FetchLike, type Station, type Lock, type UnlockResult, type TokenPair } from './client/index.js';
+export { createClient, StationSimClient, ApiError, ApiUnreachableError, ApiTimeoutError, ApiAbortedError, isApiError, type CallOptions, type ClientErrorCode, type StationSimClientOptions, type FetchLike, type Station, type Lock, type UnlockResult, type TokenPair } from './client/index.js';
 export { startApi, buildApi, type StartApiOptions, type StartedApi, type BuildApiOptions, type ApiLoggerOption, type ApiLoggerSettings } from './service/index.js';

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ERRORS, SimError } from '../src/errors.js';
+import { ApiAbortedError, ApiTimeoutError, ApiUnreachableError, CLIENT_ERRORS } from '../src/client/index.js';
 
 describe('error catalogue', () => {
   it('documents every code in docs/errors.md with its status', async () => {
@@ -21,6 +22,16 @@ describe('error catalogue', () => {
       if (shown.endsWith('…')) expect(message.startsWith(shown.slice(0, -1)), code).toBe(true);
       else expect(shown, code).toBe(message);
     }
+  });
+
+  it("documents every code of the reference client's no-answer errors with its class", async () => {
+    const doc = await readFile('docs/errors.md', 'utf8');
+    const section = doc.slice(doc.indexOf('## The reference client'));
+    for (const [code, name] of Object.entries(CLIENT_ERRORS)) {
+      expect(section.split('\n').find((line) => line.startsWith(`| \`${code}\` | \`${name}\` |`)), `docs/errors.md has no row for ${code}`).toBeDefined();
+    }
+    const errors = [new ApiUnreachableError('m', {}), new ApiTimeoutError('m', 1), new ApiAbortedError('m', {})];
+    expect(errors.map((error) => [error.code, error.name])).toEqual(Object.entries(CLIENT_ERRORS));
   });
 
   it('gives each SimError the status of its code', () => {

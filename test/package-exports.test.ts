@@ -42,9 +42,12 @@ it('exports the simulator, the reference client and the API from station-sim, an
     console.log(JSON.stringify({
       main: ['startSimulator', 'createClient', 'ApiError', 'ApiUnreachableError', 'startApi', 'buildApi', 'parseFixture'].filter((name) => typeof main[name] !== 'function'),
       client: ['createClient', 'ApiError', 'ApiUnreachableError', 'isApiError'].filter((name) => typeof client[name] !== 'function'),
-      testing: ['startTestSimulator', 'withSimulator'].filter((name) => typeof testing[name] !== 'function'),
+      testing: ['startTestSimulator', 'withSimulator', 'ApiError', 'ApiUnreachableError', 'ApiTimeoutError', 'ApiAbortedError', 'SimError'].filter((name) => typeof testing[name] !== 'function'),
+      // One class across entry points: an error from one is an instanceof the class of the others.
+      shared: ['ApiError', 'ApiUnreachableError', 'ApiTimeoutError', 'ApiAbortedError'].filter((name) => !(main[name] === client[name] && client[name] === testing[name]))
+        .concat(main.SimError === testing.SimError ? [] : ['SimError']),
     }));`;
-  expect(runInPackage(script)).toEqual({ main: [], client: [], testing: [] });
+  expect(runInPackage(script)).toEqual({ main: [], client: [], testing: [], shared: [] });
 });
 
 it('gives the shipped fixtures, their schema and package.json by name, as the files they are', () => {

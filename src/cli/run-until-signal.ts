@@ -34,7 +34,7 @@ export function runUntilSignal(io: CliIo, stop: () => Promise<void>, options: Ru
         return;
       }
       stopping = true;
-      notice(io, `${signal} received, shutting down`);
+      notice(io, `${stopCause(signal)}, shutting down`);
       // Not unref'd: a stop stuck on nothing that keeps the event loop alive must still end here.
       const bound = setTimeout(() => {
         notice(io, `the shutdown did not finish within ${boundMs / 1000} s, exiting without a clean shutdown`);
@@ -76,7 +76,27 @@ export function stopWhenOrphaned(env: NodeJS.ProcessEnv, signal: NodeJS.Signals 
   const timer = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(timer);
+    orphaned = { parent, signal };
     process.kill(process.pid, signal);
   }, PARENT_CHECK_MS);
   timer.unref();
+}
+
+/**
+ * Set once the CLI sent itself the stop signal because its parent was gone. Module state, and the
+ * one piece of it here: a signal carries no data, and the log must not say a SIGHUP arrived when
+ * none did (`kill` of `npx` sends SIGTERM to npm, whose shell dies without passing it on).
+ */
+let orphaned: { parent: number; signal: NodeJS.Signals } | undefined;
+
+/**
+ * Why the CLI stops, for its log: the signal that arrived (`SIGTERM received`), or, when it
+ * stopped itself as orphaned, that its parent is gone, never the signal it sent itself.
+ */
+export function stopCause(signal: NodeJS.Signals): string {
+  if (orphaned?.signal === signal) {
+    const by = process.env.npm_lifecycle_event === 'npx' ? 'npx' : 'npm';
+    return `its parent, the shell ${by} ran it in (pid ${orphaned.parent}), is gone (${by} was killed, or its terminal closed)`;
+  }
+  return `${signal} received`;
 }

@@ -23,6 +23,8 @@ import {
   type SimEventType,
   type SimHealth,
   type SimStation,
+  type SimStationList,
+  type StationListReply,
   type StationStatus,
 } from './sim-types.js';
 
@@ -148,8 +150,14 @@ export class ControlClient {
     return this.#request<JudgeReply>('GET', '/judge');
   }
 
-  async stations(): Promise<SimStation[]> {
-    return (await this.#request<{ stations: SimStation[] }>('GET', '/stations')).stations;
+  /**
+   * `GET /sim/v1/stations`: every station, as an array that also carries the reply's `missing`,
+   * the fixture's stations no fleet process answered for (a shard's process is down, say). Check
+   * it before taking the list for the whole fleet (docs/control-plane.md).
+   */
+  async stations(): Promise<SimStationList> {
+    const reply = await this.#request<StationListReply>('GET', '/stations');
+    return Object.assign(reply.stations, { missing: reply.missing });
   }
 
   station(token: string): Promise<SimStation> {

@@ -4,6 +4,7 @@
  * never in a URL (interface section 5.9), so no message built from a URL or a socket error holds one.
  */
 import { ApiError, ApiUnreachableError } from './api-error.js';
+import type { CallDeadline } from './call-deadline.js';
 import { redactUrl, redactUrlsIn } from '../shared/redact-url.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -39,25 +40,40 @@ export class HttpTransport {
     this.#fetch = fetchImpl;
   }
 
-  /** The parsed JSON body of a 2xx answer; throws `ApiError` for any other status, `ApiUnreachableError` for no answer. */
-  async send<T>(request: JsonRequest): Promise<T> {
+  /** The address, without credentials, as error messages show it. */
+  get shownUrl(): string {
+    return redactUrl(this.#baseUrl);
+  }
+
+  /**
+   * The parsed JSON body of a 2xx answer; throws `ApiError` for any other status,
+   * `ApiUnreachableError` for no answer, and the deadline's error once the call gives up.
+   */
+  async send<T>(request: JsonRequest, deadline?: CallDeadline): Promise<T> {
+    deadline?.throwIfGivenUp();
     const headers: Record<string, string> = { accept: 'application/json' };
     if (request.accessToken !== undefined) headers.authorization = `Bearer ${request.accessToken}`;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
     let text: string;
     try {
-      response = await this.#fetch(`${this.#baseUrl}${request.path}`, {
+      const sent = this.#fetch(`${this.#baseUrl}${request.path}`, {
         method: request.method,
         headers,
         ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+        ...(deadline === undefined ? {} : { signal: deadline.signal }),
       });
+      // Raced as well: a `fetch` option that ignores `signal` must not hold the call past its deadline.
+      response = await (deadline?.race(sent) ?? sent);
     } catch (error) {
+      deadline?.throwIfGivenUp();
       throw this.#unreachable(request, (api) => `the API at ${api} cannot be reached`, error);
     }
     try {
-      text = await response.text();
+      const read = response.text();
+      text = await (deadline?.race(read) ?? read);
     } catch (error) {
+      deadline?.throwIfGivenUp();
       throw this.#unreachable(request, (api) => `the connection to the API at ${api} failed before the whole answer was in`, error);
     }
     const body = parseJson(text);

@@ -21,8 +21,15 @@ export type {
   SimLock,
   SimStation,
   SimTimer,
+  StationListReply,
   StationStatus,
 } from '../control/wire-schemas.js';
+
+/**
+ * `ControlClient.stations()`: the stations, and `missing`, the fixture's stations no fleet process
+ * answered for; an array still, so a caller that only iterates it reads it as before.
+ */
+export type SimStationList = Wire.SimStation[] & { readonly missing: number };
 
 /** A fault in force on a station (docs/control-plane.md, "Fault"). */
 export type Fault = Wire.SimFault;

@@ -10,6 +10,7 @@
  */
 import { decodeJwt } from 'jose';
 import { isApiError } from './api-error.js';
+import type { CallDeadline } from './call-deadline.js';
 import type { HttpTransport } from './http-transport.js';
 import type { TokenPair } from '../service/http/api-schemas.js';
 
@@ -20,6 +21,12 @@ export interface TokenSessionOptions {
   clock: { now(): number };
   refreshSkewSeconds: number;
   log: (message: string) => void;
+  /**
+   * The deadline of a login or refresh request. A renewal is shared by every call waiting for a
+   * token, so no single caller's signal aborts it (each caller stops waiting on its own deadline);
+   * `callTimeoutMs` is the timeout of the call that started it, for a client without one.
+   */
+  renewalDeadline: (what: string, callTimeoutMs: number | undefined) => CallDeadline;
 }
 
 interface AccessToken {
@@ -51,11 +58,11 @@ export class TokenSession {
    * A refresh ahead of `exp` that fails (the network, a 5xx) does not fail the call while the
    * current token is still valid: the call goes out with it, and the next call tries again.
    */
-  async accessToken(): Promise<string> {
+  async accessToken(callTimeoutMs?: number): Promise<string> {
     const current = this.#access;
     // A token the server has refused (401) is never sent again: the next call renews first.
     if (!this.#renewal && current && !current.rejected && this.#options.clock.now() < current.refreshAt) return current.value;
-    const renewal = this.#renewal ?? this.renew(current ? 'refresh' : 'login');
+    const renewal = this.#renewal ?? this.renew(current ? 'refresh' : 'login', callTimeoutMs);
     if (!current || current.rejected) return renewal;
     try {
       return await renewal;
@@ -70,17 +77,17 @@ export class TokenSession {
    * The token to retry with after `rejected` got a 401. When another caller has renewed since
    * `rejected` was handed out, its token is used; otherwise this renews.
    */
-  async afterRejected(rejected: string): Promise<string> {
+  async afterRejected(rejected: string, callTimeoutMs?: number): Promise<string> {
     if (this.#access?.value === rejected) this.#access.rejected = true;
     if (this.#renewal) return this.#renewal;
     if (this.#access && this.#access.value !== rejected) return this.#access.value;
-    return this.renew('refresh');
+    return this.renew('refresh', callTimeoutMs);
   }
 
   /** Starts a renewal, or joins the one in flight. `refresh` falls back to login on 401. */
-  renew(kind: 'login' | 'refresh'): Promise<string> {
+  renew(kind: 'login' | 'refresh', callTimeoutMs?: number): Promise<string> {
     if (!this.#renewal) {
-      const renewal = this.#renew(kind);
+      const renewal = this.#renew(kind, callTimeoutMs);
       this.#renewal = renewal;
       const clear = (): void => {
         if (this.#renewal === renewal) this.#renewal = undefined;
@@ -99,12 +106,20 @@ export class TokenSession {
     return refreshToken;
   }
 
-  async #renew(kind: 'login' | 'refresh'): Promise<string> {
-    const { transport, log } = this.#options;
+  async #renew(kind: 'login' | 'refresh', callTimeoutMs: number | undefined): Promise<string> {
+    const { log } = this.#options;
+    const send = async (path: string, body: unknown): Promise<TokenPair> => {
+      const deadline = this.#options.renewalDeadline(`POST ${path}`, callTimeoutMs);
+      try {
+        return await this.#options.transport.send<TokenPair>({ method: 'POST', path, body }, deadline);
+      } finally {
+        deadline.dispose();
+      }
+    };
     if (kind === 'refresh' && this.#refreshToken !== undefined) {
       try {
         log('refreshing the access token');
-        return this.#store(await transport.send<TokenPair>({ method: 'POST', path: '/v1/auth/refresh', body: { refreshToken: this.#refreshToken } }));
+        return this.#store(await send('/v1/auth/refresh', { refreshToken: this.#refreshToken }));
       } catch (error) {
         if (!isApiError(error, 401)) throw error;
         log('refresh token refused; logging in again');
@@ -114,7 +129,7 @@ export class TokenSession {
     this.#access = undefined;
     this.#refreshToken = undefined;
     const { email, password } = this.#options;
-    return this.#store(await transport.send<TokenPair>({ method: 'POST', path: '/v1/auth/login', body: { email, password } }));
+    return this.#store(await send('/v1/auth/login', { email, password }));
   }
 
   #store(pair: TokenPair): string {

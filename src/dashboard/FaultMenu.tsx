@@ -33,9 +33,8 @@ export function FaultMenu({ station, lockId, scope, apiFaults, height, width }: 
     );
   }
   const target = scope === 'lock' && lockId !== undefined ? `${station.token} lock ${lockId}` : `${station.token} (every lock)`;
-  const twoColumns = width >= 100;
   const items = FAULT_MENU.map((item, index) => `${index + 1} ${item.kind.padEnd(14)} ${item.what}`);
-  const rows = twoColumns ? Array.from({ length: Math.ceil(items.length / 2) }, (_, row) => `${items[row]!.padEnd(width / 2)}${items[row + 3] ?? ''}`) : items;
+  const rows = width >= TWO_COLUMNS_FROM ? twoColumns(items, width) : items;
   const api = API_FAULT_MENU.map((item) => `${item.key} ${item.what}`).join(' · ');
   const inForce = apiFaults === undefined ? '…' : apiFaults.length === 0 ? 'none' : apiFaults.map(describeApiFault).join(' · ');
   return (
@@ -63,6 +62,26 @@ export function FaultMenu({ station, lockId, scope, apiFaults, height, width }: 
       </Text>
     </Box>
   );
+}
+
+/** From this width the station faults take two columns (three lines instead of six). */
+export const TWO_COLUMNS_FROM = 100;
+/** Spaces at least between the two columns. */
+const COLUMN_GAP = 3;
+
+/**
+ * The items in two columns, the first half on the left: the left column as wide as its longest
+ * item, or cut (with `…`) where that leaves the right column less than it needs, so the columns
+ * never run together (`…the API times out4 ackNoOpen`), whatever the width.
+ */
+export function twoColumns(items: readonly string[], width: number): string[] {
+  const half = Math.ceil(items.length / 2);
+  const left = items.slice(0, half);
+  const right = items.slice(half);
+  const longest = (column: readonly string[]): number => Math.max(0, ...column.map((item) => item.length));
+  const leftWidth = Math.min(longest(left), Math.max(Math.floor(width / 2) - COLUMN_GAP, width - longest(right) - COLUMN_GAP));
+  const cut = (item: string): string => (item.length <= leftWidth ? item : `${item.slice(0, leftWidth - 1)}…`);
+  return left.map((item, row) => (right[row] === undefined ? cut(item) : `${cut(item).padEnd(leftWidth + COLUMN_GAP)}${right[row]}`));
 }
 
 /** `503 on POST …/unlock for ST-1001 (a1)`, short: the route's last word. */

@@ -55,7 +55,7 @@ export function accountName(account: DashboardAccount | undefined): string {
  * delays that show within the API's 5 s command timeout.
  */
 export const FAULT_MENU: readonly { kind: FaultKind; spec: Omit<FaultSpec, 'kind' | 'lockId'>; what: string }[] = [
-  { kind: 'dropCommands', spec: {}, what: 'ignores commands: no ack, the API times out' },
+  { kind: 'dropCommands', spec: {}, what: 'no ack, the API times out' },
   { kind: 'delayAcks', spec: { delayMs: 2000 }, what: 'acks 2 s late' },
   { kind: 'reject', spec: { reason: 'busy' }, what: 'refuses commands (reason "busy")' },
   { kind: 'ackNoOpen', spec: {}, what: 'acks, but the lock stays shut' },

@@ -12,6 +12,9 @@ export {
 } from './suite-hooks.js';
 export { ATTACH_ENV } from './attach.js';
 export { ControlClient, ControlPlaneError, type ControlClientOptions } from '../client/control-client.js';
+// The errors a suite catches, the same classes as those of 'station-sim' and 'station-sim/client'.
+export { ApiError, ApiUnreachableError, ApiTimeoutError, ApiAbortedError, isApiError } from '../client/api-error.js';
+export { SimError } from '../errors.js';
 export type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';
 export type { WaitOptions } from '../client/live-fleet.js';
 export type { ClockReply, Fault, FaultSpec, LockStatus, ResetReply, SimEvent, SimEventType, SimStation, StationStatus } from '../client/sim-types.js';

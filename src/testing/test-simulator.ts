@@ -15,6 +15,7 @@ import type { ApiFault, ApiFaultSpec, ControlVerifyExpectation, ControlVerifyQue
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { normaliseEmail } from '../service/auth/account-directory.js';
 import { ATTACH_ENV, attachTarget, mismatch, ownOnlyOptions, type AttachTarget } from './attach.js';
+import { registerAttached, sharedSimulatorLine, type AttachRegistration } from './attach-registry.js';
 
 export interface TestSimulatorOptions extends SimulatorOptions {
   /**
@@ -26,7 +27,11 @@ export interface TestSimulatorOptions extends SimulatorOptions {
    * @default true
    */
   attach?: boolean;
-  /** Leave out the one line on stderr that says whether the helper attached or started a simulator. @default false */
+  /**
+   * Leave out the one line on stderr that says whether the helper attached or started a simulator.
+   * The line that says other helpers are attached to the same simulator at once is said anyway.
+   * @default false
+   */
   quiet?: boolean;
   /** Where the `STATION_SIM_*` variables are read from. @default process.env */
   env?: NodeJS.ProcessEnv;
@@ -130,7 +135,10 @@ export async function startTestSimulator(options: TestSimulatorOptions = {}): Pr
       if (notAttached === undefined) {
         await watched(control);
         say(`station-sim: attached to the simulator at ${target.apiUrl} (${ATTACH_ENV.apiUrl})`);
-        return attached(target, control, fixture);
+        const registration = await registerAttached(target.apiUrl);
+        // Said even when quiet: files that share a simulator without knowing it fail each other.
+        if (registration.others.length > 0) log(sharedSimulatorLine(target.apiUrl, registration.others));
+        return attached(target, control, fixture, registration);
       }
       control.close();
     }
@@ -174,7 +182,7 @@ async function watched(control: ControlClient): Promise<void> {
 /** How long the helper's start waits for the event stream's first snapshot. */
 const WATCH_TIMEOUT_MS = 30_000;
 
-function attached(target: AttachTarget, control: ControlClient, fixture: Fixture): TestSimulator {
+function attached(target: AttachTarget, control: ControlClient, fixture: Fixture, registration: AttachRegistration): TestSimulator {
   const { mqttUrl } = target;
   return {
     ...common(control, target.apiUrl, fixture),
@@ -187,7 +195,10 @@ function attached(target: AttachTarget, control: ControlClient, fixture: Fixture
     get sim(): StartedSimulator<true> {
       throw new Error(`sim is the simulator a helper starts itself; this one is attached to ${target.apiUrl}: use control, or pass attach: false`);
     },
-    stop: async () => control.close(),
+    stop: async () => {
+      control.close();
+      await registration.release();
+    },
   };
 }
 

@@ -25,6 +25,7 @@ interface Addresses {
   mqttUrl: string;
   controlUrl: string;
   seed: number;
+  pid: number;
 }
 
 /** Waits for the ready file to hold the addresses; fails at once if `exited()` says the process ended. */
@@ -78,7 +79,7 @@ describe('run --ready-file in the background', () => {
       { what: 'the stale file to go', timeout: 30_000, interval: 5, failIf: () => exited() ?? (cli.stderr.includes('ready') ? 'ready before the stale file was seen gone' : undefined) },
     );
     const addresses = await readyAddresses(file, exited);
-    expect(addresses).toMatchObject({ seed: 5, controlUrl: `${addresses.apiUrl}/sim/v1` });
+    expect(addresses).toMatchObject({ seed: 5, controlUrl: `${addresses.apiUrl}/sim/v1`, pid: cli.child.pid });
     expect(addresses.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
     // One line for the CI log, with the addresses (it may follow the file by a moment).
     await eventually(
@@ -122,13 +123,16 @@ describe('run --ready-file in the background', () => {
     const shell = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${main}" run --fixture fixtures/ci.json --ready-file "${file}"; exit $?`], {
       cwd: fileURLToPath(new URL('../..', import.meta.url)),
       env: { ...process.env, npm_lifecycle_event: 'npx' },
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
       // A process group of its own, so that a CLI that failed to stop is killed with it at the end.
       detached: true,
     });
     const shellExited = new Promise<void>((resolve) => shell.once('exit', () => resolve()));
+    let stderr = '';
+    shell.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
       const addresses = await readyAddresses(file, () => (shell.exitCode === null ? undefined : `the shell exited with ${shell.exitCode}`));
+      expect(addresses.pid).not.toBe(shell.pid);
       shell.kill('SIGTERM');
       await shellExited;
       // The CLI, now an orphan, notices and stops as on SIGHUP.
@@ -139,6 +143,12 @@ describe('run --ready-file in the background', () => {
         },
         { what: 'the orphaned CLI to stop', timeout: 20_000, interval: 50 },
       );
+      // Its log says what happened: no SIGHUP arrived (the SIGTERM went to the shell).
+      await eventually(() => expect(stderr).toContain(`station-sim: its parent, the shell npx ran it in (pid ${shell.pid}), is gone (npx was killed, or its terminal closed), shutting down`), {
+        what: 'the line saying why it stopped',
+        timeout: 10_000,
+      });
+      expect(stderr).not.toContain('SIGHUP received');
     } finally {
       killGroup(shell.pid);
     }

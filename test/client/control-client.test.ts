@@ -40,6 +40,16 @@ describe('ControlClient over HTTP', () => {
     expect(new Set(fake.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer secret']));
   });
 
+  it("keeps the station list's missing count, which says whether the list is the whole fleet", async () => {
+    fake = await startFakeControlPlane({ stations: [makeStation(1), makeStation(2)] });
+    const control = new ControlClient({ url: fake.url });
+    const all = await control.stations();
+    expect(all.map((station) => station.token)).toEqual(['ST-1001', 'ST-1002']);
+    expect(all.missing).toBe(0);
+    fake.missingStations = 3; // a shard's process is down
+    expect((await control.stations()).missing).toBe(3);
+  });
+
   it('reads a 503 from health as not ready, and turns error answers into their message', async () => {
     fake = await startFakeControlPlane({ stations: [makeStation(1)] });
     fake.health = { ready: false, stations: { total: 3, online: 1, offline: 0 } };

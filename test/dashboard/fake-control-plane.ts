@@ -29,6 +29,8 @@ export interface FakeControlPlane {
   health: SimHealth;
   /** The `/v1` faults in force, as `GET /sim/v1/api-faults` lists them. */
   apiFaults: Record<string, unknown>[];
+  /** The `missing` of `GET /sim/v1/stations`: fixture stations no fleet process answered for. */
+  missingStations: number;
   /** What `/sim/v1/clock` answers; real time, not manual, when unset. */
   simulatorClock: { now: string; manual: boolean } | undefined;
   /** The next action (POST) fails with this status and message. */
@@ -85,6 +87,7 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
     stations,
     health: { ready: true, stations: { total, online: total, offline: 0 } },
     simulatorClock: undefined,
+    missingStations: 0,
     apiFaults: [],
     failNext: (status, message) => {
       failure = { status, message };
@@ -145,7 +148,7 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions): P
   type TokenParams = { Params: { token: string } };
   app.get('/sim/v1/health', async (_request, reply) => reply.code(fake.health.ready ? 200 : 503).send(fake.health));
   app.get('/sim/v1/clock', async () => fake.simulatorClock ?? { now: new Date().toISOString(), manual: false });
-  app.get('/sim/v1/stations', async () => ({ stations: [...stations.values()] }));
+  app.get('/sim/v1/stations', async () => ({ stations: [...stations.values()], missing: fake.missingStations }));
   app.get<TokenParams>('/sim/v1/stations/:token', async (request) => station(request.params.token));
   app.post<TokenParams & { Body: { online: boolean } }>('/sim/v1/stations/:token/connection', async (request) =>
     act(request.params.token, (current) => ({ ...current, status: request.body.online ? 'online' : 'offline' })),

@@ -8,16 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitForPort } from './free-port.js';
 import { supervisedServer } from './supervised-server.js';
+import { toolAvailable } from './required-tool.js';
 
 export const MOSQUITTO = process.env.MOSQUITTO_BIN ?? 'mosquitto';
 
 export function mosquittoAvailable(): boolean {
-  const found = spawnSync(MOSQUITTO, ['-h']).error === undefined;
-  if (!found) {
-    if (process.env.CI) throw new Error(`${MOSQUITTO} is not installed, and CI=true requires the Mosquitto tests to run`);
-    console.warn(`\n*** ${MOSQUITTO} not found: the tests against a real Mosquitto are SKIPPED (apt-get install mosquitto) ***\n`);
-  }
-  return found;
+  return toolAvailable({ command: MOSQUITTO, probe: ['-h'], what: 'the tests against a real Mosquitto', aptPackage: 'mosquitto' });
 }
 
 export interface RunningMosquitto {

@@ -3,22 +3,17 @@
  * Redis session store. Where `redis-server` is missing the suite says so loudly and skips; under
  * CI (CI set) that is a failure instead, as for Mosquitto (`.ci/run` installs both).
  */
-import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
 import { supervisedServer } from './supervised-server.js';
+import { toolAvailable } from './required-tool.js';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
 
 export function redisAvailable(): boolean {
-  const found = spawnSync(REDIS_SERVER, ['--version']).error === undefined;
-  if (!found) {
-    if (process.env.CI) throw new Error(`${REDIS_SERVER} is not installed, and CI=true requires the Redis session store tests to run`);
-    console.warn(`\n*** ${REDIS_SERVER} not found: the Redis session store tests are SKIPPED (apt-get install redis-server) ***\n`);
-  }
-  return found;
+  return toolAvailable({ command: REDIS_SERVER, probe: ['--version'], what: 'the Redis session store tests', aptPackage: 'redis-server' });
 }
 
 export interface RunningRedis {

@@ -5,18 +5,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { eventually } from './eventually.js';
+import { toolAvailable } from './required-tool.js';
 
 /**
  * Whether tmux is installed. Under CI it must be: a missing tmux fails the file instead of skipping
  * it silently; elsewhere the skip is said in one loud line.
  */
 export function tmuxAvailable(what: string): boolean {
-  const found = spawnSync('tmux', ['-V']).error === undefined;
-  if (!found) {
-    if (process.env.CI) throw new Error(`tmux is not installed, and CI=true requires ${what} to run`);
-    console.warn(`\n*** tmux not found: ${what} is SKIPPED (apt-get install tmux) ***\n`);
-  }
-  return found;
+  return toolAvailable({ command: 'tmux', probe: ['-V'], what, aptPackage: 'tmux' });
 }
 
 export const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const ROOT = process.cwd();
 /**
- * Node as it was before require(esm) (20.19 turned it on; engines says >=20.6): the CommonJS build
- * must not lean on it. Older Node has no such flag, and no require(esm) to turn off.
+ * Node without require(esm) (20.19 turned it on, with a warning, and Jest has none): the CommonJS
+ * build must not lean on it. Older Node has no such flag, and no require(esm) to turn off.
  */
 const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--experimental-require-module') ? ['--no-experimental-require-module'] : [];
 let packageDir = '';
@@ -31,7 +31,9 @@ beforeAll(async () => {
   const [pack] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', packageDir], { cwd: packageDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as [
     { filename: string; files: { path: string }[] },
   ];
-  expect(pack.files.map((file) => file.path)).toEqual(expect.arrayContaining(['dist/cjs/index.cjs', 'dist/cjs/client.cjs', 'dist/cjs/testing.cjs', 'dist/cjs/types/testing/index.d.cts']));
+  expect(pack.files.map((file) => file.path)).toEqual(
+    expect.arrayContaining(['dist/cjs/station-sim.cjs', 'dist/cjs/index.cjs', 'dist/cjs/client.cjs', 'dist/cjs/testing.cjs', 'dist/cjs/types/testing/index.d.cts']),
+  );
   consumer = await mkdtemp(join(ROOT, '.tmp-consumer-'));
   const installed = join(consumer, 'node_modules', 'station-sim');
   await mkdir(installed, { recursive: true });
@@ -70,6 +72,34 @@ it("require('station-sim') works from Node without require(esm), and startSimula
   });
 });
 
+it('every entry point hands out the same classes: an error thrown through one is an instanceof the class of another', () => {
+  const script = `
+    const main = require('station-sim');
+    const client = require('station-sim/client');
+    const testing = require('station-sim/testing');
+    const same = (name, ...parts) => parts.every((part) => typeof part[name] === 'function' && part[name] === parts[0][name]);
+    const thrown = new testing.ApiError(404, 'Station not found');
+    console.log(JSON.stringify({
+      ApiError: same('ApiError', main, client, testing),
+      ApiUnreachableError: same('ApiUnreachableError', main, client, testing),
+      ApiTimeoutError: same('ApiTimeoutError', main, client, testing),
+      ApiAbortedError: same('ApiAbortedError', main, client, testing),
+      ControlClient: same('ControlClient', client, testing),
+      SimError: same('SimError', main, testing),
+      instanceOf: [thrown instanceof main.ApiError, thrown instanceof client.ApiError, client.isApiError(thrown, 404), main.isApiError(new client.ApiError(500, 'x'))],
+    }));`;
+  const output = execFileSync(process.execPath, [...NO_REQUIRE_ESM, '-e', script], { cwd: consumer, encoding: 'utf8', timeout: 60_000 });
+  expect(JSON.parse(output)).toEqual({
+    ApiError: true,
+    ApiUnreachableError: true,
+    ApiTimeoutError: true,
+    ApiAbortedError: true,
+    ControlClient: true,
+    SimError: true,
+    instanceOf: [true, true, true, true],
+  });
+});
+
 it('a Jest suite in its default mode uses station-sim/testing: logs in and unlocks a lock', async () => {
   await writeFile(
     join(consumer, 'unlock.test.js'),
@@ -84,6 +114,9 @@ test('logs in and unlocks CI-1/1', async () => {
   const client = createClient({ baseUrl: apiUrl, email: 'ci@example.com', password: 'ci-password' });
   await client.login();
   expect(await client.unlock('CI-1', '1')).toEqual({ success: true });
+  // One class across entry points: what the client throws is station-sim's ApiError too.
+  await expect(client.getStation('NO-SUCH')).rejects.toBeInstanceOf(require('station-sim').ApiError);
+  await expect(client.getStation('NO-SUCH')).rejects.toBeInstanceOf(require('station-sim/testing').ApiError);
 }, 30000);
 `,
   );

@@ -84,10 +84,27 @@ describe('an attached helper', () => {
   });
 
   it('leaves the simulator running when it stops', async () => {
-    const other = await startTestSimulator({ fixture: 'ci', clock: 'manual', quiet: true });
+    const other = await startTestSimulator({ fixture: 'ci', clock: 'manual', quiet: true, log: () => undefined });
     expect(other.mode).toBe('attached');
     await other.stop();
     expect((await new ControlClient({ url: server.apiUrl }).health()).ready).toBe(true);
+  });
+
+  it('says so, even when quiet, when another helper is attached to the same simulator at once (test files in parallel)', async () => {
+    const said: string[] = [];
+    const second = await startTestSimulator({ fixture: 'ci', clock: 'manual', quiet: true, log: (line) => said.push(line) });
+    await second.stop();
+    expect(said).toEqual([
+      `station-sim: another test helper (process ${process.pid}) is attached to the simulator at ${server.apiUrl} as well: test files running in parallel share its stations, ` +
+        "and one file's reset or fault reaches the other's tests. Run them one at a time (vitest run --no-file-parallelism, jest --runInBand, node --test --test-concurrency=1), " +
+        'or pass attach: false to give each file its own simulator.',
+    ]);
+    // Once the other is gone, a helper attaches without the warning.
+    await helper.stop();
+    const alone: string[] = [];
+    const third = await startTestSimulator({ fixture: 'ci', clock: 'manual', quiet: true, log: (line) => alone.push(line) });
+    expect(alone).toEqual([]);
+    helper = third;
   });
 
   it('starts its own, saying why, when an option needs one; or when told attach: false', async () => {

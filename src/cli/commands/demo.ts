@@ -16,7 +16,7 @@ import { ManualClock } from '../../shared/clock.js';
 import { startSimulator, type StartedSimulator } from '../../simulator/start-simulator.js';
 import { checkPort, seedOf, withSeed } from '../options.js';
 import { notice, UsageError, type CliIo } from '../output.js';
-import { STOP_SIGNALS } from '../run-until-signal.js';
+import { STOP_SIGNALS, stopCause } from '../run-until-signal.js';
 import type { CommandResult } from './run.js';
 import { runDashboardUntilDone, unlockAs } from './dashboard.js';
 
@@ -137,7 +137,7 @@ async function playAsLines(io: CliIo, play: (onEvent: (event: DemoEvent) => void
       process.exit(1);
     }
     signalled = signal;
-    notice(io, `${signal} received, shutting down`);
+    notice(io, `${stopCause(signal)}, shutting down`);
     demo.stop();
   };
   for (const name of STOP_SIGNALS) process.on(name, onSignal);

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { loadFixture } from '../../fixture/load-fixture.js';
+import { resolveFixture } from '../../simulator/start-simulator.js';
 import type { CliIo } from '../output.js';
 
 export function fixtureCommand(io: CliIo): CommandModule {
@@ -10,11 +10,13 @@ export function fixtureCommand(io: CliIo): CommandModule {
       yargs.command({
         command: 'validate <file>',
         describe: 'Check a fixture and name every problem with its JSON path',
-        builder: (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'Fixture file' }),
+        builder: (y) =>
+          y.positional('file', { type: 'string', demandOption: true, describe: 'Fixture file, or the name of a shipped fixture (demo, ci) as up and run take it; a file of yours named ci is ./ci' }),
         handler: async (argv) => {
-          const fixture = await loadFixture(argv.file as string);
-          const accounts = fixture.accounts.length;
-          io.stdout.write(`${argv.file as string}: valid (${fixture.stations.length} stations, ${accounts} account${accounts === 1 ? '' : 's'})\n`);
+          // The names `up`, `run` and `transcript judge --fixture` take, resolved the same way.
+          const fixture = await resolveFixture(argv.file as string);
+          const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+          io.stdout.write(`${argv.file as string}: valid (${count(fixture.stations.length, 'station')}, ${count(fixture.accounts.length, 'account')})\n`);
         },
       }).demandCommand(1, 'name an action: validate'),
     handler: () => undefined,

@@ -12,7 +12,7 @@ import { notice, UsageError, type CliIo } from '../output.js';
 import { checkReportPath, judgeOutletsOf, noticeStrictFailure, stopJudged } from '../judge-notice.js';
 import { findingCount, type JudgeVerdict } from '../../judge/verdict.js';
 import { ReadyFile } from '../ready-file.js';
-import { STOP_SIGNALS, runUntilSignal } from '../run-until-signal.js';
+import { STOP_SIGNALS, runUntilSignal, stopCause } from '../run-until-signal.js';
 import { httpOptions, seedOf, timeOptions, withFixture, withHttp, withJudgeMode, withJudgeReport, withSeed, withTime } from '../options.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import { SIMULATOR_ENV } from '../../simulator/simulator-env.js';
@@ -61,7 +61,8 @@ Exit codes:
                       (3 with --judge strict and findings)
 
 In the background: station-sim run --ready-file sim.json & then read sim.json (it exists only
-while the simulator is ready), and stop it with kill (SIGTERM).`;
+while the simulator is ready), and stop it with kill (SIGTERM) of its "pid" (the simulator's own
+process: started through npx, kill of npx's pid stops it too, but npx exits with 143).`;
 
 export function runCommand(io: CliIo, result: CommandResult): CommandModule {
   return {
@@ -95,7 +96,7 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
           process.exit(128 + constants.signals[signal]);
         }
         early = signal;
-        notice(io, `${signal} received while starting: stopping once started (again to exit at once)`);
+        notice(io, `${stopCause(signal)} while starting: stopping once started (again to exit at once)`);
       };
       const stopEarlyWatch = (): void => {
         for (const signal of STOP_SIGNALS) process.off(signal, onEarly);
@@ -119,7 +120,9 @@ export function runCommand(io: CliIo, result: CommandResult): CommandModule {
         verdict = await stopJudged(io, sim, judge);
       })());
       try {
-        const addresses = { apiUrl: sim.apiUrl, mqttUrl: sim.mqttUrl, controlUrl: sim.controlUrl, seed: sim.seed };
+        // pid: the simulator's own process, to `kill` when it was started through npx or npm, whose
+        // shell does not pass a signal on (README, "run: environment, exit codes, background").
+        const addresses = { apiUrl: sim.apiUrl, mqttUrl: sim.mqttUrl, controlUrl: sim.controlUrl, seed: sim.seed, pid: process.pid };
         if (!early) await readyFile?.write(addresses);
         stopEarlyWatch();
         if (early) {

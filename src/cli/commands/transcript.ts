@@ -28,8 +28,9 @@ import type { CommandResult } from './run.js';
 /** `transcript judge`'s exit codes. */
 export const TRANSCRIPT_JUDGE_EXIT = { clean: 0, findings: 1 } as const;
 
-const JUDGE_EPILOG = `Judges the commands the stations received, as recorded with --record, by the service rules
-(docs/judge.md), with the judge settings the transcript recorded, or those of --fixture.
+const JUDGE_EPILOG = `Judges a run recorded with --record again (docs/judge.md): the commands the stations received
+by the service rules, and the /v1 requests by the client rules, with the judge settings the
+transcript recorded, or those of --fixture.
 
 Exit codes:
   0   every command judged, no rule broken
