@@ -12,8 +12,7 @@ import {
   type ApiLoggerSettings,
 } from '../service/http/request-logging.js';
 import { isStateUrl } from '../service/auth/state-url.js';
-import { JWT_SECRET_ENV } from '../service/auth/jwt-secret.js';
-import { SimError } from '../errors.js';
+import { requireSharedJwtSecret } from '../service/auth/jwt-secret.js';
 import type { HttpOptions } from '../simulator/simulator-options.js';
 import { redactUrl } from '../shared/redact-url.js';
 import type { TlsOverrides } from '../mqtt/identity.js';
@@ -298,7 +297,7 @@ export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEn
   const controlToken = (argv['control-token'] as string | undefined) ?? env.STATION_SIM_CONTROL_TOKEN;
   checkControlExposure(argv.host as string | undefined, controlToken, argv['insecure-control'] === true);
   const state = stateUrl(argv.state as string | undefined, env);
-  if (state !== undefined) requireJwtSecret(argv.state === undefined ? STATE_URL_ENV : '--state', env);
+  if (state !== undefined) requireSharedJwtSecret(argv.state === undefined ? STATE_URL_ENV : '--state', env);
   const set = <V>(key: string, value: V | undefined) => (value === undefined ? {} : { [key]: value });
   return {
     httpPort: httpPort ?? DEFAULT_HTTP_PORT,
@@ -327,20 +326,6 @@ export function stateUrl(option: string | undefined, env: NodeJS.ProcessEnv): st
   // The URL may hold a password: it is shown redacted.
   if (!isStateUrl(url)) throw new UsageError(`${source} must be a Redis URL, redis://[:password@]host[:port][/db] or rediss://…, not "${redactUrl(url)}"`);
   return url;
-}
-
-/**
- * A session store shared by API processes and restarts is of use only if they all verify each
- * other's access tokens: with a random key per process, a token fails on every other process and
- * after a restart. Refused before anything starts, in one line.
- */
-function requireJwtSecret(source: string, env: NodeJS.ProcessEnv): void {
-  if (env[JWT_SECRET_ENV] !== undefined && env[JWT_SECRET_ENV] !== '') return;
-  throw new SimError(
-    'JWT_SECRET_REQUIRED',
-    `${source} shares sessions between API processes and across restarts, but ${JWT_SECRET_ENV} is not set: each process would sign access tokens with a random key of its own. ` +
-      `Give every API process the same ${JWT_SECRET_ENV} (32 random bytes, e.g. openssl rand -base64 32)`,
-  );
 }
 
 /**

@@ -8,7 +8,7 @@ import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-brok
 import { startBrokerThread } from '../broker/broker-thread.js';
 import { embeddedBrokerSettings } from '../broker/broker-settings.js';
 import { DEFAULT_MAX_HEARTBEATS_PER_SECOND, heartbeatBudget, heartbeatNotice } from '../fleet/heartbeat-budget.js';
-import { JWT_SECRET_ENV } from '../service/auth/jwt-secret.js';
+import { requireSharedJwtSecret } from '../service/auth/jwt-secret.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
 import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
@@ -351,7 +351,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
   const seed = options.seed ?? fixture.seed;
   // The random source keeps 32 bits of the seed: a larger one would replay a smaller one.
   if (!isSeed(seed)) throw new SimError('BAD_REQUEST', `seed must be a whole number from 0 to ${MAX_SEED}, not ${seed}`);
-  if (options.http !== false) requireSharedJwtSecret(options.state ?? fixture.api.state);
+  // A shared session store needs a shared key (the CLI says so earlier, naming its flag).
+  if (options.http !== false) requireSecretForStore(options.state, fixture);
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
@@ -408,7 +409,7 @@ export async function startApiProcess(
 ): Promise<StartedApiProcess> {
   checkApiProcessOptions(options);
   const fixture = await resolveFixture(options.fixture);
-  requireSharedJwtSecret(options.state ?? fixture.api.state);
+  requireSecretForStore(options.state, fixture);
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
@@ -425,19 +426,10 @@ export async function startApiProcess(
   }
 }
 
-/**
- * A session store shared by API processes and restarts (a Redis `state`, from the options or the
- * fixture's `api.state`) is of use only if every process verifies the others' access tokens: with
- * a random key per process, a token fails on every other process and after a restart. Refused
- * before anything starts (the CLI says it earlier, naming its flag).
- */
-function requireSharedJwtSecret(state: string | undefined, env: NodeJS.ProcessEnv = process.env): void {
-  if (state === undefined || (env[JWT_SECRET_ENV] !== undefined && env[JWT_SECRET_ENV] !== '')) return;
-  throw new SimError(
-    'JWT_SECRET_REQUIRED',
-    `a Redis session store (state, or the fixture's api.state) shares sessions between API processes and across restarts, but ${JWT_SECRET_ENV} is not set: each process would sign access tokens with a random key of its own. ` +
-      `Give every API process the same ${JWT_SECRET_ENV} (32 random bytes, e.g. openssl rand -base64 32)`,
-  );
+/** A Redis session store from the options or the fixture's `api.state` needs `STATION_SIM_JWT_SECRET`. */
+function requireSecretForStore(state: string | undefined, fixture: Fixture): void {
+  if (state !== undefined) requireSharedJwtSecret('the state option', process.env);
+  else if (fixture.api.state !== undefined) requireSharedJwtSecret("the fixture's api.state", process.env);
 }
 
 /**

@@ -8,6 +8,21 @@ import { SimError } from '../../errors.js';
 
 export const JWT_SECRET_ENV = 'STATION_SIM_JWT_SECRET';
 
+/**
+ * A session store shared by API processes and restarts is of use only if they all verify each
+ * other's access tokens: with a random key per process, a token fails on every other process and
+ * after a restart. Refused before anything starts, in one line naming where the store came from
+ * (`source`: a flag, an environment variable, an option).
+ */
+export function requireSharedJwtSecret(source: string, env: Readonly<Record<string, string | undefined>>): void {
+  if (env[JWT_SECRET_ENV] !== undefined && env[JWT_SECRET_ENV] !== '') return;
+  throw new SimError(
+    'JWT_SECRET_REQUIRED',
+    `${source} shares sessions between API processes and across restarts, but ${JWT_SECRET_ENV} is not set: each process would sign access tokens with a random key of its own. ` +
+      `Give every API process the same ${JWT_SECRET_ENV} (32 random bytes, e.g. openssl rand -base64 32)`,
+  );
+}
+
 /** HS256 wants a key at least as long as its hash output (RFC 7518, section 3.2). */
 const MIN_SECRET_BYTES = 32;
 
