@@ -41,7 +41,7 @@ function splitTopic(topic: string): [string, string, string] {
 }
 
 /** Whether `topic` matches the filter split into `filter` levels (MQTT 3.1.1 section 4.7). */
-export function topicMatches(filter: readonly string[], topic: string): boolean {
+function topicMatches(filter: readonly string[], topic: string): boolean {
   // Wildcards at the first level do not match topics starting with "$" [MQTT-4.7.2-1].
   if (topic.startsWith('$') && (filter[0] === '+' || filter[0] === '#')) return false;
   const levels = topic.split('/');

@@ -35,7 +35,7 @@ export interface CommandTraffic {
 
 type Listener = (event: SimStreamEvent) => void;
 type EventType = SimStreamEvent['type'];
-/** The events a narrow listener (the request journal) takes: commands need the unlock and ack topics parsed, nothing else does. */
+/** The command events: a narrow listener of any of them needs the unlock and ack topics parsed (the request journal takes the raw traffic instead). */
 const COMMAND_TYPES: ReadonlySet<EventType> = new Set(['command.sent', 'command.acked', 'command.rejected', 'command.timeout']);
 /** A raw MQTT message of the contract, classified. */
 export interface ContractMessage {

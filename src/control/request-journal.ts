@@ -131,14 +131,13 @@ export class RequestJournal implements CommandTraffic {
     this.#acks.push({ at, token, payload });
   }
 
-  /** When the command was first sent, while the journal still holds it (newest first: the ack of a recent command is found at once). */
+  /** When the command was first sent (a redelivery keeps the first time), while the journal still holds it. */
   sentAt(token: string, commandId: string): number | undefined {
-    let first: number | undefined;
-    for (let i = this.#entries.size - 1; i >= 0; i -= 1) {
+    for (let i = 0; i < this.#entries.size; i += 1) {
       const recorded = this.#entries.at(i);
-      if (recorded.kind === 'command' && recorded.token === token && commandIdOf(recorded) === commandId) first = recorded.at;
+      if (recorded.kind === 'command' && recorded.token === token && commandIdOf(recorded) === commandId) return recorded.at;
     }
-    return first;
+    return undefined;
   }
 
   #push(entry: Recorded): void {
