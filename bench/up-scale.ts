@@ -103,7 +103,8 @@ async function upOnce(options: UpScaleOptions): Promise<UpScaleFigures> {
   try {
     const ready = await new Promise<{ apiUrl: string }>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`no ready line within ${Math.round(readyTimeoutMs(options.stations) / 1000)} s`)), readyTimeoutMs(options.stations));
+      const timeoutMs = readyTimeoutMs(options.stations);
+      const timer = setTimeout(() => reject(new Error(`no ready line within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
       child.stdout.setEncoding('utf8').on('data', (text: string) => {
         out += text;
         const line = out.split('\n').find((candidate) => candidate.startsWith('{'));

@@ -238,7 +238,6 @@ export async function measureUnlockWork(options: WorkMeterOptions = {}): Promise
     for (let i = 0; i < unlocks; i += 1) await unlockOne();
     const cpu = process.cpuUsage(cpuStart);
     counters.install(sim);
-    const gcs: { before: number; after: number }[] = [];
     const profiler = new GCProfiler();
     const heapBefore = getHeapStatistics().used_heap_size;
     profiler.start();
@@ -247,8 +246,8 @@ export async function measureUnlockWork(options: WorkMeterOptions = {}): Promise
     counters.stop();
     const heapAfter = getHeapStatistics().used_heap_size;
     const profile = profiler.stop();
-    for (const stat of profile?.statistics ?? []) gcs.push({ before: stat.beforeGC.heapStatistics.usedHeapSize, after: stat.afterGC.heapStatistics.usedHeapSize });
-    const freed = gcs.reduce((sum, gc) => sum + Math.max(0, gc.before - gc.after), 0);
+    let freed = 0;
+    for (const stat of profile?.statistics ?? []) freed += Math.max(0, stat.beforeGC.heapStatistics.usedHeapSize - stat.afterGC.heapStatistics.usedHeapSize);
     counters.counts.heapBytes = heapAfter - heapBefore + freed;
     const perUnlock = Object.fromEntries(WORK_COUNT_NAMES.map((name) => [name, counters.counts[name] / unlocks])) as unknown as WorkCounts;
     return { unlocks, totals: { ...counters.counts }, cpuMicros: (cpu.user + cpu.system) / unlocks, perUnlock };

@@ -120,8 +120,6 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       await agent?.stop();
     }
   };
-  // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot
-  // be built or cannot connect) stops it and the stations built so far.
   // One set of callbacks for the whole fleet: each is told its station, so no station holds closures of its own.
   const onCommand = (delivery: CommandDelivery, config: StationConfig): void => {
     const received: ReceivedCommand = {
@@ -157,6 +155,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     ...(judging || options.onCommand ? { onCommand } : {}),
     ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
   };
+  // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot
+  // be built or cannot connect) stops it and the stations built so far.
   try {
     // Once the broker takes one station back after an outage, the others follow within a window.
     const fleetReconnect = new FleetReconnect({ maxMs: DEFAULT_MAX_RECONNECT_MS });
