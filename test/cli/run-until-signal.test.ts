@@ -33,10 +33,7 @@ describe('runUntilSignal', () => {
 
   it('a stop that does not finish within STOP_BOUND_MS exits with code 1 and says so', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    const cli = io();
-    void runUntilSignal(cli, () => new Promise<void>(() => undefined)); // a stop that never ends
-    const listener = process.listeners('SIGHUP').at(-1)!;
+    const { cli, exit, detach } = runWithStuckStop();
     try {
       process.emit('SIGHUP', 'SIGHUP');
       vi.advanceTimersByTime(STOP_BOUND_MS - 1);
@@ -46,8 +43,7 @@ describe('runUntilSignal', () => {
       expect(cli.errors.join('')).toContain(`the shutdown did not finish within ${STOP_BOUND_MS / 1000} s, exiting without a clean shutdown`);
     } finally {
       vi.useRealTimers();
-      process.off('SIGHUP', listener as (signal: NodeJS.Signals) => void);
-      for (const name of ['SIGINT', 'SIGTERM'] as const) process.off(name, listener as (signal: NodeJS.Signals) => void);
+      detach();
     }
   });
 
@@ -66,18 +62,26 @@ describe('runUntilSignal', () => {
   });
 
   it('a second signal while stopping exits at once with 128 + its number', async () => {
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    const cli = io();
-    void runUntilSignal(cli, () => new Promise<void>(() => undefined)); // a stop that never ends
-    const listener = process.listeners('SIGHUP').at(-1)!;
+    const { cli, exit, detach } = runWithStuckStop();
     try {
       process.emit('SIGHUP', 'SIGHUP');
       process.emit('SIGHUP', 'SIGHUP');
       expect(exit).toHaveBeenCalledWith(129);
       expect(cli.errors.join('')).toContain('SIGHUP again, exiting without a clean shutdown');
     } finally {
-      process.off('SIGHUP', listener as (signal: NodeJS.Signals) => void);
-      for (const name of ['SIGINT', 'SIGTERM'] as const) process.off(name, listener as (signal: NodeJS.Signals) => void);
+      detach();
     }
   });
 });
+
+/** `runUntilSignal` with a stop that never ends and `process.exit` stubbed; `detach` removes its signal listeners. */
+function runWithStuckStop() {
+  const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  const cli = io();
+  void runUntilSignal(cli, () => new Promise<void>(() => undefined));
+  const listener = process.listeners('SIGHUP').at(-1)! as (signal: NodeJS.Signals) => void;
+  const detach = (): void => {
+    for (const name of ['SIGHUP', 'SIGINT', 'SIGTERM'] as const) process.off(name, listener);
+  };
+  return { cli, exit, detach };
+}
