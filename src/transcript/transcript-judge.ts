@@ -67,6 +67,9 @@ export class TranscriptJudge {
     switch (entry.kind) {
       case 'sim':
         if (entry.event === 'judge-settings') this.#takeSettings(entry.settings);
+        // A reset between tests (`POST /sim/v1/reset`): the live client judge forgot its per-test
+        // counts at that moment (client-judge.ts, `forgetAfterReset`), so the replay does too.
+        else if (entry.event === 'control' && entry.detail === 'reset' && entry.station === undefined) this.#client?.forgetAfterReset();
         return;
       case 'mqtt':
         if (entry.direction === 'down' && (entry.message ?? 'unlock') === 'unlock') this.#observeCommand(entry);

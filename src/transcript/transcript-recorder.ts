@@ -3,6 +3,7 @@
  * crosses the broker and every API request summary. Appends as it goes, so a CI run that is killed
  * still leaves everything up to that moment.
  */
+import { channel } from 'node:diagnostics_channel';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { ContractMessage, EventHub, SimStreamEvent } from '../control/event-hub.js';
 import type { Clock } from '../shared/clock.js';
@@ -58,6 +59,20 @@ export interface StartedTranscript {
   /** Records a `/v1` request as the client judge saw it (a `client` entry; the token fingerprint becomes an alias). */
   recordClientRequest(observation: ClientObservation): void;
   stop(): Promise<void>;
+}
+
+/**
+ * Every transcript, once its file is closed, is published on this diagnostics channel (`node:
+ * diagnostics_channel`): the project's own suite judges each one again offline and holds the
+ * verdict to the live one. Nothing is built when nobody subscribes.
+ */
+export const TRANSCRIPT_CLOSED_CHANNEL = 'station-sim:transcript.closed';
+const closedChannel = channel(TRANSCRIPT_CLOSED_CHANNEL);
+
+/** What the channel carries: the file, and whether recording ran to the end (false after a write error or overflow). */
+export interface ClosedTranscript {
+  path: string;
+  complete: boolean;
 }
 
 export async function startTranscript(options: TranscriptOptions): Promise<StartedTranscript> {
@@ -129,9 +144,13 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
         ended = true;
         stopMessages();
         stopEvents();
-        if (out.destroyed) return resolve();
+        const closed = (): void => {
+          if (closedChannel.hasSubscribers) closedChannel.publish({ path: options.path, complete: recording } satisfies ClosedTranscript);
+          resolve();
+        };
+        if (out.destroyed) return closed();
         // 'close' follows both a clean end and a failed last write (already reported above).
-        out.once('close', () => resolve());
+        out.once('close', closed);
         out.end();
       })),
   };

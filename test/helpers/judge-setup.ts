@@ -6,6 +6,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll } from 'vitest';
 import { JUDGE_FINDING_CHANNEL, type JudgeFinding } from '../../src/judge/judge-log.js';
 import { describeFindings, judgeFindingsState } from './judge-findings.js';
+import { TRANSCRIPT_CLOSED_CHANNEL, type ClosedTranscript } from '../../src/transcript/transcript-recorder.js';
+import { rejudgeMismatch } from './rejudge-transcript.js';
 
 const state = judgeFindingsState();
 state.expected = undefined;
@@ -19,10 +21,23 @@ const onFinding = (message: unknown): void => {
 };
 subscribe(JUDGE_FINDING_CHANNEL, onFinding);
 
+// Every transcript a simulator of this file wrote is judged again offline as it closes (read at
+// once: the test may delete it next): the verdict must be the one the live judge recorded in it.
+const rejudged: string[] = [];
+const onTranscript = (message: unknown): void => {
+  const closed = message as ClosedTranscript;
+  if (!closed.complete) return;
+  const mismatch = rejudgeMismatch(closed.path);
+  if (mismatch) rejudged.push(mismatch);
+};
+subscribe(TRANSCRIPT_CLOSED_CHANNEL, onTranscript);
+
 // Registered before the test file's own hooks, so it runs after them (vitest runs after-hooks as a
 // stack): the simulators have stopped, and everything they found is in.
 afterAll(() => {
   unsubscribe(JUDGE_FINDING_CHANNEL, onFinding);
+  unsubscribe(TRANSCRIPT_CLOSED_CHANNEL, onTranscript);
+  if (rejudged.length > 0) throw new Error(`live and offline verdicts differ:\n${rejudged.splice(0).join('\n')}`);
   const findings = [...state.findings.values()];
   state.findings.clear();
   if (state.expected !== undefined || findings.length === 0) return;

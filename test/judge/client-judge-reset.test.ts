@@ -3,7 +3,13 @@
  * the client rules' counts: a suite that logs in once per test on one account breaks no rule,
  * while the same logins without the resets are logins a refresh would do. Findings stay.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { judgeTranscript } from '../../src/transcript/transcript-judge.js';
+import { TranscriptReader } from '../../src/transcript/transcript-reader.js';
+import { createReadStream } from 'node:fs';
 import { ControlClient } from '../../src/client/index.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { expectJudgeFindings } from '../helpers/judge-findings.js';
@@ -45,4 +51,25 @@ it('forgets login counts on reset, so one login per test breaks nothing; without
   // A reset forgets the counts, not the findings.
   await control.reset();
   expect((await control.judge()).summary).toEqual({ 'client.login-instead-of-refresh': 1 });
+});
+
+it('gives the same verdict offline: the transcript holds the resets, and the replay forgets at them as the live judge did', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reset-verdict-'));
+  try {
+    const path = join(dir, 'run.jsonl');
+    sim = await startSimulator({ fixture: FIXTURE, record: path });
+    const control = new ControlClient({ url: sim.controlUrl });
+    for (let test = 0; test < 8; test += 1) {
+      await control.reset();
+      await login(sim.apiUrl);
+    }
+    expect((await control.judge()).summary).toEqual({});
+    await sim.stop();
+    sim = undefined;
+    const replay = await judgeTranscript(new TranscriptReader(createReadStream(path)));
+    expect(replay.requests).toBe(8);
+    expect(replay.summary).toEqual({});
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
