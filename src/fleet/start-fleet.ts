@@ -13,7 +13,8 @@ import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
 import type { ConnectIdentity, MqttIdentities } from '../mqtt/identity.js';
 import { systemClock, type Clock } from '../shared/clock.js';
-import { reconnectRandom, seededRandom } from '../station/random.js';
+import { linkDraw, reconnectRandom, seededRandom } from '../station/random.js';
+import { LinkControl } from '../mqtt/link-shaping.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import { JudgeLog } from '../judge/judge-log.js';
@@ -70,6 +71,8 @@ export interface FleetOptions {
 export interface StartedFleet {
   readonly stations: ReadonlyMap<string, StationClient>;
   get(token: string): StationClient | undefined;
+  /** The link of a station whose fixture gives it one (`behaviour.link`), to read or change while it runs. */
+  link(token: string): LinkControl | undefined;
   /** What the judge found in the commands this fleet's stations received. */
   readonly judge: JudgeLog;
   /** Stations whose MQTT session is up now. */
@@ -89,6 +92,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   const clock = options.clock ?? systemClock;
   const concurrency = options.concurrency ?? 200;
   const stations = new Map<string, StationClient>();
+  /** The links of stations whose fixture gives them one (src/mqtt/link-shaping.ts); the others are never shaped. */
+  const links = new Map<string, LinkControl>();
   const { identities } = options;
   // Read first: a station whose password cannot be read stops the start before anything connects.
   const identityOf = new Map<string, ConnectIdentity>();
@@ -161,10 +166,13 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     // Once the broker takes one station back after an outage, the others follow within a window.
     const fleetReconnect = new FleetReconnect({ maxMs: DEFAULT_MAX_RECONNECT_MS });
     for (const config of options.stations) {
+      const link = linkOf(config, options, clock);
+      if (link) links.set(config.token, link);
       stations.set(
         config.token,
         new StationClient({
           ...shared,
+          ...(link && options.transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(options.transport.broker) } } : {}),
           config,
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           random: seededRandom(options.seed, config.stationId),
@@ -193,6 +201,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     stations,
     judge: judgeLog,
     get: (token) => stations.get(token),
+    link: (token) => links.get(token),
     judgeRetainedCommands: async () => {
       if (!agent || !judge.enabled || stations.size === 0) return;
       const { distinct } = groupTopics(options.stations);
@@ -248,4 +257,13 @@ async function runBounded<T>(items: T[], limit: number, task: (item: T) => Promi
   const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
   const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (rejected) throw rejected.reason;
+}
+
+/**
+ * The link of a station whose fixture gives it one, shaping its in-memory session (a session over
+ * TCP goes through the machine's network: docs/links.md says how to shape it with tc netem).
+ */
+function linkOf(config: StationConfig, options: FleetOptions, clock: Clock): LinkControl | undefined {
+  if (config.behaviour.link === undefined || options.transport.kind !== 'memory') return undefined;
+  return new LinkControl({ conditions: config.behaviour.link, clock, draw: linkDraw(options.seed, config.stationId) });
 }

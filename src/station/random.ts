@@ -34,6 +34,15 @@ export function reconnectRandom(seed: number, stationId: number): Random {
   return seededRandom((seed ^ RECONNECT_SEED_SALT) | 0, stationId);
 }
 
+/** Mixed into the run's seed for a station's link (src/mqtt/link-shaping.ts): apart from both streams above. */
+export const LINK_SEED_SALT = 0x5bd1_e995;
+
+/** A uniform number in [0, 1) from one station's link stream: seeded, so a shaped run replays. */
+export function linkDraw(seed: number, stationId: number): () => number {
+  const random = seededRandom((seed ^ LINK_SEED_SALT) | 0, stationId);
+  return () => random.int(0, 0x3fff_ffff) / 0x4000_0000;
+}
+
 /** An unseeded stream, for jitter that need not replay (a station built without a seed of its own). */
 export function unseededRandom(): Random {
   return { int: (min, max) => min + Math.floor(Math.random() * (max - min + 1)) };
