@@ -23,6 +23,11 @@ export interface StreamAcceptor {
    * thread anyway (broker-thread.ts): the lean client uses it when it is there.
    */
   attach?(peer: LinkPeer): LinkEnd;
+  /**
+   * True when a connection can die without closing (a station's shaped link, link-shaping.ts, gone
+   * half-open): the client then checks it by keepalive as it checks a TCP connection.
+   */
+  canGoSilent?: boolean;
 }
 
 /** The client's side of an attached connection: the broker's bytes, and the end of the connection. */

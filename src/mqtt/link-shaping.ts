@@ -58,6 +58,7 @@ export class LinkControl {
     return {
       handle: (stream) => broker.handle(stream),
       attach: (peer) => this.#attach(broker, peer),
+      canGoSilent: true,
     };
   }
 

@@ -1,0 +1,73 @@
+/**
+ * Stations on bad links, end to end: a command over a slow link takes its latency each way before
+ * the `/v1` answer, and a half-open link makes the broker drop the station by its keepalive rule
+ * (the last will says `offline`) and the station give up on its connection, until the link heals.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import mqtt from 'mqtt';
+import { startEmbeddedBroker, type InThreadBroker } from '../../src/broker/embedded-broker.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
+import { LINK_PROFILES } from '../../src/fixture/link-schema.js';
+import { startFleet, type StartedFleet } from '../../src/fleet/start-fleet.js';
+import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import { StationSimClient } from '../../src/client/index.js';
+import { eventually } from '../helpers/eventually.js';
+
+const ACCOUNT = { email: 'links@example.com', password: 'links-password-1' } as const;
+
+let sim: StartedSimulator<true> | undefined;
+let fleet: StartedFleet | undefined;
+let broker: InThreadBroker | undefined;
+afterEach(async () => {
+  await sim?.stop();
+  await fleet?.stop();
+  await broker?.stop();
+  sim = fleet = broker = undefined;
+});
+
+describe('a station on a slow link', () => {
+  it('answers an unlock no sooner than the link lets the command down and the ack back', async () => {
+    sim = await startSimulator({
+      fixture: {
+        defaults: { unlockDelayMs: 0 },
+        accounts: [{ ...ACCOUNT, stations: ['SLOW-1', 'FAST-1'] }],
+        stations: [
+          { token: 'SLOW-1', stationId: 1, locks: [{ lockId: '1' }], behaviour: { link: { latencyMs: 250 } } },
+          { token: 'FAST-1', stationId: 2, locks: [{ lockId: '1' }] },
+        ],
+      },
+    });
+    const client = new StationSimClient({ baseUrl: sim.apiUrl, ...ACCOUNT });
+    await client.login();
+    const started = performance.now();
+    await expect(client.unlock('SLOW-1', '1')).resolves.toMatchObject({ success: true });
+    // Down 250 ms, back 250 ms, on the simulator's (real) clock: no answer can come sooner.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(500);
+    await expect(client.unlock('FAST-1', '1')).resolves.toMatchObject({ success: true });
+  });
+});
+
+describe('a half-open link', () => {
+  it('is noticed by keepalive on both ends: the will says offline; the station comes back when the link heals', async () => {
+    broker = await startEmbeddedBroker({ port: 0 });
+    const { stations } = parseFixture({ stations: [{ token: 'H-1', stationId: 1, locks: [{ lockId: '1' }], behaviour: { link: 'perfect', heartbeatMs: 0 } }] });
+    fleet = await startFleet({ stations, transport: { kind: 'memory', broker }, seed: 1, keepaliveSeconds: 1, control: false });
+    const watcher = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    const statuses: string[] = [];
+    watcher.on('message', (_topic, payload) => statuses.push((JSON.parse(payload.toString()) as { status: string }).status));
+    await watcher.subscribeAsync('stations/H-1/status', { qos: 1 });
+    try {
+      await eventually(() => expect(statuses).toContain('online'), { what: 'the retained online status' });
+      const station = fleet.get('H-1')!;
+      fleet.link('H-1')!.set(LINK_PROFILES['half-open']);
+      // Nothing closes: the broker hears nothing for 1.5 × 1 s and fires the will.
+      await eventually(() => expect(statuses.at(-1)).toBe('offline'), { what: 'the broker to drop the silent station', timeout: 10_000 });
+      await eventually(() => expect(station.connected).toBe(false), { what: 'the station to give up on its silent connection', timeout: 10_000 });
+      fleet.link('H-1')!.set(LINK_PROFILES.perfect);
+      await eventually(() => expect(station.connected).toBe(true), { what: 'the station to reconnect once the link heals', timeout: 15_000 });
+      await eventually(() => expect(statuses.at(-1)).toBe('online'), { what: 'the online status again' });
+    } finally {
+      await watcher.endAsync();
+    }
+  });
+});
