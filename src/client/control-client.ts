@@ -6,6 +6,7 @@
 import WebSocket from 'ws';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { redactUrlsIn } from '../shared/redact-url.js';
+import type { LinkSpec } from '../fixture/link-schema.js';
 import type { ApiFault, ApiFaultListReply, ApiFaultSpec, JournalClearReply, JournalEntry, JournalReply, JudgeReply } from '../control/wire-schemas.js';
 import type { ControlJournalQuery, ControlVerifyExpectation, ControlVerifyQuery } from './journal-query.js';
 import type { EventStreamHandlers, EventSubscription, StreamState } from './event-stream-types.js';
@@ -167,6 +168,14 @@ export class ControlClient {
   /** Offline is a real disconnect (the last will fires); online a real reconnect. */
   setConnection(token: string, online: boolean): Promise<SimStation> {
     return this.#request('POST', `/stations/${encodeURIComponent(token)}/connection`, { online });
+  }
+
+  /**
+   * Changes a station's link to its broker (docs/links.md): a profile name (`'nb-iot'`,
+   * `'half-open'`, `'perfect'`) or figures. Only a station whose fixture gives it a link has one.
+   */
+  setLink(token: string, link: LinkSpec): Promise<SimStation> {
+    return this.#request('PUT', `/stations/${encodeURIComponent(token)}/link`, typeof link === 'string' ? { profile: link } : link);
   }
 
   setBattery(token: string, voltage: number): Promise<SimStation> {

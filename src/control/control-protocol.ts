@@ -9,6 +9,7 @@
  * allowed in test/architecture/import-graph.test.ts. Nothing here imports fleet/.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { LinkSchema } from '../fixture/link-schema.js';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
 import { LockStatusSchema } from '../fixture/statuses.js';
@@ -56,6 +57,7 @@ export const ControlRequestSchema = Type.Intersect([
     Type.Object({ action: Type.Literal('addFault'), fault: FaultSpecSchema }),
     Type.Object({ action: Type.Literal('removeFault'), faultId: Type.String() }),
     Type.Object({ action: Type.Literal('clearFaults') }),
+    Type.Object({ action: Type.Literal('link'), link: LinkSchema }),
     Type.Object({ action: Type.Literal('snapshot') }),
   ]),
 ]);

@@ -6,6 +6,7 @@
  * over MQTT through the `ControlChannel`, so it reaches stations in any process.
  */
 import { Type } from '@sinclair/typebox';
+import { LinkFiguresSchema } from '../fixture/link-schema.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { SimError } from '../errors.js';
@@ -179,6 +180,21 @@ export const stationRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
     '/stations/:token/battery',
     { schema: { tags: ['control'], operationId: 'setSimStationBattery', summary: 'Set the battery voltage', params: TokenParams, body: BatteryBodySchema, response: stationReply } },
     async (request) => (await act(request.params.token, { action: 'battery', voltage: request.body.voltage }, `battery ${request.body.voltage} V`)).station,
+  );
+
+  plane.put(
+    '/stations/:token/link',
+    {
+      schema: {
+        tags: ['control'],
+        operationId: 'setSimStationLink',
+        summary: "Change a station's link to its broker (docs/links.md): a profile, figures, or a profile with figures changed",
+        params: TokenParams,
+        body: LinkFiguresSchema,
+        response: stationReply,
+      },
+    },
+    async (request) => (await act(request.params.token, { action: 'link', link: request.body }, `link ${JSON.stringify(request.body)}`)).station,
   );
 
   plane.post(

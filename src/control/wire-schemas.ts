@@ -70,6 +70,7 @@ export const SimStationSchema = Type.Object(
     locks: Type.Array(SimLockSchema),
     faults: Type.Array(FaultSchema),
     timers: Type.Array(SimTimerSchema),
+    link: Type.Optional(Type.String({ description: "The station's link to its broker, when its fixture gives it one (docs/links.md): `lte-m (75 ± 25 ms, 1 % loss, 375 kbit/s)`." })),
   },
   { ...strict, title: 'SimStation' },
 );

@@ -64,6 +64,7 @@ export function StationDetail({ station, lockIndex, icons, now, stale = false, b
           {` · seen ${formatAge(now - Date.parse(station.lastConnection))}`}
           {heartbeat ? ` · heartbeat ${formatDue(Date.parse(heartbeat.dueAt) - now)}` : ''}
         </Text>
+        {station.link ? <Text color={station.link === 'perfect' ? undefined : 'yellow'}>{` · link ${station.link}`}</Text> : null}
       </Text>
       <Text wrap="truncate">
         <Text dimColor>battery </Text>

@@ -5,6 +5,7 @@
  * another one, or split over several (docs/control-plane.md, "MQTT control topics").
  */
 import { randomUUID } from 'node:crypto';
+import { resolveLink } from '../fixture/link-schema.js';
 import type { MqttClient } from 'mqtt';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
 import { endWithin } from '../mqtt/end-within.js';
@@ -176,7 +177,7 @@ async function handleFleet(
       for (const tokens of bySize(reset.map((station) => station.token))) answer({ tokens });
       continue;
     }
-    for (const part of bySize(chunk.map((station) => station.model.snapshot()))) answer({ stations: part });
+    for (const part of bySize(chunk.map((station) => station.snapshot()))) answer({ stations: part });
   }
 }
 
@@ -208,7 +209,7 @@ function bySize<T>(items: T[]): T[][] {
 
 async function handleControl(station: StationClient, request: ControlRequest): Promise<ControlReply> {
   const { requestId } = request;
-  const ok = (fault?: Fault): ControlReply => ({ requestId, ok: true, station: station.model.snapshot(), ...(fault ? { fault } : {}) });
+  const ok = (fault?: Fault): ControlReply => ({ requestId, ok: true, station: station.snapshot(), ...(fault ? { fault } : {}) });
   switch (request.action) {
     case 'connection':
       if (request.online) await station.goOnline();
@@ -237,6 +238,17 @@ async function handleControl(station: StationClient, request: ControlRequest): P
       return ok();
     case 'clearFaults':
       station.model.clearFaults();
+      return ok();
+    case 'link':
+      if (!station.link) {
+        return {
+          requestId,
+          ok: false,
+          code: 'BAD_REQUEST',
+          message: `station ${station.model.config.token} has no link of its own to change: give it one in the fixture ("link": "perfect" starts it perfect), docs/links.md`,
+        };
+      }
+      station.link.set(resolveLink(request.link));
       return ok();
     case 'snapshot':
       return ok();

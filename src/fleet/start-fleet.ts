@@ -172,7 +172,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
         config.token,
         new StationClient({
           ...shared,
-          ...(link && options.transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(options.transport.broker) } } : {}),
+          ...(link && options.transport.kind === 'memory' ? { link, transport: { kind: 'memory', broker: link.acceptor(options.transport.broker) } } : {}),
           config,
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           random: seededRandom(options.seed, config.stationId),

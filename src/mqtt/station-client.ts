@@ -3,10 +3,12 @@
  * retained state (docs/design.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
  * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
  */
-import { StationModel, type LockPhase, type StationOutput } from '../station/station-model.js';
+import { StationModel, type LockPhase, type StationOutput, type StationSnapshot } from '../station/station-model.js';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { unseededRandom, type Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
+import type { LinkControl } from './link-shaping.js';
+import { describeLink } from '../fixture/link-schema.js';
 import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload, type UnlockCommand } from './topics.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
 import type { ConnectIdentity } from './identity.js';
@@ -26,6 +28,8 @@ export const STATION_KEEPALIVE_SECONDS = 30;
 export interface StationClientOptions {
   config: StationConfig;
   transport: MqttTransport;
+  /** The station's shaped link (link-shaping.ts), when its fixture gives it one; `transport` already goes through it. */
+  link?: LinkControl;
   /**
    * Who the station is on the broker: client id, user name, password and client certificate
    * (identity.ts). Credentials in the broker URL apply when it has no password of its own.
@@ -142,6 +146,8 @@ export const DEFAULT_MAX_RECONNECT_MS = 15_000;
 /** A station that is connected (or deliberately offline) and can be stopped. */
 export class StationClient implements RecoveringStation {
   readonly model: StationModel;
+  /** The station's shaped link, when its fixture gives it one. */
+  readonly link: LinkControl | undefined;
   readonly topics: StationTopics;
   readonly #options: StationClientOptions;
   #client: MqttSession | undefined;
@@ -166,6 +172,7 @@ export class StationClient implements RecoveringStation {
 
   constructor(options: StationClientOptions) {
     this.#options = options;
+    this.link = options.link;
     const { config } = options;
     this.#maxReconnectMs = options.maxReconnectMs ?? DEFAULT_MAX_RECONNECT_MS;
     options.fleetReconnect?.join(this);
@@ -215,6 +222,12 @@ export class StationClient implements RecoveringStation {
   }
 
   /** True while the MQTT session is up. */
+  /** The station's state for the control plane: the model's, and the link when it has one. */
+  snapshot(): StationSnapshot {
+    const snapshot = this.model.snapshot();
+    return this.link ? { ...snapshot, link: describeLink(this.link.conditions) } : snapshot;
+  }
+
   get connected(): boolean {
     return this.#client?.connected === true && this.model.status === 'online';
   }

@@ -105,6 +105,8 @@ export interface StationSnapshot {
   battery: StationConfig['behaviour']['battery'];
   faults: Fault[];
   timers: PendingTimer[];
+  /** The station's link, in a few words, when its fixture gives it one (set by the MQTT binding, which owns the link). */
+  link?: string;
 }
 
 const HOUR_MS = 3_600_000;

@@ -211,3 +211,15 @@ describe('the dashboard screen', () => {
     expect(screen.renders - before).toBeLessThanOrEqual(3);
   });
 });
+
+describe('a station on a shaped link', () => {
+  it('shows its link in the station detail', async () => {
+    const stations = [makeStation(0, { link: 'nb-iot (800 ± 400 ms, 2 % loss, 26 kbit/s)' }), makeStation(1)];
+    const { view: screen } = show(stations, { columns: 120, rows: 40 });
+    await eventually(() => expect(screen.lastFrame()).toContain('link nb-iot (800 ± 400 ms, 2 % loss, 26 kbit/s)'));
+    // The next station has no link of its own: nothing is said.
+    screen.stdin.type('j');
+    await eventually(() => expect(screen.lastFrame()).toMatch(/^› ST-1001 /m));
+    expect(screen.lastFrame()).not.toContain('link ');
+  });
+});

@@ -10,7 +10,7 @@ import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { LINK_PROFILES } from '../../src/fixture/link-schema.js';
 import { startFleet, type StartedFleet } from '../../src/fleet/start-fleet.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
-import { StationSimClient } from '../../src/client/index.js';
+import { ControlClient, StationSimClient } from '../../src/client/index.js';
 import { eventually } from '../helpers/eventually.js';
 
 const ACCOUNT = { email: 'links@example.com', password: 'links-password-1' } as const;
@@ -69,5 +69,28 @@ describe('a half-open link', () => {
     } finally {
       await watcher.endAsync();
     }
+  });
+});
+
+describe('the link through the control plane', () => {
+  it('shows in the snapshot and changes while the station runs; a station without one says how to give it one', async () => {
+    sim = await startSimulator({
+      fixture: {
+        accounts: [{ ...ACCOUNT, stations: ['L-1', 'P-1'] }],
+        stations: [
+          { token: 'L-1', stationId: 1, locks: [{ lockId: '1' }], behaviour: { link: 'lte-m' } },
+          { token: 'P-1', stationId: 2, locks: [{ lockId: '1' }] },
+        ],
+      },
+    });
+    const control = new ControlClient({ url: sim.controlUrl });
+    expect((await control.station('L-1')).link).toBe('lte-m (75 ± 25 ms, 1 % loss, 375 kbit/s)');
+    expect((await control.station('P-1')).link).toBeUndefined();
+    expect((await control.setLink('L-1', { profile: 'nb-iot', lossPercent: 0 })).link).toBe('nb-iot (800 ± 400 ms, 26 kbit/s)');
+    expect((await control.setLink('L-1', 'half-open')).link).toBe('half-open (carries nothing)');
+    expect(sim.fleet.stations.get('L-1')!.link!.conditions?.halfOpen).toBe(true);
+    await expect(control.setLink('P-1', 'nb-iot')).rejects.toThrow(/P-1 has no link of its own to change: give it one in the fixture/);
+    await expect(control.setLink('L-1', { latencyMs: -1 } as never)).rejects.toThrow(/latencyMs/);
+    await expect(control.setLink('L-1', 'dial-up' as never)).rejects.toThrow(/profile/);
   });
 });
