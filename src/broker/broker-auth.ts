@@ -20,11 +20,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
-import type { Fixture, Topics } from '../fixture/fixture-schema.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import type { Topics } from '../contract/topics.js';
 import { DEFAULT_IDENTITIES, type MqttRole, type SecretSource } from '../fixture/mqtt-schema.js';
+import { SIM_NAMESPACE, SIM_TOPICS } from '../contract/sim-topics.js';
 
-/** The simulator's own control namespace (src/control/control-protocol.ts, SIM_TOPICS), which only the control identity may touch. */
-export const SIM_NAMESPACE = 'station-sim';
 /** Largest MQTT packet by default: a larger one closes the connection. */
 export const DEFAULT_MAX_PACKET_BYTES = 65_536;
 
@@ -424,6 +424,7 @@ export class BrokerGuard {
     const sets = security.topicSets;
     const each = (kind: keyof Omit<Topics, 'prefix'>) => sets.map((t) => levels(fill(t[kind], t.prefix)));
     const stationTopics = [...each('status'), ...each('lockState'), ...each('acks')];
+    // The simulator's own namespace (src/contract/sim-topics.ts): only the control identity may touch it.
     const namespace = levels(`${SIM_NAMESPACE}/#`);
     this.#service = new PatternAcl('service', each('unlock'), stationTopics);
     this.#control = new PatternAcl('control', [namespace], [namespace, ...stationTopics, ...each('unlock')]);
@@ -569,7 +570,7 @@ export class BrokerGuard {
       }
       case 'service': {
         // Its own start-up sync topic (src/service/station-gateway.ts), besides the shared rules.
-        const sync = `${SIM_NAMESPACE}/service/${clientId}/sync`;
+        const sync = SIM_TOPICS.serviceSync(clientId);
         const shared = this.#service;
         return {
           identity: 'service',

@@ -10,8 +10,9 @@ import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/tran
 import { endWithin, lingerAtMost } from '../mqtt/end-within.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
 import type { BrokerTap } from '../mqtt/broker-link.js';
-import { groupTopics } from '../mqtt/topics.js';
-import { SIM_TOPICS, type ControlReply, type ControlRequest, type FleetReply } from './control-protocol.js';
+import { groupTopics } from '../contract/topics.js';
+import { type ControlReply, type ControlRequest, type FleetReply } from './control-protocol.js';
+import { SIM_TOPICS } from '../contract/sim-topics.js';
 import type { StationSnapshot } from '../station/station-model.js';
 import { SimError } from '../errors.js';
 

@@ -1,8 +1,7 @@
 /**
  * The simulator's own control protocol over MQTT (docs/control-plane.md, "MQTT control topics"):
  * how the control plane reaches every fleet process through the broker, wherever it runs, and
- * what the fleet agents answer. It is not part of the station contract (src/mqtt/topics.ts), so
- * fixtures cannot rename its topics.
+ * what the fleet agents answer, on the topics of src/contract/sim-topics.ts.
  *
  * It belongs to the control plane, which defines it; the fleet agent (src/fleet/fleet-agent.ts),
  * the far end of the channel, imports it from here: the one sideways import between the two,
@@ -11,35 +10,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { LinkSchema } from '../fixture/link-schema.js';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { FaultSpecSchema, type Fault } from '../fixture/fault-schema.js';
-import { LockStatusSchema } from '../fixture/statuses.js';
-import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../fixture/station-actions.js';
+import { FaultSpecSchema, type Fault } from '../contract/fault-schema.js';
+import { LockStatusSchema } from '../contract/statuses.js';
+import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../contract/station-actions.js';
 import type { StationSnapshot } from '../station/station-model.js';
 import { JudgeFindingSchema } from '../judge/judge-log.js';
-
-/*
- * The simulator's own control topics. They are not part of the station contract, so they live in
- * a namespace of their own that fixtures cannot rename.
- */
-export const SIM_TOPICS = {
-  /** Control plane → the fleet process hosting `{token}`. */
-  control: (token: string) => `station-sim/control/${token}`,
-  controlFilter: 'station-sim/control/+',
-  /** Control plane → every fleet process: `query` (snapshots) or `reset`. */
-  fleet: 'station-sim/fleet',
-  /** Fleet process → control plane, one topic per request. */
-  reply: (requestId: string) => `station-sim/replies/${requestId}`,
-  /** Simulator events the contract does not carry (a fault fired). */
-  events: (token: string) => `station-sim/events/${token}`,
-  eventsFilter: 'station-sim/events/+',
-  /**
-   * Control plane → every fleet process: retained `1` while somebody listens to that control
-   * plane's whole event stream, cleared (empty, also its will) when nobody does. Fleets report lock
-   * phases (`lock.phase` on `events`) only while one is set: nobody else reads them.
-   */
-  listener: (clientId: string) => `station-sim/listeners/${clientId}`,
-  listenersFilter: 'station-sim/listeners/+',
-} as const;
 
 /**
  * A request id becomes a level of the reply topic, so it is one plain word: a `/`, `+` or `#` in it

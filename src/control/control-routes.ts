@@ -12,7 +12,7 @@ import type { FastifyReply } from 'fastify';
 import { SimError } from '../errors.js';
 import { BODY_OPTIONAL, described, errorResponses } from '../service/http/route-docs.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
-import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
+import { DEFAULT_REBOOT_DOWN_MS } from '../contract/station-actions.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';
 import type { FleetReadiness } from './fleet-readiness.js';
@@ -83,7 +83,7 @@ const FaultParams = Type.Object({ token: Type.String({ description: "The station
  */
 const FLEET_ERRORS = errorResponses(503, 504);
 const STATION_ERRORS = { ...errorResponses(404), ...FLEET_ERRORS };
-/** The fault schema (fixture/fault-schema.ts) named for the OpenAPI document. */
+/** The fault schema (src/contract/fault-schema.ts) named for the OpenAPI document. */
 const FaultSpecBody = { ...FaultSpecSchema, title: 'FaultSpec' };
 /** The reply of every route that answers with the station as it now is. */
 const stationReply = { 200: described(SimStationSchema, 'The station as it now is.'), ...STATION_ERRORS };

@@ -5,11 +5,15 @@
  * readiness (fleet-readiness.ts), which is what `/sim/v1/health` reads.
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
-import { groupTopics, parsePayload, type StationTopics } from '../mqtt/topics.js';
+import { groupTopics, parsePayload, type StationTopics } from '../contract/topics.js';
 import { parseSimMessage, type SimLockPhaseEvent } from './control-protocol.js';
+import { SIM_TOPICS } from '../contract/sim-topics.js';
 import type { Clock } from '../shared/clock.js';
 import type { SimStreamEvent } from './wire-schemas.js';
 import { FleetReadiness } from './fleet-readiness.js';
+
+/** Where a simulator event's topic ends and its station's token begins. */
+const EVENTS_PREFIX = SIM_TOPICS.events('');
 
 export type { SimStreamEvent };
 
@@ -105,7 +109,7 @@ export class EventHub {
   readonly readiness: FleetReadiness;
   /*
    * Lock phases. The phase of a lock (`pending`) lives in the station model; the fleet reports it on
-   * `station-sim/events/{token}` (control-protocol.ts `SimLockPhaseEventSchema`), while the state
+   * `SIM_TOPICS.events(token)` (control-protocol.ts `SimLockPhaseEventSchema`), while the state
    * and the ack it goes with travel on the contract topics, through another client: either may
    * reach the hub first. So:
    * - a `lock.state` takes the phase whose `status` and `lastUpdated` name that very state, when it
@@ -228,9 +232,9 @@ export class EventHub {
       const message = this.#classify(topic, payload);
       if (message) for (const listener of this.#messageListeners) listener(message);
     }
-    if (topic.startsWith('station-sim/events/')) {
+    if (topic.startsWith(EVENTS_PREFIX)) {
       const event = parseSimMessage('event', payload);
-      const token = topic.slice('station-sim/events/'.length);
+      const token = topic.slice(EVENTS_PREFIX.length);
       if (!event) return;
       if ('type' in event && event.type === 'judge.finding') {
         // The hub stamps its own time (the same simulated clock): the station's is in `time` of the finding it replaces.
@@ -287,7 +291,7 @@ export class EventHub {
 
   #classify(topic: string, payload: Buffer): ContractMessage | undefined {
     const text = payload.toString();
-    if (topic.startsWith('station-sim/events/')) return { topic, payload: text, kind: 'simEvent', token: topic.slice('station-sim/events/'.length) };
+    if (topic.startsWith(EVENTS_PREFIX)) return { topic, payload: text, kind: 'simEvent', token: topic.slice(EVENTS_PREFIX.length) };
     for (const topics of this.#routes) {
       for (const kind of ['status', 'lockState', 'unlock', 'acks'] as const) {
         const address = topics.match(kind, topic);

@@ -5,9 +5,9 @@
  * reads off the broker; the control plane tells it what it changed on purpose.
  */
 import type { Fixture } from '../fixture/fixture-schema.js';
-import type { StationStatus } from '../fixture/statuses.js';
+import type { StationStatus } from '../contract/statuses.js';
 import { checkStatus } from '../mqtt/plausibility.js';
-import type { StatusPayload } from '../mqtt/topics.js';
+import type { StatusPayload } from '../contract/payloads.js';
 
 export interface FleetReadinessOptions {
   fixture: Fixture;

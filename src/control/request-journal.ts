@@ -12,7 +12,7 @@
  * A `POST /sim/v1/reset` does not clear it: a test that resets between cases still sees what the
  * case before did, and asks from its own mark.
  */
-import { parsePayload } from '../mqtt/topics.js';
+import { parsePayload } from '../contract/topics.js';
 import type { CommandTraffic, ApiRequestFields } from './event-hub.js';
 import type { EventHub } from './event-hub.js';
 import { JOURNAL_CAPACITY, type JournalCommandEntry, type JournalEntry, type JournalKind, type JournalReply } from './wire-schemas.js';

@@ -10,7 +10,7 @@
  */
 import type { ScenarioStep } from '../fixture/fixture-schema.js';
 import { scenarioDueTimes } from '../fixture/load-fixture.js';
-import { DEFAULT_REBOOT_DOWN_MS } from '../fixture/station-actions.js';
+import { DEFAULT_REBOOT_DOWN_MS } from '../contract/station-actions.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { ControlAction, ControlChannel } from './control-channel.js';
 import type { EventHub } from './event-hub.js';

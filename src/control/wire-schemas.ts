@@ -10,16 +10,16 @@
  * voltage and reboot limits) comes from fixture/, where it is declared once.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { FaultSpecSchema } from '../fixture/fault-schema.js';
-import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../fixture/station-actions.js';
-import { LockStatusSchema, StationStatusSchema } from '../fixture/statuses.js';
+import { FaultSpecSchema } from '../contract/fault-schema.js';
+import { PhysicalActionSchema, REBOOT_DOWN_MS_LIMITS, VOLTAGE_LIMITS } from '../contract/station-actions.js';
+import { LockStatusSchema, StationStatusSchema } from '../contract/statuses.js';
 import type { StationSnapshot } from '../station/station-model.js';
 import { JudgeFindingFields, JudgeFindingSchema, JudgePartySchema } from '../judge/judge-log.js';
 
 export { FaultSpecSchema, LockStatusSchema, PhysicalActionSchema, StationStatusSchema };
-export type { FaultKind, FaultSpec } from '../fixture/fault-schema.js';
-export type { PhysicalAction } from '../fixture/station-actions.js';
-export type { LockStatus, StationStatus } from '../fixture/statuses.js';
+export type { FaultKind, FaultSpec } from '../contract/fault-schema.js';
+export type { PhysicalAction } from '../contract/station-actions.js';
+export type { LockStatus, StationStatus } from '../contract/statuses.js';
 
 const strict = { additionalProperties: false } as const;
 /** An instant, as ISO 8601 in UTC: `format: date-time` documents it (the server writes it with `toISOString`). */

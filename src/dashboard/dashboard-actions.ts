@@ -8,7 +8,7 @@ import type { ActionEcho } from './activity-log.js';
 import type { FleetStore } from './fleet-store.js';
 import { FULL_VOLTAGE } from './format.js';
 import type { FaultSpec, SimStation } from '../client/sim-types.js';
-import type { FaultKind } from '../fixture/fault-schema.js';
+import type { FaultKind } from '../contract/fault-schema.js';
 
 /**
  * Unlocks one lock through the `/v1` API; the CLI wires it to the reference client logged in as a

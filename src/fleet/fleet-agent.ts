@@ -10,9 +10,10 @@ import type { MqttClient } from 'mqtt';
 import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/transport.js';
 import { endWithin } from '../mqtt/end-within.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
-import { SIM_TOPICS, parseSimMessage, type ControlReply, type ControlRequest, type FleetReply, type SimEvent } from '../control/control-protocol.js';
+import { parseSimMessage, type ControlReply, type ControlRequest, type FleetReply, type SimEvent } from '../control/control-protocol.js';
+import { SIM_TOPICS } from '../contract/sim-topics.js';
 import type { StationClient } from '../mqtt/station-client.js';
-import type { Fault } from '../fixture/fault-schema.js';
+import type { Fault } from '../contract/fault-schema.js';
 import type { StationSnapshot } from '../station/station-model.js';
 
 export interface FleetAgentOptions {

@@ -6,7 +6,7 @@
 import { DEFAULT_MAX_RECONNECT_MS, StationClient, readUnlockCommand, type CommandDelivery } from '../mqtt/station-client.js';
 import { FleetReconnect } from '../mqtt/reconnect-policy.js';
 import type { LockPhase } from '../station/station-model.js';
-import { groupTopics } from '../mqtt/topics.js';
+import { groupTopics } from '../contract/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
 import { heartbeatBudget } from './heartbeat-budget.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';

@@ -12,9 +12,9 @@
  * its TTL is judged stale only: the station refuses it whatever it was sent to.
  */
 import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
-import type { UnlockCommand } from '../mqtt/topics.js';
+import type { UnlockCommand } from '../contract/payloads.js';
 import { PLAUSIBILITY_LIMITS } from '../mqtt/plausibility.js';
-import { parseIsoUtc } from '../station/station-payloads.js';
+import { parseIsoUtc } from '../contract/payloads.js';
 import type { JudgeFinding } from './judge-log.js';
 
 /** A command as a station received it (src/mqtt/station-client.ts `onCommand`). */

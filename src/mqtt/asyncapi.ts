@@ -1,15 +1,17 @@
 /**
  * The AsyncAPI 3.0 document of the station MQTT contract (docs/api.md, "The AsyncAPI document"),
  * built from what the code itself uses: the payload schemas the stations and the service check
- * messages with (topics.ts), the fixture's topic templates as StationTopics fills them, and the
+ * messages with (src/contract/payloads.ts, src/contract/topics.ts), the fixture's topic templates as StationTopics fills them, and the
  * QoS and retained flags the station client publishes with. Nothing here is written twice, so the
  * document cannot drift from the behaviour: a change to a schema or a template changes it.
  *
  * Served as `GET /sim/v1/asyncapi.json` and printed by `station-sim contract asyncapi`.
  */
-import type { Fixture, Topics } from '../fixture/fixture-schema.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
+import type { Topics } from '../contract/topics.js';
 import { STATION_KEEPALIVE_SECONDS } from './station-client.js';
-import { AckPayloadSchema, CONTRACT_QOS, LockStatePayloadSchema, StatusPayloadSchema, UnlockCommandSchema, groupTopics, type PayloadByKind, type TopicKind } from './topics.js';
+import { CONTRACT_QOS, groupTopics, type PayloadByKind, type TopicKind } from '../contract/topics.js';
+import { AckPayloadSchema, LockStatePayloadSchema, StatusPayloadSchema, UnlockCommandSchema } from '../contract/payloads.js';
 
 /** The AsyncAPI MQTT bindings version the document follows (github.com/asyncapi/bindings, mqtt). */
 export const MQTT_BINDING_VERSION = '0.2.0';

@@ -5,12 +5,12 @@
  * The `/v1` gateway (src/service/gateway/plausibility.ts counts and logs its refusals) and the
  * control plane's fleet readiness both apply them, so a fake status fools neither.
  *
- * The shapes are the contract's TypeBox schemas (src/station/station-payloads.ts, checked by
- * `parsePayload` in topics.ts); the rules here are what a schema cannot say: sizes, ranges,
+ * The shapes are the contract's TypeBox schemas (src/contract/payloads.ts, checked by
+ * `parsePayload` in src/contract/topics.ts); the rules here are what a schema cannot say: sizes, ranges,
  * timestamps, and whether the station or lock is the one the topic names.
  */
-import { VOLTAGE_LIMITS } from '../fixture/station-actions.js';
-import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from './topics.js';
+import { VOLTAGE_LIMITS } from '../contract/station-actions.js';
+import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from '../contract/payloads.js';
 
 export const PLAUSIBILITY_LIMITS = {
   /** A payload larger than this is not read at all (the largest real one is about 150 bytes). */

@@ -1,7 +1,7 @@
 /**
  * The firmware's MQTT binding: one station = one MQTT session with its own client id, last will and
  * retained state (docs/design.md rule 2). It subscribes to its unlock topics, feeds commands to the pure
- * `StationModel` and publishes what the model reports, following the topic contract in `topics.ts`.
+ * `StationModel` and publishes what the model reports, following the topic contract in src/contract/topics.ts.
  */
 import { StationModel, type LockPhase, type StationOutput, type StationSnapshot } from '../station/station-model.js';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
@@ -9,7 +9,8 @@ import { unseededRandom, type Random } from '../station/random.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { LinkControl } from './link-shaping.js';
 import { describeLink } from '../fixture/link-schema.js';
-import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload, type UnlockCommand } from './topics.js';
+import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from '../contract/topics.js';
+import { type UnlockCommand } from '../contract/payloads.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
 import type { ConnectIdentity } from './identity.js';
 import type { LeanClientOptions, MqttSession } from './lean-client.js';

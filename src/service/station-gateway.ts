@@ -7,7 +7,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Fixture } from '../fixture/fixture-schema.js';
-import { CONTRACT_QOS, encodePayload, parsePayload } from '../mqtt/topics.js';
+import { CONTRACT_QOS, encodePayload, parsePayload } from '../contract/topics.js';
+import { SIM_TOPICS } from '../contract/sim-topics.js';
 import { connectError, createSession, type MqttTransport } from '../mqtt/transport.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
 import { redactUrl } from '../shared/redact-url.js';
@@ -156,7 +157,7 @@ class MqttStationGateway implements StartedMqttGateway {
     this.#refusals = new RefusalCounter({ now: () => this.#clock.now(), log: (line) => this.#logger.warn(line) });
     this.#commandTimeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     // A topic only this session uses; it carries nothing but the start-up sync marker.
-    this.#syncTopic = `station-sim/service/${this.clientId}/sync`;
+    this.#syncTopic = SIM_TOPICS.serviceSync(this.clientId);
   }
 
   get connected(): boolean {

@@ -1,9 +1,9 @@
 /**
  * The faults in force on one station, and how they fire: the runtime side of the fault schema
- * (src/fixture/fault-schema.ts), which says what a fault may be.
+ * (src/contract/fault-schema.ts), which says what a fault may be.
  */
 import type { Random } from './random.js';
-import type { Fault, FaultKind, FaultSpec } from '../fixture/fault-schema.js';
+import type { Fault, FaultKind, FaultSpec } from '../contract/fault-schema.js';
 
 /** Faults of one station. */
 export class FaultSet {

@@ -7,11 +7,11 @@
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Random } from './random.js';
 import { FaultSet } from './faults.js';
-import type { Fault, FaultKind, FaultSpec } from '../fixture/fault-schema.js';
+import type { Fault, FaultKind, FaultSpec } from '../contract/fault-schema.js';
 import type { Delay, StationConfig } from '../fixture/fixture-schema.js';
-import type { LockStatus, StationStatus } from '../fixture/statuses.js';
-import type { PhysicalAction } from '../fixture/station-actions.js';
-import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from './station-payloads.js';
+import type { LockStatus, StationStatus } from '../contract/statuses.js';
+import type { PhysicalAction } from '../contract/station-actions.js';
+import { parseIsoUtc, type AckPayload, type LockStatePayload, type StatusPayload } from '../contract/payloads.js';
 
 /** Where the model's outputs go. */
 export interface StationOutput {

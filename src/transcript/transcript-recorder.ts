@@ -11,7 +11,7 @@ import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import type { ReceivedCommand } from '../judge/service-judge.js';
 import type { ClientObservation } from '../judge/client-judge.js';
-import { groupTopics, type StationTopics } from '../mqtt/topics.js';
+import { groupTopics, type StationTopics } from '../contract/topics.js';
 import type { ClientEntry, Delivery, TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';

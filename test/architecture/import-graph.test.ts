@@ -25,6 +25,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['broker', 'mqtt'], // the embedded broker; the topic contract and the MQTT clients
   ['station', 'certs'], // the pure firmware model; the test PKI of `station-sim certs`
   ['fixture'], // the schemas of what a simulation can be told, and the loader
+  ['contract'], // the MQTT contract: topic templates, payloads, states, actions, fault kinds, the simulator's own topics
   ['shared'], // mechanisms with no domain: clock, listening, streams, URLs
   ['errors.ts'], // the one error catalogue
 ];

@@ -10,7 +10,7 @@ import mqtt from 'mqtt';
 import { startEmbeddedBroker, type InThreadBroker } from '../../src/broker/embedded-broker.js';
 import { ControlChannel } from '../../src/control/control-channel.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
-import { SIM_TOPICS } from '../../src/control/control-protocol.js';
+import { SIM_TOPICS } from '../../src/contract/sim-topics.js';
 import type { MqttTransport } from '../../src/mqtt/transport.js';
 import { SimError } from '../../src/errors.js';
 

@@ -10,7 +10,7 @@ import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedd
 import { ControlChannel } from '../../src/control/control-channel.js';
 import { FLEET_REPLY_CHUNK, FLEET_REPLY_MAX_BYTES } from '../../src/fleet/fleet-agent.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
-import { SIM_TOPICS } from '../../src/control/control-protocol.js';
+import { SIM_TOPICS } from '../../src/contract/sim-topics.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

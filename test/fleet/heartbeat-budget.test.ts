@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
 import { BUILTIN_BEHAVIOUR } from '../../src/fixture/load-fixture.js';
 import type { StationConfig } from '../../src/fixture/fixture-schema.js';
-import type { StatusPayload } from '../../src/mqtt/topics.js';
+import type { StatusPayload } from '../../src/contract/payloads.js';
 import { startSimulator } from '../../src/simulator/start-simulator.js';
 
 const beating = (heartbeatMs: number) => ({ behaviour: { ...BUILTIN_BEHAVIOUR, heartbeatMs } });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Parser } from '@asyncapi/parser';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { buildAsyncApi, type AsyncApiDocument } from '../../src/mqtt/asyncapi.js';
-import { AckPayloadSchema, LockStatePayloadSchema, StatusPayloadSchema, UnlockCommandSchema } from '../../src/mqtt/topics.js';
+import { AckPayloadSchema, LockStatePayloadSchema, StatusPayloadSchema, UnlockCommandSchema } from '../../src/contract/payloads.js';
 import { loadFixture, parseFixture } from '../../src/fixture/load-fixture.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { createClient } from '../../src/client/index.js';

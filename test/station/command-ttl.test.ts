@@ -14,7 +14,7 @@ import { StationClient } from '../../src/mqtt/station-client.js';
 import { eventually } from '../helpers/eventually.js';
 import { oneLockStation } from '../helpers/station-config.js';
 import type { StationConfig } from '../../src/fixture/fixture-schema.js';
-import type { AckPayload, LockStatePayload } from '../../src/mqtt/topics.js';
+import type { AckPayload, LockStatePayload } from '../../src/contract/payloads.js';
 
 function makeStation(commandTtlMs = 30_000) {
   const clock = new ManualClock(Date.parse('2026-01-01T00:00:00.000Z'));

@@ -3,7 +3,7 @@ import { StationModel } from '../../src/station/station-model.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
 import { BUILTIN_BEHAVIOUR } from '../../src/fixture/load-fixture.js';
-import type { AckPayload, LockStatePayload, StatusPayload } from '../../src/mqtt/topics.js';
+import type { AckPayload, LockStatePayload, StatusPayload } from '../../src/contract/payloads.js';
 
 function station(seed = 1) {
   const clock = new ManualClock();

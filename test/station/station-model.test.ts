@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/station/random.js';
 import { BUILTIN_BEHAVIOUR } from '../../src/fixture/load-fixture.js';
 import type { StationConfig, ResolvedBehaviour } from '../../src/fixture/fixture-schema.js';
-import type { AckPayload, LockStatePayload, StatusPayload } from '../../src/mqtt/topics.js';
+import type { AckPayload, LockStatePayload, StatusPayload } from '../../src/contract/payloads.js';
 
 function makeStation(overrides: Partial<StationConfig> = {}, behaviour: Partial<ResolvedBehaviour> = {}) {
   const clock = new ManualClock();

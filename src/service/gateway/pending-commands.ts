@@ -3,7 +3,7 @@
  * or by `cancelAll`; its timer is cleared and its entry removed in every case, so no wait outlives
  * its timeout and the map never grows with abandoned commands.
  */
-import type { AckPayload } from '../../mqtt/topics.js';
+import type { AckPayload } from '../../contract/payloads.js';
 
 /** Timer functions, injectable so unit tests can run in fake time. */
 export interface CommandTimers {

@@ -4,8 +4,8 @@
  * yet, so every station it lists can be shown from the first request on.
  */
 import type { StationConfig } from '../../fixture/fixture-schema.js';
-import type { StationStatus } from '../../fixture/statuses.js';
-import type { LockStatePayload, StatusPayload } from '../../mqtt/topics.js';
+import type { StationStatus } from '../../contract/statuses.js';
+import type { LockStatePayload, StatusPayload } from '../../contract/payloads.js';
 import type { Lock, Station } from '../http/api-schemas.js';
 
 /**

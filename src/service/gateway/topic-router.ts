@@ -5,7 +5,7 @@
  * defaults costs three subscriptions.
  */
 import type { StationConfig } from '../../fixture/fixture-schema.js';
-import { groupTopics, type StationTopics, type TopicKind } from '../../mqtt/topics.js';
+import { groupTopics, type StationTopics, type TopicKind } from '../../contract/topics.js';
 
 /** The kinds of topic the service listens to; it only ever publishes on `unlock`. */
 export const INBOUND_KINDS = ['status', 'lockState', 'acks'] as const satisfies readonly TopicKind[];

@@ -5,7 +5,7 @@
  * (STYLE.md, "Strict, typed, validated once").
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { LockStatusSchema, StationStatusSchema } from '../../fixture/statuses.js';
+import { LockStatusSchema, StationStatusSchema } from '../../contract/statuses.js';
 
 const strict = { additionalProperties: false } as const;
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseIsoUtc } from '../../src/station/station-payloads.js';
+import { parseIsoUtc } from '../../src/contract/payloads.js';
 
 /** The reference: Date.parse, then the date written back must read the same (what the contract means). */
 function readBack(value: string): number | undefined {

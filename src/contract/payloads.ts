@@ -1,15 +1,10 @@
 /**
  * The payloads of the station contract (docs/design.md, "Default MQTT topic contract"): what a station
- * reports and what it is told. src/mqtt/topics.ts owns the contract and re-exports these; callers
- * import them from there.
- *
- * Why they are declared here and not in topics.ts: the firmware model (station-model.ts) builds
- * these payloads itself, on the hot path, with no copy into a wire shape; declared in mqtt/, they
- * would make the station import the layer above it. The topic templates, QoS and parsing stay
- * in topics.ts.
+ * reports and what it is told. The station model builds them itself, on the hot path, with no copy
+ * into a wire shape; topics.ts beside this says which topic carries which and parses them.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { LockStatusSchema, StationStatusSchema } from '../fixture/statuses.js';
+import { LockStatusSchema, StationStatusSchema } from './statuses.js';
 
 // The descriptions reach the AsyncAPI document (src/mqtt/asyncapi.ts); checking ignores them.
 const ISO_TEXT = 'ISO 8601 UTC, as `Date#toISOString` writes it.';

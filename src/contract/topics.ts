@@ -1,14 +1,13 @@
 /**
- * The MQTT topic contract (docs/design.md, "Default MQTT topic contract"). Every topic template and
- * payload type is owned here: the firmware binding, the `/v1` service and the tests all build and
- * parse topics through this module. The payload schemas are declared one layer down, in
- * src/station/station-payloads.ts, and re-exported below: the station model builds payloads itself
- * and must not import mqtt/ (which imports the station).
+ * The MQTT topic contract (docs/design.md, "Default MQTT topic contract"): the topic templates, what
+ * a fixture may put in them, their defaults, and how topics are built, matched and their payloads
+ * parsed. The firmware binding, the `/v1` service, the control plane and the tests all build and
+ * parse topics through this module; the payloads themselves are in payloads.ts beside it.
  *
  * MQTT 3.1.1, JSON payloads, QoS 1. Status and lock state are retained; commands and acks are not.
  */
+import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { Topics } from '../fixture/fixture-schema.js';
 import {
   StatusPayloadSchema,
   LockStatePayloadSchema,
@@ -18,19 +17,57 @@ import {
   type LockStatePayload,
   type UnlockCommand,
   type AckPayload,
-} from '../station/station-payloads.js';
+} from './payloads.js';
 
-// The default templates are declared beside the fixture's TopicsSchema, whose @default texts
-// they match, because the fixture loader fills them in and sits below mqtt/; this module, which
-// owns the templates, is where they are read from.
-export { DEFAULT_TOPICS } from '../fixture/fixture-schema.js';
+/**
+ * What a prefix may be: one or more topic levels, none empty, with no MQTT wildcard (a topic name
+ * takes none, MQTT 3.1.1 section 4.7.1), no null character (section 1.5.3) and no brace, so that it
+ * cannot bring a placeholder into the templates it is put into (`StationTopics` below matches
+ * `{token}` and `{lockId}` after putting the prefix in).
+ */
+const PREFIX_LEVEL = '[^/#+{}\\u0000]+';
+/**
+ * `patternErrorMessage` says in words what a `pattern` wants: src/fixture/schema-errors.ts reports
+ * it, and editors that read the schema (VS Code) show it too.
+ */
+const PrefixSchema = Type.String({
+  pattern: `^${PREFIX_LEVEL}(/${PREFIX_LEVEL})*$`,
+  patternErrorMessage: 'must be one or more topic levels separated by "/", none of them empty, without #, +, { or }',
+  description: 'Replaces {prefix}. @default "stations"',
+});
+
+/**
+ * Topic templates, as a fixture may give them (per fleet or per station). `{prefix}`, `{token}` and
+ * `{lockId}` are replaced; see docs/design.md.
+ */
+export const TopicsSchema = Type.Object(
+  {
+    prefix: Type.Optional(PrefixSchema),
+    status: Type.Optional(Type.String({ minLength: 1, description: 'Retained station status. @default "{prefix}/{token}/status"' })),
+    lockState: Type.Optional(Type.String({ minLength: 1, description: 'Retained lock state. @default "{prefix}/{token}/locks/{lockId}/state"' })),
+    unlock: Type.Optional(Type.String({ minLength: 1, description: 'Unlock command (service to station). @default "{prefix}/{token}/locks/{lockId}/unlock"' })),
+    acks: Type.Optional(Type.String({ minLength: 1, description: 'Command acknowledgements. @default "{prefix}/{token}/acks"' })),
+  },
+  { additionalProperties: false },
+);
+
+/** One station's templates, defaults filled in. */
+export type Topics = Required<Static<typeof TopicsSchema>>;
+
+/**
+ * The default templates (docs/design.md, "Default MQTT topic contract"), matching the @default
+ * texts of `TopicsSchema`; the fixture loader fills them in where a fixture says nothing.
+ */
+export const DEFAULT_TOPICS: Topics = {
+  prefix: 'stations',
+  status: '{prefix}/{token}/status',
+  lockState: '{prefix}/{token}/locks/{lockId}/state',
+  unlock: '{prefix}/{token}/locks/{lockId}/unlock',
+  acks: '{prefix}/{token}/acks',
+};
 
 /** QoS of every message of the contract. */
 export const CONTRACT_QOS = 1 as const;
-
-// Declared in src/station/station-payloads.ts, below mqtt/, because the station model builds them
-// (see there); this module is still where the contract is read and imported from.
-export * from '../station/station-payloads.js';
 
 const checkers = {
   status: TypeCompiler.Compile(StatusPayloadSchema),
