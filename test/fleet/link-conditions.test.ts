@@ -47,6 +47,28 @@ describe('a station on a slow link', () => {
   });
 });
 
+describe('a link slower than the command timeout', () => {
+  it('answers outcome unknown, and the station still acts on the command it received within its TTL', async () => {
+    sim = await startSimulator({
+      fixture: {
+        defaults: { unlockDelayMs: 0, relockMs: 60_000 },
+        api: { commandTimeoutMs: 300 },
+        accounts: [{ ...ACCOUNT, stations: ['FAR-1'] }],
+        stations: [{ token: 'FAR-1', stationId: 1, locks: [{ lockId: '1' }], behaviour: { link: { latencyMs: 250 } } }],
+      },
+    });
+    const response = await fetch(`${sim.apiUrl}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ACCOUNT) });
+    const { accessToken } = (await response.json()) as { accessToken: string };
+    // Down 250 ms and back 250 ms is past the API's 300 ms: it cannot know, so it says so.
+    const unlock = await fetch(`${sim.apiUrl}/v1/stations/FAR-1/locks/1/unlock`, { method: 'POST', headers: { authorization: `Bearer ${accessToken}` } });
+    expect(unlock.status).toBe(504);
+    expect(((await unlock.json()) as { message: string }).message).toMatch(/^The station did not acknowledge the command in time; it may still carry it out/);
+    // The command did reach the station, which opened the lock: exactly why the answer was not "failed".
+    const control = new ControlClient({ url: sim.controlUrl });
+    await eventually(async () => expect((await control.station('FAR-1')).locks[0]!.status).toBe('unlocked'), { what: 'the lock to open after the late command' });
+  });
+});
+
 describe('a half-open link', () => {
   it('is noticed by keepalive on both ends: the will says offline; the station comes back when the link heals', async () => {
     broker = await startEmbeddedBroker({ port: 0 });
