@@ -119,8 +119,8 @@ export const HEARTBEAT_OPTIONS = {
 } as const satisfies OptionGroup;
 
 /** `maxHeartbeatRate` for startSimulator, when the flag was given; a bad value is a usage error. */
-export function heartbeatRateOption(argv: GivenFlags<typeof HEARTBEAT_OPTIONS> | UntypedArgv): Pick<SimulatorOptions, 'maxHeartbeatRate'> {
-  const value = checked('max-heartbeat-rate', 'maxHeartbeatRate', declared<GivenFlags<typeof HEARTBEAT_OPTIONS>>(argv)['max-heartbeat-rate']);
+export function heartbeatRateOption(argv: GivenFlags<typeof HEARTBEAT_OPTIONS>): Pick<SimulatorOptions, 'maxHeartbeatRate'> {
+  const value = checked('max-heartbeat-rate', 'maxHeartbeatRate', argv['max-heartbeat-rate']);
   return value === undefined ? {} : { maxHeartbeatRate: value };
 }
 
@@ -143,8 +143,7 @@ export const BROKER_SECURITY_OPTIONS = {
 export type BrokerSecurity = Pick<SimulatorOptions, 'brokerAuth' | 'insecureBroker' | 'brokerTlsPort' | 'brokerWsPort'>;
 
 /** The `BROKER_SECURITY_OPTIONS` given, checked, as SimulatorOptions fields. */
-export function brokerSecurityOptions(untyped: GivenFlags<typeof BROKER_SECURITY_OPTIONS> | UntypedArgv): BrokerSecurity {
-  const argv = declared<GivenFlags<typeof BROKER_SECURITY_OPTIONS>>(untyped);
+export function brokerSecurityOptions(argv: GivenFlags<typeof BROKER_SECURITY_OPTIONS>): BrokerSecurity {
   const tlsPort = checked('broker-tls-port', 'brokerTlsPort', argv['broker-tls-port']);
   const wsPort = checked('broker-ws-port', 'brokerWsPort', argv['broker-ws-port']);
   const auth = argv['broker-auth'];
@@ -185,8 +184,7 @@ export const REQUIRED_BROKER_OPTIONS = {
 } as const satisfies OptionGroup;
 
 /** The TLS options given, checked; undefined when none was. */
-export function brokerTlsOf(untyped: GivenFlags<typeof BROKER_OPTIONS> | UntypedArgv): TlsOverrides | undefined {
-  const argv = declared<GivenFlags<typeof BROKER_OPTIONS>>(untyped);
+export function brokerTlsOf(argv: GivenFlags<typeof BROKER_OPTIONS>): TlsOverrides | undefined {
   const tls: TlsOverrides = {};
   for (const [flag, field] of [['broker-ca', 'ca'], ['broker-cert', 'cert'], ['broker-key', 'key'], ['broker-servername', 'servername']] as const) {
     const value = argv[flag];
@@ -203,7 +201,7 @@ export function brokerTlsOf(untyped: GivenFlags<typeof BROKER_OPTIONS> | Untyped
 }
 
 /** `{ brokerTls }` for the simulator's options, or nothing when no TLS option was given. */
-export function brokerTlsOption(argv: GivenFlags<typeof BROKER_OPTIONS> | UntypedArgv): Pick<SimulatorOptions, 'brokerTls'> {
+export function brokerTlsOption(argv: GivenFlags<typeof BROKER_OPTIONS>): Pick<SimulatorOptions, 'brokerTls'> {
   const tls = brokerTlsOf(argv);
   return tls ? { brokerTls: tls } : {};
 }
@@ -464,36 +462,3 @@ export function withJudgeMode<T>(yargs: Argv<T>) {
   return yargs.options(JUDGE_MODE_OPTIONS);
 }
 
-// Until every command takes its options from one list (transitional).
-
-export function checkPort(name: 'mqtt-port' | 'http-port', value: number | undefined): void {
-  checked(name, name === 'mqtt-port' ? 'mqttPort' : 'httpPort', value);
-}
-
-export function withJson<T>(yargs: Argv<T>) {
-  return yargs.options(JSON_OPTIONS);
-}
-
-export function withHost<T>(yargs: Argv<T>) {
-  return yargs.options(HOST_OPTIONS);
-}
-
-export function withMqttPort<T>(yargs: Argv<T>) {
-  return yargs.options(MQTT_PORT_OPTIONS);
-}
-
-export function withBrokerThread<T>(yargs: Argv<T>) {
-  return yargs.options(BROKER_THREAD_OPTIONS);
-}
-
-export function withHeartbeatRate<T>(yargs: Argv<T>) {
-  return yargs.options(HEARTBEAT_OPTIONS);
-}
-
-export function withBrokerSecurity<T>(yargs: Argv<T>) {
-  return yargs.options(BROKER_SECURITY_OPTIONS);
-}
-
-export function withBroker<T>(yargs: Argv<T>, required: boolean) {
-  return required ? yargs.options(REQUIRED_BROKER_OPTIONS) : yargs.options(BROKER_OPTIONS);
-}

@@ -6,7 +6,8 @@
  * `tsc --noEmit`, the typecheck step of `npm test`, the day they compile).
  */
 import { describe, expect, it } from 'vitest';
-import yargs from 'yargs';
+import yargs, { type ArgumentsCamelCase, type CommandModule } from 'yargs';
+import { Writable } from 'node:stream';
 import {
   brokerSecurityOptions,
   checked,
@@ -20,7 +21,10 @@ import {
   timeOptions,
   type FlagsOf,
 } from '../../src/cli/options.js';
-import { UsageError } from '../../src/cli/output.js';
+import { UsageError, type CliIo } from '../../src/cli/output.js';
+import { upCommand, type UpFlags } from '../../src/cli/commands/up.js';
+import { apiCommand, type ApiFlags } from '../../src/cli/commands/api.js';
+import { brokerCommand, type BrokerFlags } from '../../src/cli/commands/broker.js';
 import { simulatorOptionProblem, type SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { MAX_TIMER_MS } from '../../src/fixture/fixture-schema.js';
 
@@ -108,5 +112,45 @@ describe('typed flags', () => {
       flags['http-port'],
     ];
     expect(read(argv)).toEqual([undefined, undefined, 1]);
+  });
+});
+
+/** What a command's own builder parses `args` to, as its handler is given it. */
+async function parsedBy<U>(command: CommandModule<object, U>, args: string[]): Promise<ArgumentsCamelCase<U>> {
+  const { builder } = command;
+  if (typeof builder !== 'function') throw new Error(`${String(command.command)} declares no builder function`);
+  return (await builder(yargs(args))).strict().parseAsync();
+}
+
+describe('typed commands', () => {
+  const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const io: CliIo = { stdout: quiet, stderr: quiet };
+
+  it('give each handler the flags of its own list, typed', async () => {
+    const up: UpFlags = await parsedBy(upCommand(io), ['--mqtt-port', '0', '--dashboard', '--broker-ws-port', '9001']);
+    const mqttPort: number | undefined = up['mqtt-port'];
+    const dashboard: string | undefined = up.dashboard;
+    const brokerThread: boolean = up['broker-thread'];
+    expect({ mqttPort, dashboard, brokerThread, ws: up['broker-ws-port'] }).toEqual({ mqttPort: 0, dashboard: 'on', brokerThread: true, ws: 9001 });
+    // @ts-expect-error a misspelt flag of `up` does not compile
+    expect(up['mqtt-prot']).toBeUndefined();
+
+    const api: ApiFlags = await parsedBy(apiCommand(io), ['--broker', 'mqtt://127.0.0.1:1']);
+    const broker: string = api.broker;
+    expect(broker).toBe('mqtt://127.0.0.1:1');
+    // @ts-expect-error `api` has no embedded broker, so no --mqtt-port
+    expect(api['mqtt-port']).toBeUndefined();
+
+    const alone: BrokerFlags = await parsedBy(brokerCommand(io), ['--host', '::1']);
+    expect(alone.host).toBe('::1');
+    // @ts-expect-error the broker alone serves no HTTP
+    expect(alone['http-port']).toBeUndefined();
+  });
+
+  it('hold a helper to the flags it reads', () => {
+    // @ts-expect-error `--broker-tls-prot` is not a flag of the embedded broker's security
+    expect(brokerSecurityOptions({ 'broker-tls-prot': 8883 })).toEqual({});
+    // @ts-expect-error a flag's value has the type its option declares
+    expect(() => heartbeatRateOption({ 'max-heartbeat-rate': '5' })).toThrow('--max-heartbeat-rate must be a number of at least 0 (0: no cap), not "5"');
   });
 });
