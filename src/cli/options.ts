@@ -10,8 +10,8 @@ import { UsageError } from './output.js';
 import {
   DEFAULT_LOG_MAX_FILES,
   DEFAULT_LOG_MAX_REQUESTS_PER_SECOND,
+  LOGGER_LIMITS,
   MAX_LOG_FILES,
-  MIN_LOG_FILE_BYTES,
   type ApiLoggerSettings,
 } from '../service/http/request-logging.js';
 import { isStateUrl } from '../service/auth/state-url.js';
@@ -291,18 +291,17 @@ export type HttpFlags = GivenFlags<typeof HTTP_OPTIONS> & GivenFlags<typeof HOST
 export function parseLogSize(raw: string): number {
   const match = /^(\d+)([kmg])?(?:i?b)?$/i.exec(raw.trim());
   const bytes = match ? Number(match[1]) * 1024 ** ' kmg'.indexOf((match[2] ?? ' ').toLowerCase()) : Number.NaN;
-  if (!(Number.isSafeInteger(bytes) && bytes >= MIN_LOG_FILE_BYTES)) {
+  if (!LOGGER_LIMITS.maxFileBytes.ok(bytes)) {
     throw new UsageError(`--log-max-size must be a size of at least 1k: bytes, or a whole number with k, m or g (10m is 10 MiB), not "${raw}"`);
   }
   return bytes;
 }
 
-/** A whole-number option given as a string, checked against its bounds. */
-function wholeOption(name: string, raw: string, min: number, max: number): number {
+/** A `--log-…` flag given as a string (the message echoes what was typed), checked by the logger setting's own bounds. */
+function loggerLimit(flag: string, setting: 'maxFiles' | 'maxRequestsPerSecond', raw: string): number {
   const value = raw.trim() === '' ? Number.NaN : Number(raw);
-  if (!(Number.isInteger(value) && value >= min && value <= max)) {
-    throw new UsageError(`--${name} must be a whole number ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`}, not "${raw}"`);
-  }
+  const { ok, wants } = LOGGER_LIMITS[setting];
+  if (!ok(value)) throw new UsageError(optionMessage(`--${flag}`, { wants, secret: false }, raw));
   return value;
 }
 
@@ -320,8 +319,8 @@ export function loggerOf(argv: HttpFlags, stderr: NodeJS.WritableStream = proces
   return {
     ...(file === undefined ? { stream: stderr } : { file }),
     ...(maxSize === undefined ? {} : { maxFileBytes: parseLogSize(maxSize) }),
-    ...(files === undefined ? {} : { maxFiles: wholeOption('log-files', files, 1, MAX_LOG_FILES) }),
-    ...(perSecond === undefined ? {} : { maxRequestsPerSecond: wholeOption('log-requests-per-second', perSecond, 0, Number.MAX_SAFE_INTEGER) }),
+    ...(files === undefined ? {} : { maxFiles: loggerLimit('log-files', 'maxFiles', files) }),
+    ...(perSecond === undefined ? {} : { maxRequestsPerSecond: loggerLimit('log-requests-per-second', 'maxRequestsPerSecond', perSecond) }),
   };
 }
 

@@ -27,6 +27,7 @@ import { apiCommand, type ApiFlags } from '../../src/cli/commands/api.js';
 import { brokerCommand, type BrokerFlags } from '../../src/cli/commands/broker.js';
 import { simulatorOptionProblem, type SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { MAX_TIMER_MS } from '../../src/fixture/fixture-schema.js';
+import { LOGGER_LIMITS, loggerOptionProblem } from '../../src/service/http/request-logging.js';
 
 /** What the CLI says of a bad value: the UsageError's message, or undefined when it takes the value. */
 function usageProblem(run: () => unknown): string | undefined {
@@ -59,6 +60,18 @@ describe('flags checked by the library rules', () => {
       const library = simulatorOptionProblem(option, value);
       const cli = usageProblem(() => read(value));
       expect({ value, cli }).toEqual({ value, cli: library ? `--${flag} must be ${library.wants}, not ${String(value)}` : undefined });
+    }
+  });
+
+  it('refuses the --log-… counts the logger option refuses, echoing what was typed', () => {
+    const cases: [string, 'maxFiles' | 'maxRequestsPerSecond', string][] = [
+      ...['0', '1', '100', '101', '1.5', '-1', 'x', ' '].map((raw): [string, 'maxFiles', string] => ['log-files', 'maxFiles', raw]),
+      ...['-1', '0', '50', '2.5', 'many'].map((raw): [string, 'maxRequestsPerSecond', string] => ['log-requests-per-second', 'maxRequestsPerSecond', raw]),
+    ];
+    for (const [flag, setting, raw] of cases) {
+      const cli = usageProblem(() => httpOptions({ 'log-file': 'api.log', [flag]: raw }, {}));
+      const library = loggerOptionProblem({ file: 'api.log', [setting]: raw.trim() === '' ? Number.NaN : Number(raw) });
+      expect({ flag, raw, cli }).toEqual({ flag, raw, cli: library === undefined ? undefined : `--${flag} must be ${LOGGER_LIMITS[setting].wants}, not ${JSON.stringify(raw)}` });
     }
   });
 
