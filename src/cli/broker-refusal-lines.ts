@@ -40,7 +40,8 @@ export function reportRefusals(broker: Pick<StartedBroker, 'onRefused' | 'refuse
     windowOpen = false;
     const now = broker.refusedCounts();
     const before = countsAtWindowStart!;
-    const more = Object.fromEntries(REFUSAL_KINDS.map((kind) => [kind, now[kind] - before[kind]])) as RefusalCounts;
+    const more: RefusalCounts = { ...now };
+    for (const kind of REFUSAL_KINDS) more[kind] = now[kind] - before[kind];
     if (total(more) > 0) say(`broker: refused ${describeCounts(more)} more in the last ${windowMs / 1000} s`);
   };
   const stopListening = broker.onRefused((refusal, counts) => {

@@ -1,19 +1,23 @@
-/** Options shared by several commands, declared once. */
-import type { Argv } from 'yargs';
+/**
+ * Options shared by several commands, declared once as groups that yargs takes as they are
+ * (`yargs.options(group)`) and from which tsc infers the parsed types (`FlagsOf`): a command spreads
+ * the groups it has into one list, and its handler sees exactly the flags that list declares.
+ * Values are checked by the rules of the library option each flag sets (simulator-options.ts), so
+ * the CLI and `startSimulator` refuse the same values; a broken rule is a usage error naming the flag.
+ */
+import type { Argv, InferredOptionTypes, Options } from 'yargs';
 import { UsageError } from './output.js';
-import { isSeed, MAX_SEED, MAX_TIMER_MS } from '../fixture/fixture-schema.js';
-import { isLoopbackHost, isPort, MAX_PORT } from '../shared/listen.js';
-import { isTimeScale } from '../shared/clock.js';
 import {
   DEFAULT_LOG_MAX_FILES,
   DEFAULT_LOG_MAX_REQUESTS_PER_SECOND,
+  LOGGER_LIMITS,
   MAX_LOG_FILES,
-  MIN_LOG_FILE_BYTES,
   type ApiLoggerSettings,
 } from '../service/http/request-logging.js';
 import { isStateUrl } from '../service/auth/state-url.js';
 import { requireSharedJwtSecret } from '../service/auth/jwt-secret.js';
-import type { HttpOptions } from '../simulator/simulator-options.js';
+import { exposesControl, optionMessage, simulatorOptionProblem, type HttpOptions, type SimulatorOptions } from '../simulator/simulator-options.js';
+import { isLoopbackHost } from '../shared/listen.js';
 import { redactUrl } from '../shared/redact-url.js';
 import type { TlsOverrides } from '../mqtt/identity.js';
 import { JUDGE_MODES } from './judge-notice.js';
@@ -27,127 +31,165 @@ export const STATE_URL_ENV = 'STATION_SIM_STATE_URL';
 export const DEFAULT_MQTT_PORT = 1883;
 export const DEFAULT_HTTP_PORT = 8080;
 
-export function withFixture<T>(yargs: Argv<T>) {
-  return yargs.option('fixture', {
+/** Options as `yargs.options()` takes them, by flag name; declared `as const satisfies OptionGroup`. */
+export type OptionGroup = Record<string, Options>;
+
+/** What the flags of a group parse to: a handler's argv, and no flag that the group does not declare. */
+export type FlagsOf<G extends OptionGroup> = InferredOptionTypes<G>;
+
+/** Some of a group's flags, as a helper reads them (a test passes only those it is about). */
+export type GivenFlags<G extends OptionGroup> = Partial<FlagsOf<G>>;
+
+/**
+ * The argv of a command not typed yet: `run` and `transcript` declare a bare `CommandModule`, whose
+ * handler sees every flag as `unknown`. The helpers they call take it besides their typed argv.
+ */
+export type UntypedArgv = { readonly [flag: string]: unknown };
+
+/**
+ * An untyped argv as the flags it holds: yargs parsed each by its declaration in this file. The one
+ * cast of the options, for `run` and `transcript` until they are typed like the other commands.
+ */
+function declared<A>(argv: A | UntypedArgv): A {
+  return argv as A;
+}
+
+/**
+ * A flag's value checked by the rule of the library option it sets: the CLI and startSimulator
+ * refuse the same values, and the message names the flag. `given` is what the message echoes, where
+ * the flag is parsed from what was typed (`--seed abc`).
+ */
+export function checked<K extends keyof SimulatorOptions>(flag: string, option: K, value: SimulatorOptions[K] | undefined, given: unknown = value): SimulatorOptions[K] | undefined {
+  const problem = simulatorOptionProblem(option, value);
+  if (problem) throw new UsageError(optionMessage(`--${flag}`, problem, given));
+  return value;
+}
+
+export const FIXTURE_OPTIONS = {
+  fixture: {
     alias: 'f',
     type: 'string',
     describe: 'Fixture file describing the fleet and accounts (default: the bundled demo fixture)',
-  });
-}
+  },
+} as const satisfies OptionGroup;
 
-export function withSeed<T>(yargs: Argv<T>) {
+export const SEED_OPTIONS = {
   // A string, not a number: yargs turns `--seed abc` into NaN, and the usage line should echo what was typed.
-  return yargs.option('seed', { type: 'string', describe: "Seed of the random source, 0 to 2147483647 (overrides the fixture's seed)" });
-}
+  seed: { type: 'string', describe: "Seed of the random source, 0 to 2147483647 (overrides the fixture's seed)" },
+} as const satisfies OptionGroup;
 
 /** The `--seed` given, checked: a whole number the random source takes as it is (0 to 2^31 - 1). */
-export function seedOf(argv: Record<string, unknown>): number | undefined {
+export function seedOf(argv: GivenFlags<typeof SEED_OPTIONS> | UntypedArgv): number | undefined {
   const raw = argv.seed;
   if (raw === undefined) return undefined;
   // Number() reads '' and '  ' as 0; an empty --seed is a mistake, not seed 0.
   const seed = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
-  if (!isSeed(seed)) throw new UsageError(`--seed must be a whole number from 0 to ${MAX_SEED}, not "${String(raw)}"`);
-  return seed;
+  return checked('seed', 'seed', seed, String(raw));
 }
 
-export function withJson<T>(yargs: Argv<T>) {
-  return yargs.option('json', { type: 'boolean', default: false, describe: 'Print the ready line as one JSON line' });
-}
+export const JSON_OPTIONS = {
+  json: { type: 'boolean', default: false, describe: 'Print the ready line as one JSON line' },
+} as const satisfies OptionGroup;
 
-export function withHost<T>(yargs: Argv<T>) {
-  return yargs.option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to bind servers to' });
-}
+export const HOST_OPTIONS = {
+  host: { type: 'string', default: '127.0.0.1', describe: 'Interface to bind servers to' },
+} as const satisfies OptionGroup;
 
-export function withMqttPort<T>(yargs: Argv<T>) {
-  return yargs.option('mqtt-port', {
+export const MQTT_PORT_OPTIONS = {
+  'mqtt-port': {
     type: 'number',
     describe: `Port of the embedded MQTT broker; 0 picks a free one (default ${DEFAULT_MQTT_PORT}, or a free port if that is taken)`,
-  });
-}
+  },
+} as const satisfies OptionGroup;
 
-export function withBrokerThread<T>(yargs: Argv<T>) {
-  return yargs.option('broker-thread', {
+export const BROKER_THREAD_OPTIONS = {
+  'broker-thread': {
     type: 'boolean',
     default: true,
     describe: 'Run the embedded broker on a thread of its own (--no-broker-thread: on the main thread, for debugging)',
-  });
-}
+  },
+} as const satisfies OptionGroup;
 
 /** The fleet's heartbeat budget (src/fleet/heartbeat-budget.ts). */
-export function withHeartbeatRate<T>(yargs: Argv<T>) {
-  return yargs.option('max-heartbeat-rate', {
+export const HEARTBEAT_OPTIONS = {
+  'max-heartbeat-rate': {
     type: 'number',
     describe: 'Heartbeats a second the fleet publishes at most; past it every station beats less often by the same factor, said at start (0: no cap; default 1000)',
-  });
-}
+  },
+} as const satisfies OptionGroup;
 
 /** `maxHeartbeatRate` for startSimulator, when the flag was given; a bad value is a usage error. */
-export function heartbeatRateOption(argv: Record<string, unknown>): { maxHeartbeatRate?: number } {
-  const value = argv['max-heartbeat-rate'];
-  if (value === undefined) return {};
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new UsageError(`--max-heartbeat-rate must be a number of at least 0 (0: no cap), not ${String(value)}`);
-  return { maxHeartbeatRate: value };
+export function heartbeatRateOption(argv: GivenFlags<typeof HEARTBEAT_OPTIONS>): Pick<SimulatorOptions, 'maxHeartbeatRate'> {
+  const value = checked('max-heartbeat-rate', 'maxHeartbeatRate', argv['max-heartbeat-rate']);
+  return value === undefined ? {} : { maxHeartbeatRate: value };
 }
 
 /** The embedded broker's security (docs/mqtt-security.md, "The embedded broker, secured"). */
-export function withBrokerSecurity<T>(yargs: Argv<T>) {
-  return yargs
-    .option('broker-auth', {
-      type: 'boolean',
-      describe: "Embedded broker: require every MQTT client to authenticate as one of the fixture's identities (on by default when the fixture has mqtt.identities or mqtt.certs)",
-    })
-    .option('insecure-broker', {
-      type: 'boolean',
-      default: false,
-      describe: 'Embedded broker: run without authentication on a --host other than loopback (refused otherwise, as Mosquitto 2 does)',
-    })
-    .option('broker-tls-port', { type: 'number', describe: "Embedded broker: port of an MQTT-over-TLS listener, with the fixture's mqtt.certs; 0 picks a free one" })
-    .option('broker-ws-port', { type: 'number', describe: 'Embedded broker: port of an MQTT-over-WebSocket listener (wss with mqtt.certs); 0 picks a free one' });
-}
+export const BROKER_SECURITY_OPTIONS = {
+  'broker-auth': {
+    type: 'boolean',
+    describe: "Embedded broker: require every MQTT client to authenticate as one of the fixture's identities (on by default when the fixture has mqtt.identities or mqtt.certs)",
+  },
+  'insecure-broker': {
+    type: 'boolean',
+    default: false,
+    describe: 'Embedded broker: run without authentication on a --host other than loopback (refused otherwise, as Mosquitto 2 does)',
+  },
+  'broker-tls-port': { type: 'number', describe: "Embedded broker: port of an MQTT-over-TLS listener, with the fixture's mqtt.certs; 0 picks a free one" },
+  'broker-ws-port': { type: 'number', describe: 'Embedded broker: port of an MQTT-over-WebSocket listener (wss with mqtt.certs); 0 picks a free one' },
+} as const satisfies OptionGroup;
 
-/** The `withBrokerSecurity` flags given, as SimulatorOptions fields. */
-export function brokerSecurityOptions(argv: Record<string, unknown>): { brokerAuth?: boolean; insecureBroker?: boolean; brokerTlsPort?: number; brokerWsPort?: number } {
-  checkPort('broker-tls-port', argv['broker-tls-port'] as number | undefined);
-  checkPort('broker-ws-port', argv['broker-ws-port'] as number | undefined);
-  const given = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));
+/** The embedded broker's security flags as SimulatorOptions fields: only those given (--insecure-broker only when on). */
+export type BrokerSecurity = Pick<SimulatorOptions, 'brokerAuth' | 'insecureBroker' | 'brokerTlsPort' | 'brokerWsPort'>;
+
+/** The `BROKER_SECURITY_OPTIONS` given, checked, as SimulatorOptions fields. */
+export function brokerSecurityOptions(argv: GivenFlags<typeof BROKER_SECURITY_OPTIONS>): BrokerSecurity {
+  const tlsPort = checked('broker-tls-port', 'brokerTlsPort', argv['broker-tls-port']);
+  const wsPort = checked('broker-ws-port', 'brokerWsPort', argv['broker-ws-port']);
+  const auth = argv['broker-auth'];
   return {
-    ...given('brokerAuth', argv['broker-auth'] as boolean | undefined),
-    ...given('insecureBroker', argv['insecure-broker'] === true ? true : undefined),
-    ...given('brokerTlsPort', argv['broker-tls-port'] as number | undefined),
-    ...given('brokerWsPort', argv['broker-ws-port'] as number | undefined),
+    ...(auth === undefined ? {} : { brokerAuth: auth }),
+    ...(argv['insecure-broker'] === true ? { insecureBroker: true } : {}),
+    ...(tlsPort === undefined ? {} : { brokerTlsPort: tlsPort }),
+    ...(wsPort === undefined ? {} : { brokerWsPort: wsPort }),
   };
 }
 
-export function withBroker<T>(yargs: Argv<T>, required: boolean) {
-  return withBrokerTls(yargs).option('broker', {
-    type: 'string',
-    demandOption: required ? 'give the broker URL, e.g. --broker mqtt://127.0.0.1:1883' : false,
-    describe:
-      'URL of an external MQTT broker (mqtt://, mqtts://, ws:// or wss://[user:pass@]host:port); STATION_SIM_BROKER_USERNAME and STATION_SIM_BROKER_PASSWORD give the credentials instead, out of the process list',
-    coerce: (value: string) => {
-      if (value.trim() === '') throw new UsageError('--broker needs a URL, e.g. mqtt://127.0.0.1:1883');
-      return brokerUrlWithCredentials(value, process.env);
-    },
-  });
-}
-
 /** TLS to an external broker (docs/mqtt-security.md, "Connections"); each wins over the fixture's `mqtt` section. */
-function withBrokerTls<T>(yargs: Argv<T>) {
-  return yargs
-    .option('broker-ca', { type: 'string', describe: "CA bundle (PEM file) an mqtts:// or wss:// broker's certificate must chain to (default: the fixture's, else the system CAs)" })
-    .option('broker-cert', { type: 'string', describe: 'Client certificate (PEM file) of the API and control plane; stations take theirs from the fixture' })
-    .option('broker-key', { type: 'string', describe: 'Private key (PEM file) of --broker-cert' })
-    .option('broker-servername', { type: 'string', describe: "Host name the broker's certificate must carry (default: the URL's host)" })
-    .option('insecure', { type: 'boolean', describe: "Do not verify the broker's certificate (says so on stderr at start); for test brokers only" });
-}
+const BROKER_TLS_OPTIONS = {
+  'broker-ca': { type: 'string', describe: "CA bundle (PEM file) an mqtts:// or wss:// broker's certificate must chain to (default: the fixture's, else the system CAs)" },
+  'broker-cert': { type: 'string', describe: 'Client certificate (PEM file) of the API and control plane; stations take theirs from the fixture' },
+  'broker-key': { type: 'string', describe: 'Private key (PEM file) of --broker-cert' },
+  'broker-servername': { type: 'string', describe: "Host name the broker's certificate must carry (default: the URL's host)" },
+  insecure: { type: 'boolean', describe: "Do not verify the broker's certificate (says so on stderr at start); for test brokers only" },
+} as const satisfies OptionGroup;
+
+const BROKER_OPTION = {
+  type: 'string',
+  describe:
+    'URL of an external MQTT broker (mqtt://, mqtts://, ws:// or wss://[user:pass@]host:port); STATION_SIM_BROKER_USERNAME and STATION_SIM_BROKER_PASSWORD give the credentials instead, out of the process list',
+  coerce: (value: string): string => {
+    if (value.trim() === '') throw new UsageError('--broker needs a URL, e.g. mqtt://127.0.0.1:1883');
+    return brokerUrlWithCredentials(value, process.env);
+  },
+} as const satisfies Options;
+
+/** An external broker, optional (`up`: without it, the embedded one), with its TLS options. */
+export const BROKER_OPTIONS = { ...BROKER_TLS_OPTIONS, broker: BROKER_OPTION } as const satisfies OptionGroup;
+
+/** An external broker that the command cannot do without (`stations`, `api`), with its TLS options. */
+export const REQUIRED_BROKER_OPTIONS = {
+  ...BROKER_TLS_OPTIONS,
+  broker: { ...BROKER_OPTION, demandOption: 'give the broker URL, e.g. --broker mqtt://127.0.0.1:1883' },
+} as const satisfies OptionGroup;
 
 /** The TLS options given, checked; undefined when none was. */
-export function brokerTlsOf(argv: Record<string, unknown>): TlsOverrides | undefined {
+export function brokerTlsOf(argv: GivenFlags<typeof BROKER_OPTIONS>): TlsOverrides | undefined {
   const tls: TlsOverrides = {};
   for (const [flag, field] of [['broker-ca', 'ca'], ['broker-cert', 'cert'], ['broker-key', 'key'], ['broker-servername', 'servername']] as const) {
     const value = argv[flag];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${flag} needs a value`);
+    if (value.trim() === '') throw new UsageError(`--${flag} needs a value`);
     tls[field] = value;
   }
   if ((tls.cert === undefined) !== (tls.key === undefined)) throw new UsageError('--broker-cert and --broker-key go together');
@@ -159,7 +201,7 @@ export function brokerTlsOf(argv: Record<string, unknown>): TlsOverrides | undef
 }
 
 /** `{ brokerTls }` for the simulator's options, or nothing when no TLS option was given. */
-export function brokerTlsOption(argv: Record<string, unknown>): { brokerTls?: TlsOverrides } {
+export function brokerTlsOption(argv: GivenFlags<typeof BROKER_OPTIONS>): Pick<SimulatorOptions, 'brokerTls'> {
   const tls = brokerTlsOf(argv);
   return tls ? { brokerTls: tls } : {};
 }
@@ -187,87 +229,85 @@ export function brokerUrlWithCredentials(url: string, env: NodeJS.ProcessEnv): s
   return parsed.toString();
 }
 
-/** Validates a port option at the edge. */
-export function checkPort(name: string, value: number | undefined): void {
-  if (value === undefined) return;
-  if (!isPort(value)) throw new UsageError(`--${name} must be a whole number from 0 to ${MAX_PORT}`);
-}
-
 /** What `--http-port` defaults to: 8080 with a fallback (`up`, `api`), or always a free port (`run`). */
 export type HttpPortDefault = 'default-port' | 'free-port';
 
-export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'default-port') {
+/** The HTTP side's options; only the help of `--http-port` depends on its default. */
+export function httpOptionGroup(portDefault: HttpPortDefault) {
   const where = 'Port of the HTTP server (/v1 API and /sim/v1 control plane)';
-  return yargs
-    .option('http-port', {
+  return {
+    'http-port': {
       type: 'number',
       describe:
         portDefault === 'free-port'
           ? `${where} (default: a free one; a port given that is taken is an error)`
           : `${where}; 0 picks a free one (default ${DEFAULT_HTTP_PORT}, or a free port if that is taken)`,
-    })
-    .option('control-token', {
+    },
+    'control-token': {
       type: 'string',
       describe: 'Require "Authorization: Bearer <token>" on /sim/v1 (or set STATION_SIM_CONTROL_TOKEN, which keeps it out of the process list)',
-    })
-    .option('insecure-control', {
+    },
+    'insecure-control': {
       type: 'boolean',
       describe: 'With --host other than loopback and no control token: serve /sim/v1 open to everyone who can reach it (refused without this)',
-    })
-    .option('access-ttl', { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" })
-    .option('refresh-ttl', { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" })
-    .option('session-max-lifetime', {
+    },
+    'access-ttl': { type: 'number', describe: "Access token lifetime in seconds (default: the fixture's, 3600)" },
+    'refresh-ttl': { type: 'number', describe: "Refresh token lifetime in seconds (default: the fixture's, 2592000)" },
+    'session-max-lifetime': {
       type: 'number',
       describe: "Absolute session lifetime in seconds, however often it is refreshed; at least --refresh-ttl (default: the fixture's, 7776000 = 90 days)",
-    })
-    .option('state', {
+    },
+    state: {
       type: 'string',
       describe: `Keep sessions in Redis, shared by API processes and kept across restarts: redis://[:password@]host:port[/db] or rediss://… (or set ${STATE_URL_ENV}, which keeps the password out of the process list; default: the fixture's api.state, else memory)`,
-    })
-    .option('command-timeout', { type: 'number', describe: "How long an unlock waits for the station's ack, ms (default: the fixture's, 5000)" })
-    .option('login-throttle', {
+    },
+    'command-timeout': { type: 'number', describe: "How long an unlock waits for the station's ack, ms (default: the fixture's, 5000)" },
+    'login-throttle': {
       type: 'boolean',
       describe: "Throttle failed logins per client address and per email with 429 (default: the fixture's, on); --no-login-throttle for load tests",
-    })
-    .option('log', { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr, sampled under load (tokens and bodies are never logged)' })
-    .option('log-file', { type: 'string', describe: 'Write the API log to this file instead of stderr (implies --log); appended to, and rotated at --log-max-size' })
-    .option('log-max-size', {
+    },
+    log: { type: 'boolean', default: false, describe: 'Log API requests as JSON lines on stderr, sampled under load (tokens and bodies are never logged)' },
+    'log-file': { type: 'string', describe: 'Write the API log to this file instead of stderr (implies --log); appended to, and rotated at --log-max-size' },
+    'log-max-size': {
       // A string: "10m" is a size, and the usage line should echo what was typed.
       type: 'string',
       describe: 'Size at which --log-file is rotated to FILE.1 (FILE.1 to FILE.2…): bytes, or with k, m or g (KiB, MiB, GiB), at least 1k (default 10m)',
-    })
-    .option('log-files', { type: 'string', describe: `Rotated files of --log-file kept, 1 to ${MAX_LOG_FILES}; the disk used stays under about size × (this + 1) (default ${DEFAULT_LOG_MAX_FILES})` })
-    .option('log-requests-per-second', {
+    },
+    'log-files': { type: 'string', describe: `Rotated files of --log-file kept, 1 to ${MAX_LOG_FILES}; the disk used stays under about size × (this + 1) (default ${DEFAULT_LOG_MAX_FILES})` },
+    'log-requests-per-second': {
       type: 'string',
       describe: `Requests a second whose lines are logged; the lines of the others are dropped and counted in one line a second. Warnings, errors and 5xx are always logged; 0 logs every request (default ${DEFAULT_LOG_MAX_REQUESTS_PER_SECOND})`,
-    });
+    },
+  } as const satisfies OptionGroup;
 }
+
+/** The HTTP side's options with `--http-port` 8080 by default (`up`, `api`). */
+export const HTTP_OPTIONS = httpOptionGroup('default-port');
+
+/** The flags `httpOptions` reads: the HTTP side's, and `--host` where the command has it. */
+export type HttpFlags = GivenFlags<typeof HTTP_OPTIONS> & GivenFlags<typeof HOST_OPTIONS>;
 
 /** `--log-max-size` in bytes: a whole number, or one with k, m or g (binary: 1k is 1024 bytes). */
 export function parseLogSize(raw: string): number {
   const match = /^(\d+)([kmg])?(?:i?b)?$/i.exec(raw.trim());
   const bytes = match ? Number(match[1]) * 1024 ** ' kmg'.indexOf((match[2] ?? ' ').toLowerCase()) : Number.NaN;
-  if (!(Number.isSafeInteger(bytes) && bytes >= MIN_LOG_FILE_BYTES)) {
+  if (!LOGGER_LIMITS.maxFileBytes.ok(bytes)) {
     throw new UsageError(`--log-max-size must be a size of at least 1k: bytes, or a whole number with k, m or g (10m is 10 MiB), not "${raw}"`);
   }
   return bytes;
 }
 
-/** A whole-number option given as a string, checked against its bounds. */
-function wholeOption(name: string, raw: string, min: number, max: number): number {
+/** A `--log-…` flag given as a string (the message echoes what was typed), checked by the logger setting's own bounds. */
+function loggerLimit(flag: string, setting: 'maxFiles' | 'maxRequestsPerSecond', raw: string): number {
   const value = raw.trim() === '' ? Number.NaN : Number(raw);
-  if (!(Number.isInteger(value) && value >= min && value <= max)) {
-    throw new UsageError(`--${name} must be a whole number ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`}, not "${raw}"`);
-  }
+  const { ok, wants } = LOGGER_LIMITS[setting];
+  if (!ok(value)) throw new UsageError(optionMessage(`--${flag}`, { wants, secret: false }, raw));
   return value;
 }
 
 /** The logger the `--log…` options ask for, checked at the edge; undefined for no log. */
-export function loggerOf(argv: Record<string, unknown>, stderr: NodeJS.WritableStream = process.stderr): ApiLoggerSettings | undefined {
-  const file = argv['log-file'] as string | undefined;
-  const maxSize = argv['log-max-size'] as string | undefined;
-  const files = argv['log-files'] as string | undefined;
-  const perSecond = argv['log-requests-per-second'] as string | undefined;
+export function loggerOf(argv: HttpFlags, stderr: NodeJS.WritableStream = process.stderr): ApiLoggerSettings | undefined {
+  const { 'log-file': file, 'log-max-size': maxSize, 'log-files': files, 'log-requests-per-second': perSecond } = argv;
   if (file === '') throw new UsageError('--log-file needs a file path');
   if (file === undefined && (maxSize !== undefined || files !== undefined)) {
     throw new UsageError(`--${maxSize !== undefined ? 'log-max-size' : 'log-files'} is about --log-file, which is not given`);
@@ -279,42 +319,45 @@ export function loggerOf(argv: Record<string, unknown>, stderr: NodeJS.WritableS
   return {
     ...(file === undefined ? { stream: stderr } : { file }),
     ...(maxSize === undefined ? {} : { maxFileBytes: parseLogSize(maxSize) }),
-    ...(files === undefined ? {} : { maxFiles: wholeOption('log-files', files, 1, MAX_LOG_FILES) }),
-    ...(perSecond === undefined ? {} : { maxRequestsPerSecond: wholeOption('log-requests-per-second', perSecond, 0, Number.MAX_SAFE_INTEGER) }),
+    ...(files === undefined ? {} : { maxFiles: loggerLimit('log-files', 'maxFiles', files) }),
+    ...(perSecond === undefined ? {} : { maxRequestsPerSecond: loggerLimit('log-requests-per-second', 'maxRequestsPerSecond', perSecond) }),
   };
 }
 
+/** The HTTP side's options for startSimulator and startApiProcess: those given, checked. */
+export type HttpSettings = Pick<
+  HttpOptions,
+  'controlToken' | 'insecureControl' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'sessionMaxLifetimeSeconds' | 'state' | 'commandTimeoutMs' | 'loginThrottle'
+> & { httpPort: number; fallbackToFreePort: boolean; logger?: ApiLoggerSettings };
+
 /** The HTTP options of a parsed command line, checked at the edge. */
-export function httpOptions(argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env) {
-  const httpPort = argv['http-port'] as number | undefined;
-  checkPort('http-port', httpPort);
-  for (const name of ['access-ttl', 'refresh-ttl', 'session-max-lifetime', 'command-timeout']) {
-    const value = argv[name] as number | undefined;
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new UsageError(`--${name} must be a whole number of at least 1`);
-  }
-  const timeout = argv['command-timeout'] as number | undefined;
-  if (timeout !== undefined && timeout > MAX_TIMER_MS) throw new UsageError(`--command-timeout must be at most ${MAX_TIMER_MS} ms`);
-  const controlToken = (argv['control-token'] as string | undefined) ?? env.STATION_SIM_CONTROL_TOKEN;
-  checkControlExposure(argv.host as string | undefined, controlToken, argv['insecure-control'] === true);
-  const state = stateUrl(argv.state as string | undefined, env);
-  if (state !== undefined) requireSharedJwtSecret(argv.state === undefined ? STATE_URL_ENV : '--state', env);
-  const set = <V>(key: string, value: V | undefined) => (value === undefined ? {} : { [key]: value });
+export function httpOptions(argv: HttpFlags | UntypedArgv, env: NodeJS.ProcessEnv = process.env): HttpSettings {
+  const flags = declared<HttpFlags>(argv);
+  const httpPort = checked('http-port', 'httpPort', flags['http-port']);
+  const accessTtl = checked('access-ttl', 'accessTokenTtlSeconds', flags['access-ttl']);
+  const refreshTtl = checked('refresh-ttl', 'refreshTokenTtlSeconds', flags['refresh-ttl']);
+  const sessionLifetime = checked('session-max-lifetime', 'sessionMaxLifetimeSeconds', flags['session-max-lifetime']);
+  const timeout = checked('command-timeout', 'commandTimeoutMs', flags['command-timeout']);
+  const given = flags['control-token'] ?? env.STATION_SIM_CONTROL_TOKEN;
+  const controlToken = given === '' ? undefined : given;
+  checkControlExposure(flags.host, controlToken, flags['insecure-control'] === true);
+  const state = stateUrl(flags.state, env);
+  if (state !== undefined) requireSharedJwtSecret(flags.state === undefined ? STATE_URL_ENV : '--state', env);
+  const logger = loggerOf(flags);
+  const loginThrottle = flags['login-throttle'];
   return {
     httpPort: httpPort ?? DEFAULT_HTTP_PORT,
     fallbackToFreePort: httpPort === undefined,
-    ...set('controlToken', controlToken === '' ? undefined : controlToken),
-    ...set('accessTokenTtlSeconds', argv['access-ttl'] as number | undefined),
-    ...set('refreshTokenTtlSeconds', argv['refresh-ttl'] as number | undefined),
-    ...set('sessionMaxLifetimeSeconds', argv['session-max-lifetime'] as number | undefined),
-    ...set('state', state),
-    ...set('commandTimeoutMs', argv['command-timeout'] as number | undefined),
-    ...set('loginThrottle', argv['login-throttle'] as boolean | undefined),
-    ...set('insecureControl', argv['insecure-control'] === true ? true : undefined),
-    ...set('logger', loggerOf(argv)),
-  } as Pick<
-    HttpOptions,
-    'controlToken' | 'insecureControl' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'sessionMaxLifetimeSeconds' | 'state' | 'commandTimeoutMs' | 'loginThrottle'
-  > & { httpPort: number; fallbackToFreePort: boolean; logger?: ApiLoggerSettings };
+    ...(controlToken === undefined ? {} : { controlToken }),
+    ...(accessTtl === undefined ? {} : { accessTokenTtlSeconds: accessTtl }),
+    ...(refreshTtl === undefined ? {} : { refreshTokenTtlSeconds: refreshTtl }),
+    ...(sessionLifetime === undefined ? {} : { sessionMaxLifetimeSeconds: sessionLifetime }),
+    ...(state === undefined ? {} : { state }),
+    ...(timeout === undefined ? {} : { commandTimeoutMs: timeout }),
+    ...(loginThrottle === undefined ? {} : { loginThrottle }),
+    ...(flags['insecure-control'] === true ? { insecureControl: true } : {}),
+    ...(logger === undefined ? {} : { logger }),
+  };
 }
 
 /** `--state`, else STATION_SIM_STATE_URL, checked; undefined for sessions in memory (or the fixture's `api.state`). */
@@ -329,19 +372,18 @@ export function stateUrl(option: string | undefined, env: NodeJS.ProcessEnv): st
 }
 
 /**
- * DESIGN.md, "Trust model": loopback only by default, open there as a local emulator is; bound to
- * any other address, the control plane (which opens any lock and resets the fleet) needs its token
- * unless the user says so in as many words.
+ * DESIGN.md, "Trust model": the library's rule (`exposesControl`), said in flags: bound beyond
+ * loopback, the control plane (which opens any lock and resets the fleet) needs its token unless
+ * the user says so in as many words.
  */
-function checkControlExposure(host: string | undefined, controlToken: string | undefined, insecure: boolean): void {
-  if (host === undefined || isLoopbackHost(host) || (controlToken !== undefined && controlToken !== '') || insecure) return;
+function checkControlExposure(host: string | undefined, controlToken: string | undefined, insecureControl: boolean): void {
+  if (!exposesControl({ host, controlToken, insecureControl })) return;
   throw new UsageError(
     `--host ${host} lets other machines reach the control plane, which opens any lock and resets the fleet: ` +
       'set STATION_SIM_CONTROL_TOKEN (or --control-token), or add --insecure-control to leave it open to everyone who can reach it',
   );
 }
 
-/** How the control plane is protected, for the start-up line. */
 /**
  * The start-up line on who may drive the control plane. `openBroker`: the embedded broker takes
  * anyone, so the control topics (`station-sim/control/…`, `station-sim/fleet`) are open to every
@@ -355,40 +397,67 @@ export function controlAccess(host: string, controlToken: string | undefined, to
   return `${line}; over HTTP only: the embedded broker is open, so any MQTT client that reaches it can publish to the control topics without the token (--broker-auth, or mqtt identities in the fixture, close them: docs/mqtt-security.md)`;
 }
 
-export function withTime<T>(yargs: Argv<T>) {
-  return yargs
-    .option('record', { type: 'string', describe: 'Write a transcript of every MQTT message and API request (JSON lines) to this file' })
-    .option('time-scale', { type: 'number', describe: 'Run station behaviour, scenario timelines and token lifetimes this many times faster' })
-    .option('clock', {
-      choices: ['system', 'manual'] as const,
-      default: 'system' as const,
-      describe: 'manual: simulated time stands still until POST /sim/v1/clock/advance moves it',
-    });
-}
+export const TIME_OPTIONS = {
+  record: { type: 'string', describe: 'Write a transcript of every MQTT message and API request (JSON lines) to this file' },
+  'time-scale': { type: 'number', describe: 'Run station behaviour, scenario timelines and token lifetimes this many times faster' },
+  clock: {
+    choices: ['system', 'manual'],
+    default: 'system',
+    describe: 'manual: simulated time stands still until POST /sim/v1/clock/advance moves it',
+  },
+} as const satisfies OptionGroup;
+
+/** The time options for startSimulator: the clock, and the others when given. */
+export type TimeSettings = { clock: 'system' | 'manual' } & Pick<SimulatorOptions, 'timeScale' | 'record'>;
 
 /** The time options of a parsed command line, checked at the edge. */
-export function timeOptions(argv: Record<string, unknown>): { clock: 'system' | 'manual'; timeScale?: number; record?: string } {
-  const timeScale = argv['time-scale'] as number | undefined;
-  const record = argv.record as string | undefined;
-  const clock = argv.clock as 'system' | 'manual';
-  if (timeScale !== undefined && !isTimeScale(timeScale)) throw new UsageError('--time-scale must be a positive number');
+export function timeOptions(argv: FlagsOf<typeof TIME_OPTIONS> | UntypedArgv): TimeSettings {
+  const { 'time-scale': given, record, clock } = declared<FlagsOf<typeof TIME_OPTIONS>>(argv);
+  const timeScale = checked('time-scale', 'timeScale', given);
   if (timeScale !== undefined && clock === 'manual') throw new UsageError('--time-scale and --clock manual do not go together');
   return { clock, ...(timeScale === undefined ? {} : { timeScale }), ...(record === undefined ? {} : { record }) };
 }
 
 /** `--judge-report FILE`: the judge's findings as JUnit XML at stop (docs/judge.md). */
-export function withJudgeReport<T>(yargs: Argv<T>) {
-  return yargs.option('judge-report', {
+export const JUDGE_REPORT_OPTIONS = {
+  'judge-report': {
     type: 'string',
     describe: "Write the judge's verdict as JUnit XML to this file (one test case per rule, failed when broken), for CI; up, run and stations write it when they stop",
-  });
-}
+  },
+} as const satisfies OptionGroup;
 
 /** `--judge off|report|strict`, `run`'s own: what the judge's findings do to the run. */
-export function withJudgeMode<T>(yargs: Argv<T>) {
-  return yargs.option('judge', {
+export const JUDGE_MODE_OPTIONS = {
+  judge: {
     choices: JUDGE_MODES,
-    default: 'report' as const,
+    default: 'report',
     describe: 'report: the judge line at stop; strict: also exit 3 when the command passed but a rule was broken; off: say nothing of the judge',
-  });
+  },
+} as const satisfies OptionGroup;
+
+// The groups one at a time, for the commands that still build their options by nesting (`run`, `transcript`).
+
+export function withFixture<T>(yargs: Argv<T>) {
+  return yargs.options(FIXTURE_OPTIONS);
 }
+
+export function withSeed<T>(yargs: Argv<T>) {
+  return yargs.options(SEED_OPTIONS);
+}
+
+export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'default-port') {
+  return yargs.options(httpOptionGroup(portDefault));
+}
+
+export function withTime<T>(yargs: Argv<T>) {
+  return yargs.options(TIME_OPTIONS);
+}
+
+export function withJudgeReport<T>(yargs: Argv<T>) {
+  return yargs.options(JUDGE_REPORT_OPTIONS);
+}
+
+export function withJudgeMode<T>(yargs: Argv<T>) {
+  return yargs.options(JUDGE_MODE_OPTIONS);
+}
+

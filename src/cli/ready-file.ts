@@ -63,7 +63,7 @@ export class ReadyFile {
       await step();
     } catch (error) {
       await rm(this.#temporary, { force: true }).catch(() => {});
-      const why = openProblem(error as NodeJS.ErrnoException);
+      const why = openProblem(error);
       throw new SimError('BAD_REQUEST', `cannot write the ready file ${this.path}: ${why}`, { cause: error });
     }
   }

@@ -68,6 +68,7 @@ export async function runCli(args: string[], io: CliIo = { stdout: process.stdou
  * which in a project that installs station-sim is that project's.
  */
 function ownVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return manifest.version;
+  const manifest: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  if (typeof manifest === 'object' && manifest !== null && 'version' in manifest && typeof manifest.version === 'string') return manifest.version;
+  throw new Error("station-sim's package.json has no version");
 }

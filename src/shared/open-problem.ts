@@ -10,6 +10,8 @@ const OPEN_PROBLEMS: Readonly<Record<string, string>> = {
   EROFS: 'the file system is read-only (EROFS)',
 };
 
-export function openProblem(error: NodeJS.ErrnoException): string {
-  return OPEN_PROBLEMS[error.code ?? ''] ?? error.message;
+/** Takes what a `catch` caught as it is: a Node system error says its cause by its `code`. */
+export function openProblem(error: unknown): string {
+  const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : '';
+  return OPEN_PROBLEMS[code] ?? (error instanceof Error ? error.message : String(error));
 }

@@ -241,6 +241,45 @@ const API_PROCESS_RULES: Rules<HttpOptions & Pick<SimulatorOptions, 'fixture' | 
   brokerTls: SIMULATOR_RULES.brokerTls,
 };
 
+/** What is wrong with one option's value: what the option takes, or a message of its own. */
+export interface OptionProblem {
+  /** What the option takes, e.g. "a whole number from 0 to 65535". */
+  wants: string;
+  /** The value must not be shown (a token, a URL with credentials). */
+  secret: boolean;
+  /** A whole message of its own, where `wants` alone would not say (a field of an object). */
+  message?: string;
+}
+
+/**
+ * The problem with `value` as `startSimulator`'s option `name`, or undefined when there is none (an
+ * option set to `undefined` counts as left out): for a caller that names the option its own way, as
+ * the CLI does with its flags, so that both refuse the same values.
+ */
+export function simulatorOptionProblem<K extends keyof SimulatorOptions>(name: K, value: unknown): OptionProblem | undefined {
+  return ruleProblem(SIMULATOR_RULES[name], value);
+}
+
+/** "`name` must be `wants`, not `value`": one wording for every option, whatever names it. */
+export function optionMessage(name: string, problem: OptionProblem, value: unknown): string {
+  return problem.message ?? `${name} must be ${problem.wants}${problem.secret ? '' : `, not ${shown(value)}`}`;
+}
+
+function ruleProblem(rule: OptionRule, value: unknown): OptionProblem | undefined {
+  if (value === undefined || rule.ok(value)) return undefined;
+  const message = rule.problem?.(value);
+  return { wants: rule.wants, secret: rule.secret === true, ...(message ? { message } : {}) };
+}
+
+/**
+ * DESIGN.md, trust model: loopback only by default, open there as a local emulator is; bound to
+ * any other address, the control plane (which opens any lock and resets the fleet) needs its token
+ * unless the caller says otherwise in as many words. True when `options` leave it open that way.
+ */
+export function exposesControl(options: Pick<HttpOptions, 'host' | 'controlToken' | 'insecureControl'>): boolean {
+  return !(options.host === undefined || isLoopbackHost(options.host) || options.controlToken !== undefined || options.insecureControl === true);
+}
+
 /** Refuses options `startSimulator` cannot run with, naming the option; an option set to `undefined` counts as left out. */
 export function checkSimulatorOptions(options: unknown): asserts options is SimulatorOptions {
   check('startSimulator', options, SIMULATOR_RULES);
@@ -253,13 +292,9 @@ export function checkApiProcessOptions(options: unknown): asserts options is Htt
   checkControlExposure(options as HttpOptions);
 }
 
-/**
- * DESIGN.md, trust model: loopback only by default, open there as a local emulator is; bound to
- * any other address, the control plane (which opens any lock and resets the fleet) needs its token
- * unless the caller says otherwise in as many words.
- */
+/** Refuses a control plane open beyond loopback (`exposesControl`). */
 function checkControlExposure(options: HttpOptions): void {
-  if (options.host === undefined || isLoopbackHost(options.host) || options.controlToken !== undefined || options.insecureControl === true) return;
+  if (!exposesControl(options)) return;
   throw new SimError(
     'BAD_REQUEST',
     `host "${options.host}" lets other machines reach the control plane, which opens any lock and resets the fleet: give controlToken, or insecureControl: true to leave it open to everyone who can reach it`,
@@ -277,10 +312,8 @@ function check(caller: string, options: unknown, rules: Readonly<Record<string, 
   for (const [name, value] of Object.entries(options)) {
     const rule = rules[name];
     if (!rule) throw new SimError('BAD_REQUEST', `${caller} has no option ${JSON.stringify(name)}; it takes ${Object.keys(rules).join(', ')}`);
-    if (value === undefined || rule.ok(value)) continue;
-    const problem = rule.problem?.(value);
-    if (problem) throw new SimError('BAD_REQUEST', problem);
-    throw new SimError('BAD_REQUEST', `${name} must be ${rule.wants}${rule.secret ? '' : `, not ${shown(value)}`}`);
+    const problem = ruleProblem(rule, value);
+    if (problem) throw new SimError('BAD_REQUEST', optionMessage(name, problem, value));
   }
 }
 

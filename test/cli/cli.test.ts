@@ -151,14 +151,14 @@ describe('station-sim CLI', () => {
   it('bad option values are one usage line each, before anything starts', async () => {
     const cases: [string[], string][] = [
       [['up', '--broker', ''], '--broker needs a URL, e.g. mqtt://127.0.0.1:1883'],
-      [['up', '--mqtt-port', '70000'], '--mqtt-port must be a whole number from 0 to 65535'],
+      [['up', '--mqtt-port', '70000'], '--mqtt-port must be a whole number from 0 to 65535, not 70000'],
       [['stations', '--broker', 'mqtt://127.0.0.1:1', '--shard', '3/2'], '--shard must be k/n with 1 <= k <= n, not "3/2"'],
-      [['up', '--time-scale', '0', '--mqtt-port', '0', '--http-port', '0'], '--time-scale must be a positive number'],
+      [['up', '--time-scale', '0', '--mqtt-port', '0', '--http-port', '0'], '--time-scale must be a positive number, not 0'],
       [['up', '--seed', '1.5', '--mqtt-port', '0', '--http-port', '0'], '--seed must be a whole number from 0 to 2147483647, not "1.5"'],
       // What was typed, not what a number parser made of it ("NaN", or 0 for an empty value).
       [['up', '--seed', 'abc', '--mqtt-port', '0', '--http-port', '0'], '--seed must be a whole number from 0 to 2147483647, not "abc"'],
       [['run', '--seed', '', '--', 'true'], '--seed must be a whole number from 0 to 2147483647, not ""'],
-      [['up', '--command-timeout', '3000000000', '--mqtt-port', '0', '--http-port', '0'], '--command-timeout must be at most 2147483647 ms'],
+      [['up', '--command-timeout', '3000000000', '--mqtt-port', '0', '--http-port', '0'], '--command-timeout must be a whole number from 1 to 2147483647, not 3000000000'],
       [['up', '--dashboard', 'on', '--json', '--mqtt-port', '0', '--http-port', '0'], '--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to'],
       [['up', '--broker', 'mqtt://127.0.0.1:1', '--mqtt-port', '1884', '--http-port', '0'], "--mqtt-port is the embedded broker's port; with --broker there is no embedded broker (the port is in the URL)"],
       [['up', '--broker', 'mqtt://127.0.0.1:1', '--no-broker-thread', '--http-port', '0'], '--no-broker-thread is about the embedded broker; with --broker there is no embedded broker'],

@@ -29,7 +29,7 @@ describe('--log options', () => {
       [['up', ...ports, '--log-file', file, '--log-files', 'many'], '--log-files must be a whole number from 1 to 100, not "many"'],
       [['up', ...ports, '--log', '--log-max-size', '10m'], '--log-max-size is about --log-file, which is not given'],
       [['api', '--broker', 'mqtt://127.0.0.1:1', '--log-files', '2'], '--log-files is about --log-file, which is not given'],
-      [['run', '--log', '--log-requests-per-second', '-1', '--', 'true'], '--log-requests-per-second must be a whole number of at least 0, not "-1"'],
+      [['run', '--log', '--log-requests-per-second', '-1', '--', 'true'], '--log-requests-per-second must be a whole number of at least 0 (0: no sampling), not "-1"'],
       [['run', '--log-requests-per-second', '50', '--', 'true'], '--log-requests-per-second needs --log or --log-file'],
       [['up', ...ports, '--log-file', ''], '--log-file needs a file path'],
     ];

@@ -3,20 +3,38 @@ import { startApiProcess } from '../../simulator/start-simulator.js';
 import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { BrokerNotices, watchConnection } from '../broker-notices.js';
-import { DEFAULT_HTTP_PORT, controlAccess, httpOptions, brokerTlsOption, withBroker, withFixture, withHost, withHttp, withJson } from '../options.js';
+import {
+  DEFAULT_HTTP_PORT,
+  FIXTURE_OPTIONS,
+  HOST_OPTIONS,
+  HTTP_OPTIONS,
+  JSON_OPTIONS,
+  REQUIRED_BROKER_OPTIONS,
+  brokerTlsOption,
+  controlAccess,
+  httpOptions,
+  type FlagsOf,
+  type OptionGroup,
+} from '../options.js';
 
-export function apiCommand(io: CliIo): CommandModule {
+/** `api`'s options, in the order --help lists them. */
+const API_OPTIONS = { ...FIXTURE_OPTIONS, ...JSON_OPTIONS, ...HOST_OPTIONS, ...REQUIRED_BROKER_OPTIONS, ...HTTP_OPTIONS } as const satisfies OptionGroup;
+
+/** The flags `api`'s handler sees. */
+export type ApiFlags = FlagsOf<typeof API_OPTIONS>;
+
+export function apiCommand(io: CliIo): CommandModule<object, ApiFlags> {
   return {
     command: 'api',
     describe: 'Run only the /v1 API and the /sim/v1 control plane, against stations on any MQTT broker',
-    builder: (yargs) => withHttp(withBroker(withHost(withJson(withFixture(yargs))), true)),
-    handler: async (argv) => {
+    builder: (yargs) => yargs.options(API_OPTIONS),
+    handler: async (argv: ApiFlags) => {
       const http = httpOptions(argv);
-      const host = argv.host as string;
-      const api = await startApiProcess({ ...http, fixture: argv.fixture as string | undefined, broker: argv.broker as string, ...brokerTlsOption(argv), host, onNotice: (m) => notice(io, m) });
+      const host = argv.host;
+      const api = await startApiProcess({ ...http, fixture: argv.fixture, broker: argv.broker, ...brokerTlsOption(argv), host, onNotice: (m) => notice(io, m) });
       if (api.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${api.api.port} instead`);
       notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
-      printReady(io, argv.json as boolean, `station-sim api: API ${api.apiUrl} · control ${api.controlUrl} · stations on ${api.mqttUrl} · Ctrl-C to stop`, {
+      printReady(io, argv.json, `station-sim api: API ${api.apiUrl} · control ${api.controlUrl} · stations on ${api.mqttUrl} · Ctrl-C to stop`, {
         apiUrl: api.apiUrl,
         controlUrl: api.controlUrl,
         mqttUrl: api.mqttUrl,

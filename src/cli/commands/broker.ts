@@ -6,20 +6,36 @@ import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { brokerListeners } from '../broker-notices.js';
 import { reportRefusals } from '../broker-refusal-lines.js';
-import { DEFAULT_MQTT_PORT, brokerSecurityOptions, checkPort, withBrokerSecurity, withFixture, withHost, withJson, withMqttPort } from '../options.js';
+import {
+  BROKER_SECURITY_OPTIONS,
+  DEFAULT_MQTT_PORT,
+  FIXTURE_OPTIONS,
+  HOST_OPTIONS,
+  JSON_OPTIONS,
+  MQTT_PORT_OPTIONS,
+  brokerSecurityOptions,
+  checked,
+  type FlagsOf,
+  type OptionGroup,
+} from '../options.js';
 
-export function brokerCommand(io: CliIo): CommandModule {
+/** `broker`'s options, in the order --help lists them. */
+const BROKER_COMMAND_OPTIONS = { ...JSON_OPTIONS, ...HOST_OPTIONS, ...MQTT_PORT_OPTIONS, ...FIXTURE_OPTIONS, ...BROKER_SECURITY_OPTIONS } as const satisfies OptionGroup;
+
+/** The flags `broker`'s handler sees. */
+export type BrokerFlags = FlagsOf<typeof BROKER_COMMAND_OPTIONS>;
+
+export function brokerCommand(io: CliIo): CommandModule<object, BrokerFlags> {
   return {
     command: 'broker',
     describe: 'Run only the embedded MQTT broker (aedes)',
-    builder: (yargs) => withBrokerSecurity(withFixture(withMqttPort(withHost(withJson(yargs))))),
-    handler: async (argv) => {
-      const mqttPort = argv['mqtt-port'] as number | undefined;
-      checkPort('mqtt-port', mqttPort);
+    builder: (yargs) => yargs.options(BROKER_COMMAND_OPTIONS),
+    handler: async (argv: BrokerFlags) => {
+      const mqttPort = checked('mqtt-port', 'mqttPort', argv['mqtt-port']);
       const flags = brokerSecurityOptions(argv);
-      const host = argv.host as string;
+      const host = argv.host;
       // The fixture says who may connect and to which topics (docs/mqtt-security.md).
-      const fixture = await resolveFixture(argv.fixture as string | undefined);
+      const fixture = await resolveFixture(argv.fixture);
       const { settings, warning } = embeddedBrokerSettings(fixture, {
         host,
         ...(flags.brokerAuth === undefined ? {} : { auth: flags.brokerAuth }),
@@ -36,7 +52,7 @@ export function brokerCommand(io: CliIo): CommandModule {
       });
       if (broker.fellBack) notice(io, `MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); using ${broker.port} instead`);
       const listeners = brokerListeners(broker);
-      printReady(io, argv.json as boolean, `station-sim broker: MQTT ${broker.url}${listeners.text} · Ctrl-C to stop`, { mqttUrl: broker.url, ...listeners.json });
+      printReady(io, argv.json, `station-sim broker: MQTT ${broker.url}${listeners.text} · Ctrl-C to stop`, { mqttUrl: broker.url, ...listeners.json });
       // Alone, the broker has no health route or event stream: its refusals go to stderr.
       const stopReporting = reportRefusals(broker, (line) => notice(io, line));
       await runUntilSignal(io, async () => {

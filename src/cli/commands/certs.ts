@@ -3,28 +3,33 @@ import type { CommandModule } from 'yargs';
 import { generateTestPki, revokeStation, type RevokeResult, type TestPkiResult } from '../../certs/test-pki.js';
 import { loadFixture } from '../../fixture/load-fixture.js';
 import { UsageError, type CliIo } from '../output.js';
+import type { FlagsOf, OptionGroup } from '../options.js';
+
+const CERTS_OPTIONS = {
+  json: { type: 'boolean', default: false, describe: 'Print what was done as one JSON line' },
+  fixture: { alias: 'f', type: 'string', describe: 'Fixture whose stations get certificates (CN = token)' },
+  out: { alias: 'o', type: 'string', demandOption: true, describe: 'Folder to write to (made if missing; re-running completes it)' },
+  host: { type: 'string', array: true, default: [], describe: 'Host name or address the broker certificate names besides localhost, 127.0.0.1 and ::1 (repeatable)' },
+  days: { type: 'number', default: 365, describe: 'Validity of the certificates issued now, and of the CRL, in days' },
+  revoke: { type: 'string', array: true, default: [], describe: 'Revoke this station’s certificate and rewrite the CRL (repeatable)' },
+} as const satisfies OptionGroup;
+
+/** The flags `certs`' handler sees. */
+export type CertsFlags = FlagsOf<typeof CERTS_OPTIONS>;
 
 /** `station-sim certs`: the test PKI of a fixture (docs/mqtt-security.md, "station-sim certs"). */
-export function certsCommand(io: CliIo): CommandModule {
+export function certsCommand(io: CliIo): CommandModule<object, CertsFlags> {
   return {
     command: 'certs',
     describe: 'Make a test CA and certificates for the broker, the identities and every station of a fixture; revoke a station',
     builder: (yargs) =>
       yargs
-        .option('json', { type: 'boolean', default: false, describe: 'Print what was done as one JSON line' })
-        .option('fixture', { alias: 'f', type: 'string', describe: 'Fixture whose stations get certificates (CN = token)' })
-        .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'Folder to write to (made if missing; re-running completes it)' })
-        .option('host', { type: 'string', array: true, default: [], describe: 'Host name or address the broker certificate names besides localhost, 127.0.0.1 and ::1 (repeatable)' })
-        .option('days', { type: 'number', default: 365, describe: 'Validity of the certificates issued now, and of the CRL, in days' })
-        .option('revoke', { type: 'string', array: true, default: [], describe: 'Revoke this station’s certificate and rewrite the CRL (repeatable)' })
+        .options(CERTS_OPTIONS)
         .example('$0 certs --fixture fixtures/demo.json --out certs', 'make or complete the test PKI')
         .example('$0 certs --out certs --revoke ST-1001', 'revoke one station'),
-    handler: async (argv) => {
-      const dir = resolve(argv.out as string);
-      const fixturePath = argv.fixture as string | undefined;
-      const revoke = argv.revoke as string[];
-      const hosts = argv.host as string[];
-      const days = argv.days as number;
+    handler: async (argv: CertsFlags) => {
+      const dir = resolve(argv.out);
+      const { fixture: fixturePath, revoke, host: hosts, days } = argv;
       if (fixturePath === undefined && revoke.length === 0) throw new UsageError('give --fixture to make certificates, or --revoke TOKEN to revoke one');
       let made: TestPkiResult | undefined;
       if (fixturePath !== undefined) {
@@ -33,7 +38,7 @@ export function certsCommand(io: CliIo): CommandModule {
       }
       const revoked: RevokeResult[] = [];
       for (const token of revoke) revoked.push(await revokeStation({ dir, token, days }));
-      if (argv.json as boolean) {
+      if (argv.json) {
         io.stdout.write(`${JSON.stringify({ event: 'certs', dir, ...(made && { caCreated: made.caCreated, issued: made.issued.length, kept: made.kept }), revoked })}\n`);
         return;
       }

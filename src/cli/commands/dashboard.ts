@@ -11,6 +11,7 @@ import { ApiError } from '../../client/index.js';
 import { SimError } from '../../errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { UsageError, type CliIo } from '../output.js';
+import type { FlagsOf, OptionGroup } from '../options.js';
 import { runUntilSignal } from '../run-until-signal.js';
 
 /** An unlock function that logs in as `email` through the reference client. */
@@ -72,20 +73,25 @@ function checkedUrl(text: string): string {
   return text.replace(/\/+$/, '');
 }
 
-export function dashboardCommand(io: CliIo): CommandModule {
+const DASHBOARD_OPTIONS = {
+  url: { type: 'string', default: 'http://127.0.0.1:8080', describe: 'Base URL of the simulator (its /v1 API and /sim/v1)' },
+  email: { type: 'string', describe: 'Fixture account the u key unlocks as (password from STATION_SIM_PASSWORD)' },
+  'control-token': { type: 'string', describe: 'Control plane token (or STATION_SIM_CONTROL_TOKEN)' },
+} as const satisfies OptionGroup;
+
+/** The flags `dashboard`'s handler sees. */
+export type DashboardFlags = FlagsOf<typeof DASHBOARD_OPTIONS>;
+
+export function dashboardCommand(io: CliIo): CommandModule<object, DashboardFlags> {
   return {
     command: 'dashboard',
     describe: 'Watch and steer a running simulator in the terminal',
-    builder: (yargs) =>
-      yargs
-        .option('url', { type: 'string', default: 'http://127.0.0.1:8080', describe: 'Base URL of the simulator (its /v1 API and /sim/v1)' })
-        .option('email', { type: 'string', describe: 'Fixture account the u key unlocks as (password from STATION_SIM_PASSWORD)' })
-        .option('control-token', { type: 'string', describe: 'Control plane token (or STATION_SIM_CONTROL_TOKEN)' }),
-    handler: async (argv) => {
-      const url = checkedUrl(String(argv.url));
-      const email = argv.email as string | undefined;
+    builder: (yargs) => yargs.options(DASHBOARD_OPTIONS),
+    handler: async (argv: DashboardFlags) => {
+      const url = checkedUrl(argv.url);
+      const email = argv.email;
       const password = process.env.STATION_SIM_PASSWORD;
-      const controlToken = (argv['control-token'] as string | undefined) ?? process.env.STATION_SIM_CONTROL_TOKEN;
+      const controlToken = argv['control-token'] ?? process.env.STATION_SIM_CONTROL_TOKEN;
       if (email && !password) throw new UsageError('--email needs the password in STATION_SIM_PASSWORD (kept out of the process list)');
       // The stations the account may reach are not known here: a 404 from the API says it cannot.
       const accounts: DashboardAccount[] = email && password ? [{ email, unlock: unlockAs(url, email, password) }] : [];

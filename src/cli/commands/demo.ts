@@ -14,7 +14,7 @@ import { checkStory, DEMO_STORY } from '../../demo/demo-story.js';
 import { SimError } from '../../errors.js';
 import { ManualClock } from '../../shared/clock.js';
 import { startSimulator, type StartedSimulator } from '../../simulator/start-simulator.js';
-import { checkPort, seedOf, withSeed } from '../options.js';
+import { checked, seedOf, SEED_OPTIONS, TIME_OPTIONS, type FlagsOf, type OptionGroup } from '../options.js';
 import { notice, UsageError, type CliIo } from '../output.js';
 import { STOP_SIGNALS, stopCause } from '../run-until-signal.js';
 import type { CommandResult } from './run.js';
@@ -26,32 +26,39 @@ import { runDashboardUntilDone, unlockAs } from './dashboard.js';
  */
 export const DEMO_CLOCK_START = '2026-01-01T09:00:00.000Z';
 
-export function demoCommand(io: CliIo, result: CommandResult): CommandModule {
+/** `demo`'s options, in the order --help lists them. */
+const DEMO_OPTIONS = {
+  ...SEED_OPTIONS,
+  dashboard: {
+    type: 'boolean',
+    describe: 'Show the story in the dashboard (default: when stdout is a terminal and CI is not set); --no-dashboard prints it as lines',
+  },
+  fast: { type: 'boolean', default: false, describe: 'Play without waiting in real time (the simulated time is the same)' },
+  paused: { type: 'boolean', default: false, describe: 'Start paused: space plays, n shows one step at a time (dashboard)' },
+  'exit-at-end': { type: 'boolean', default: false, describe: 'Close the dashboard when the story ends (without a dashboard the command always ends with the story)' },
+  record: TIME_OPTIONS.record,
+  'http-port': { type: 'number', default: 0, describe: 'Port of the /v1 API and /sim/v1 control plane (default: a free one)' },
+  'mqtt-port': { type: 'number', default: 0, describe: 'Port of the embedded MQTT broker (default: a free one)' },
+} as const satisfies OptionGroup;
+
+/** The flags `demo`'s handler sees. */
+export type DemoFlags = FlagsOf<typeof DEMO_OPTIONS>;
+
+export function demoCommand(io: CliIo, result: CommandResult): CommandModule<object, DemoFlags> {
   return {
     command: 'demo',
     describe: 'Tell the lock story step by step on the demo fixture: unlock, jam, low battery, timeout, offline, recovery',
     builder: (yargs) =>
-      withSeed(yargs)
-        .option('dashboard', {
-          type: 'boolean',
-          describe: 'Show the story in the dashboard (default: when stdout is a terminal and CI is not set); --no-dashboard prints it as lines',
-        })
-        .option('fast', { type: 'boolean', default: false, describe: 'Play without waiting in real time (the simulated time is the same)' })
-        .option('paused', { type: 'boolean', default: false, describe: 'Start paused: space plays, n shows one step at a time (dashboard)' })
-        .option('exit-at-end', { type: 'boolean', default: false, describe: 'Close the dashboard when the story ends (without a dashboard the command always ends with the story)' })
-        .option('record', { type: 'string', describe: 'Write a transcript of every MQTT message and API request (JSON lines) to this file' })
-        .option('http-port', { type: 'number', default: 0, describe: 'Port of the /v1 API and /sim/v1 control plane (default: a free one)' })
-        .option('mqtt-port', { type: 'number', default: 0, describe: 'Port of the embedded MQTT broker (default: a free one)' })
+      yargs
+        .options(DEMO_OPTIONS)
         .epilog(
           'Keys in the dashboard: space pauses and resumes (simulated time stops too), n plays the rest of the step at once and goes to the next, q quits. The same --seed tells the same story: the same lines, the same unlock delays.',
         ),
-    handler: async (argv) => {
+    handler: async (argv: DemoFlags) => {
       const seed = seedOf(argv);
-      const httpPort = argv['http-port'] as number;
-      const mqttPort = argv['mqtt-port'] as number;
-      checkPort('http-port', httpPort);
-      checkPort('mqtt-port', mqttPort);
-      const wanted = argv.dashboard as boolean | undefined;
+      const httpPort = checked('http-port', 'httpPort', argv['http-port']);
+      const mqttPort = checked('mqtt-port', 'mqttPort', argv['mqtt-port']);
+      const wanted = argv.dashboard;
       if (wanted === true && !process.stdout.isTTY) throw new SimError('BAD_REQUEST', `${NOT_A_TTY_MESSAGE}; --no-dashboard prints the story as lines`);
       // Ink draws only its last frame when CI is set, so the default leaves the dashboard out there.
       const withDashboard = wanted ?? (process.stdout.isTTY === true && !process.env.CI);
@@ -64,7 +71,7 @@ export function demoCommand(io: CliIo, result: CommandResult): CommandModule {
         commandTimeoutMs: DEMO_STORY.commandTimeoutMs,
         httpPort,
         mqttPort,
-        ...(argv.record === undefined ? {} : { record: argv.record as string }),
+        ...(argv.record === undefined ? {} : { record: argv.record }),
         onNotice: (message) => notice(io, message),
       });
       const problems = checkStory(DEMO_STORY, sim.fixture);
@@ -82,15 +89,15 @@ export function demoCommand(io: CliIo, result: CommandResult): CommandModule {
           apiUrl: sim.apiUrl!,
           accounts: sim.fixture.accounts,
           onEvent,
-          fast: argv.fast as boolean,
-          paused: argv.paused as boolean,
+          fast: argv.fast,
+          paused: argv.paused,
         });
       const stopAll = async (demo: StartedDemo): Promise<void> => {
         demo.stop();
         control.close();
         await sim.stop();
       };
-      if (withDashboard) await playInDashboard(io, sim, play, stopAll, argv['exit-at-end'] as boolean);
+      if (withDashboard) await playInDashboard(io, sim, play, stopAll, argv['exit-at-end']);
       else result.code = await playAsLines(io, play, stopAll);
     },
   };

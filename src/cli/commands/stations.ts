@@ -5,26 +5,51 @@ import { notice, printReady, UsageError, type CliIo } from '../output.js';
 import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { seedOf, brokerTlsOption, heartbeatRateOption, withBroker, withFixture, withHeartbeatRate, withJson, withJudgeReport, withSeed } from '../options.js';
+import {
+  FIXTURE_OPTIONS,
+  HEARTBEAT_OPTIONS,
+  JSON_OPTIONS,
+  JUDGE_REPORT_OPTIONS,
+  REQUIRED_BROKER_OPTIONS,
+  SEED_OPTIONS,
+  brokerTlsOption,
+  heartbeatRateOption,
+  seedOf,
+  type FlagsOf,
+  type OptionGroup,
+} from '../options.js';
 
-export function stationsCommand(io: CliIo): CommandModule {
+/** `stations`' options, in the order --help lists them. */
+const STATIONS_OPTIONS = {
+  ...FIXTURE_OPTIONS,
+  ...SEED_OPTIONS,
+  ...JSON_OPTIONS,
+  ...REQUIRED_BROKER_OPTIONS,
+  ...JUDGE_REPORT_OPTIONS,
+  ...HEARTBEAT_OPTIONS,
+  shard: {
+    type: 'string',
+    describe: 'Run only shard k of n of the fleet (k/n, e.g. 2/4): station i goes to shard (i mod n) + 1',
+  },
+} as const satisfies OptionGroup;
+
+/** The flags `stations`' handler sees. */
+export type StationsFlags = FlagsOf<typeof STATIONS_OPTIONS>;
+
+export function stationsCommand(io: CliIo): CommandModule<object, StationsFlags> {
   return {
     command: 'stations',
     describe: 'Run only the virtual fleet, against any MQTT broker',
-    builder: (yargs) =>
-      withHeartbeatRate(withJudgeReport(withBroker(withJson(withSeed(withFixture(yargs))), true))).option('shard', {
-        type: 'string',
-        describe: 'Run only shard k of n of the fleet (k/n, e.g. 2/4): station i goes to shard (i mod n) + 1',
-      }),
-    handler: async (argv) => {
-      const shard = parseShard(argv.shard as string | undefined);
+    builder: (yargs) => yargs.options(STATIONS_OPTIONS),
+    handler: async (argv: StationsFlags) => {
+      const shard = parseShard(argv.shard);
       const judge = judgeOutletsOf(argv);
       await checkReportPath(judge);
       const sim = await startSimulator({
         ...(shard ? { shard } : {}),
-        fixture: argv.fixture as string | undefined,
+        fixture: argv.fixture,
         seed: seedOf(argv),
-        broker: argv.broker as string,
+        broker: argv.broker,
         ...brokerTlsOption(argv),
         http: false,
         ...heartbeatRateOption(argv),
@@ -32,7 +57,7 @@ export function stationsCommand(io: CliIo): CommandModule {
       });
       const summary = fleetSummary(sim.fleet);
       const part = shard ? ` (shard ${shard.index}/${shard.count})` : '';
-      printReady(io, argv.json as boolean, `station-sim stations: ${summary.text}${part} on ${sim.mqttUrl} · seed ${sim.seed} · Ctrl-C to stop`, {
+      printReady(io, argv.json, `station-sim stations: ${summary.text}${part} on ${sim.mqttUrl} · seed ${sim.seed} · Ctrl-C to stop`, {
         mqttUrl: sim.mqttUrl,
         stations: summary.total,
         online: summary.online,

@@ -4,28 +4,30 @@ import { printReady, notice, UsageError, type CliIo } from '../output.js';
 import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import {
+  BROKER_OPTIONS,
+  BROKER_SECURITY_OPTIONS,
+  BROKER_THREAD_OPTIONS,
   DEFAULT_HTTP_PORT,
   DEFAULT_MQTT_PORT,
-  checkPort,
+  FIXTURE_OPTIONS,
+  HEARTBEAT_OPTIONS,
+  HOST_OPTIONS,
+  HTTP_OPTIONS,
+  JSON_OPTIONS,
+  JUDGE_REPORT_OPTIONS,
+  MQTT_PORT_OPTIONS,
+  SEED_OPTIONS,
+  TIME_OPTIONS,
+  brokerSecurityOptions,
+  brokerTlsOption,
+  checked,
   controlAccess,
+  heartbeatRateOption,
   httpOptions,
   seedOf,
-  withBroker,
-  withBrokerThread,
-  withHeartbeatRate,
-  heartbeatRateOption,
-  withBrokerSecurity,
-  brokerSecurityOptions,
-  withFixture,
-  withHost,
-  withHttp,
-  withJson,
-  withMqttPort,
-  withSeed,
-  withTime,
   timeOptions,
-  brokerTlsOption,
-  withJudgeReport,
+  type FlagsOf,
+  type OptionGroup,
 } from '../options.js';
 import { fleetSummary } from './stations.js';
 import { apiBrokerNotices } from './api.js';
@@ -34,20 +36,38 @@ import { runDashboard, runDashboardUntilDone, unlockAs } from './dashboard.js';
 import { NOT_A_TTY_MESSAGE, type DashboardAddresses } from '../../dashboard/index.js';
 import { SimError } from '../../errors.js';
 
-export function upCommand(io: CliIo): CommandModule {
+/** `up`'s options, in the order --help lists them. */
+const UP_OPTIONS = {
+  ...FIXTURE_OPTIONS,
+  ...SEED_OPTIONS,
+  ...JSON_OPTIONS,
+  ...HOST_OPTIONS,
+  ...MQTT_PORT_OPTIONS,
+  ...BROKER_THREAD_OPTIONS,
+  ...BROKER_OPTIONS,
+  ...HTTP_OPTIONS,
+  ...TIME_OPTIONS,
+  ...BROKER_SECURITY_OPTIONS,
+  ...JUDGE_REPORT_OPTIONS,
+  ...HEARTBEAT_OPTIONS,
+  dashboard: {
+    type: 'string',
+    describe: 'Show the live dashboard (--dashboard); "auto" shows it only in an interactive terminal',
+    coerce: (value: string): string => (value === '' || value === 'true' ? 'on' : value),
+    choices: ['on', 'auto', 'off'],
+  },
+} as const satisfies OptionGroup;
+
+/** The flags `up`'s handler sees. */
+export type UpFlags = FlagsOf<typeof UP_OPTIONS>;
+
+export function upCommand(io: CliIo): CommandModule<object, UpFlags> {
   return {
     command: 'up',
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
-    builder: (yargs) =>
-      withHeartbeatRate(withJudgeReport(withBrokerSecurity(withTime(withHttp(withBroker(withBrokerThread(withMqttPort(withHost(withJson(withSeed(withFixture(yargs)))))), false)))))).option('dashboard', {
-        type: 'string',
-        describe: 'Show the live dashboard (--dashboard); "auto" shows it only in an interactive terminal',
-        coerce: (value: string) => (value === '' || value === 'true' ? 'on' : value),
-        choices: ['on', 'auto', 'off'],
-      }),
-    handler: async (argv) => {
-      const mqttPort = argv['mqtt-port'] as number | undefined;
-      checkPort('mqtt-port', mqttPort);
+    builder: (yargs) => yargs.options(UP_OPTIONS),
+    handler: async (argv: UpFlags) => {
+      const mqttPort = checked('mqtt-port', 'mqttPort', argv['mqtt-port']);
       // Both options shape the embedded broker, which --broker replaces: silently ignoring them would
       // leave someone waiting on a port nothing listens on.
       if (argv.broker !== undefined && mqttPort !== undefined) {
@@ -63,8 +83,8 @@ export function upCommand(io: CliIo): CommandModule {
       const http = httpOptions(argv);
       const judge = judgeOutletsOf(argv);
       await checkReportPath(judge);
-      const host = argv.host as string;
-      const dashboard = (argv.dashboard as string | undefined) ?? 'off';
+      const host = argv.host;
+      const dashboard = argv.dashboard ?? 'off';
       // Ink draws only its last frame when CI is set, so "auto" leaves the dashboard out there.
       const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json && !process.env.CI);
       if (dashboard === 'on' && argv.json) throw new UsageError('--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to');
@@ -79,15 +99,15 @@ export function upCommand(io: CliIo): CommandModule {
       const sim = await startSimulator({
         ...http,
         ...timeOptions(argv),
-        fixture: argv.fixture as string | undefined,
+        fixture: argv.fixture,
         seed: seedOf(argv),
-        broker: argv.broker as string | undefined,
+        broker: argv.broker,
         ...brokerTlsOption(argv),
         host,
         mqttPort: mqttPort ?? DEFAULT_MQTT_PORT,
         // A port falls back to a free one only when it was not given explicitly.
         mqttFallbackToFreePort: mqttPort === undefined,
-        brokerThread: argv['broker-thread'] as boolean,
+        brokerThread: argv['broker-thread'],
         ...heartbeatRateOption(argv),
         ...brokerSecurity,
         onNotice: say,
@@ -103,7 +123,7 @@ export function upCommand(io: CliIo): CommandModule {
       const listeners = sim.broker ? brokerListeners(sim.broker) : { text: '', json: {} };
       printReady(
         io,
-        argv.json as boolean,
+        argv.json,
         `station-sim up: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl}${listeners.text} · ${summary.text} · seed ${sim.seed} · Ctrl-C to stop`,
         { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, ...listeners.json, stations: summary.total, online: summary.online, seed: sim.seed },
       );

@@ -57,6 +57,13 @@ const SETTINGS = new Set(['level', 'stream', 'file', 'maxFileBytes', 'maxFiles',
 const isWholeIn = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): boolean =>
   Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
 
+/** The bounds of the numeric settings, by which the CLI checks its `--log-…` flags too. */
+export const LOGGER_LIMITS = {
+  maxFileBytes: { ok: (value: unknown) => isWholeIn(value, MIN_LOG_FILE_BYTES), wants: `a whole number of at least ${MIN_LOG_FILE_BYTES}` },
+  maxFiles: { ok: (value: unknown) => isWholeIn(value, 1, MAX_LOG_FILES), wants: `a whole number from 1 to ${MAX_LOG_FILES}` },
+  maxRequestsPerSecond: { ok: (value: unknown) => isWholeIn(value, 0), wants: 'a whole number of at least 0 (0: no sampling)' },
+} as const;
+
 /** What is wrong with a `logger` option, in words, or undefined when nothing is. */
 export function loggerOptionProblem(option: unknown): string | undefined {
   if (option === undefined || typeof option === 'boolean') return undefined;
@@ -69,10 +76,10 @@ export function loggerOptionProblem(option: unknown): string | undefined {
   if (stream !== undefined && typeof (stream as { write?: unknown } | null)?.write !== 'function') return 'logger.stream must have a write(line) method';
   if (file !== undefined && (typeof file !== 'string' || file === '')) return 'logger.file must be a file path';
   if (file !== undefined && stream !== undefined) return 'logger.file and logger.stream do not go together: the lines go to one or the other';
-  if (maxFileBytes !== undefined && !isWholeIn(maxFileBytes, MIN_LOG_FILE_BYTES)) return `logger.maxFileBytes must be a whole number of at least ${MIN_LOG_FILE_BYTES}`;
-  if (maxFiles !== undefined && !isWholeIn(maxFiles, 1, MAX_LOG_FILES)) return `logger.maxFiles must be a whole number from 1 to ${MAX_LOG_FILES}`;
+  if (maxFileBytes !== undefined && !LOGGER_LIMITS.maxFileBytes.ok(maxFileBytes)) return `logger.maxFileBytes must be ${LOGGER_LIMITS.maxFileBytes.wants}`;
+  if (maxFiles !== undefined && !LOGGER_LIMITS.maxFiles.ok(maxFiles)) return `logger.maxFiles must be ${LOGGER_LIMITS.maxFiles.wants}`;
   if (file === undefined && (maxFileBytes !== undefined || maxFiles !== undefined)) return 'logger.maxFileBytes and logger.maxFiles are about logger.file, which is not set';
-  if (maxRequestsPerSecond !== undefined && !isWholeIn(maxRequestsPerSecond, 0)) return 'logger.maxRequestsPerSecond must be a whole number of at least 0 (0: no sampling)';
+  if (maxRequestsPerSecond !== undefined && !LOGGER_LIMITS.maxRequestsPerSecond.ok(maxRequestsPerSecond)) return `logger.maxRequestsPerSecond must be ${LOGGER_LIMITS.maxRequestsPerSecond.wants}`;
   return undefined;
 }
 
