@@ -13,8 +13,14 @@
  *
  * "After", observably: the API numbers requests as they arrive (`arrival`) and notes, when it sends
  * an answer, how many had arrived (`arrivalsAtAnswer`). A request whose `arrival` is above that
- * number was sent after its client could have seen the answer; requests already in flight (a
- * client's concurrent calls) are not judged by an answer they could not have seen.
+ * number reached the API after the answer went out. For an unlock after an offline read that is
+ * enough. For a token sent again after its 401 it is not: arrival order says nothing of when a
+ * client started a request, on one connection or several (four reads sent in parallel reach the
+ * API one after another, a client's pool sending queued ones on a connection just after its 401).
+ * So a request with a refused token is a repeat only when the client could not have started it
+ * before the 401: it arrived more than `inFlightMs` after the 401 was sent (`receivedAt`), or it is
+ * the very call (method, route, station, lock) that was already answered 401 with that token, a
+ * retry. Observations without `receivedAt` (older transcripts) are judged by arrival order alone.
  */
 import type { ClientRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import type { JudgeFinding } from './judge-log.js';
@@ -32,6 +38,8 @@ export interface ClientObservation {
   arrival: number;
   /** How many requests had arrived when the answer was sent. */
   arrivalsAtAnswer: number;
+  /** When the request arrived, ms since the epoch on the API's clock (absent in older transcripts). */
+  receivedAt?: number;
   method: string;
   /** The route pattern, `/v1/stations/:station_token`; undefined when no route matched. */
   route?: string;
@@ -80,6 +88,10 @@ interface Burst {
 /** A token answered 401 to a client address: when, and how often it came back since. */
 interface Refusal {
   arrivalsAtAnswer: number;
+  /** When the first 401 was sent. */
+  time: number;
+  /** The calls (`callKey`) answered 401 with this token: the same call again is a retry, whenever it came. */
+  calls: Set<string>;
   requestId: string;
   repeats: number;
   told: boolean;
@@ -170,9 +182,10 @@ export class ClientJudge {
   #checkTokenAfter401(request: ClientObservation, fingerprint: string, report: (rule: ClientRuleId, detail: string) => void): void {
     const key = `${fingerprint}\n${request.client}`;
     const refusal = this.#refused.get(key);
-    if (refusal && request.arrival > refusal.arrivalsAtAnswer) {
+    const settings = this.#rules['client.token-after-401'];
+    if (refusal && this.#repeats(request, refusal, settings?.inFlightMs ?? IN_FLIGHT_MS)) {
       refusal.repeats += 1;
-      const allowed = this.#rules['client.token-after-401']?.maxRepeats ?? 0;
+      const allowed = settings?.maxRepeats ?? 0;
       if (refusal.repeats > allowed && !refusal.told) {
         refusal.told = true;
         report(
@@ -181,9 +194,16 @@ export class ClientJudge {
         );
       }
     }
-    if (request.status === 401 && !refusal) {
-      this.#refused.set(key, { arrivalsAtAnswer: request.arrivalsAtAnswer, requestId: request.requestId, repeats: 0, told: false });
-    }
+    if (request.status !== 401) return;
+    if (!refusal) this.#refused.set(key, { arrivalsAtAnswer: request.arrivalsAtAnswer, time: request.time, calls: new Set([callKey(request)]), requestId: request.requestId, repeats: 0, told: false });
+    else if (refusal.calls.size < MAX_CALLS_PER_REFUSAL) refusal.calls.add(callKey(request));
+  }
+
+  /** Whether `request` repeats a refused token rather than being in flight when the 401 went out (module comment, "After"). */
+  #repeats(request: ClientObservation, refusal: Refusal, inFlightMs: number): boolean {
+    if (request.arrival <= refusal.arrivalsAtAnswer) return false;
+    if (request.receivedAt === undefined) return true;
+    return request.receivedAt - refusal.time > inFlightMs || refusal.calls.has(callKey(request));
   }
 
   #checkLogins(request: ClientObservation, report: (rule: ClientRuleId, detail: string) => void): void {
@@ -229,6 +249,17 @@ export class ClientJudge {
       ...(request.lockId === undefined ? {} : { lockId: request.lockId }),
     });
   }
+}
+
+/** How long after a 401 a request with its token may still have been started before it. @default 1000 */
+export const IN_FLIGHT_MS = 1000;
+
+/** Calls remembered per refused token: a client's parallel batch is a handful, never thousands. */
+const MAX_CALLS_PER_REFUSAL = 64;
+
+/** One call of the API: the same method, route, station and lock. */
+function callKey(request: ClientObservation): string {
+  return `${request.method} ${request.route ?? ''} ${request.station ?? ''} ${request.lockId ?? ''}`;
 }
 
 /**

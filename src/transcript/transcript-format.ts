@@ -129,6 +129,8 @@ export const ClientEntrySchema = Type.Object({
   requestId: Type.String(),
   arrival: Type.Integer(),
   arrivalsAtAnswer: Type.Integer(),
+  /** When the request arrived, ms since the epoch (absent in older files, judged by arrival order alone). */
+  receivedAt: Type.Optional(Type.Number()),
   method: Type.String(),
   route: Type.Optional(Type.String()),
   status: Type.Integer(),
@@ -146,6 +148,7 @@ export type TranscriptEntry = Static<typeof TranscriptEntrySchema>;
 export type MqttEntry = Static<typeof MqttEntrySchema>;
 export type JudgeEntry = Static<typeof JudgeEntrySchema>;
 export type ClientEntry = Static<typeof ClientEntrySchema>;
+export type SimEntry = Static<typeof SimEntrySchema>;
 
 const entryChecker = TypeCompiler.Compile(TranscriptEntrySchema);
 

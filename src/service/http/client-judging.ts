@@ -26,6 +26,8 @@ export interface ClientFacts extends AuthFacts {
   arrival: number;
   /** How many requests had arrived when its answer went out. */
   arrivalsAtAnswer?: number;
+  /** When it arrived, on the API's clock. */
+  receivedAt: number;
   /** The station's status the answer showed. */
   stationStatus?: string;
 }
@@ -60,7 +62,7 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
   // Callback hooks, not async ones: they run on every request.
   app.addHook('onRequest', (request, _reply, done) => {
     arrivals += 1;
-    request.clientFacts = { arrival: arrivals };
+    request.clientFacts = { arrival: arrivals, receivedAt: options.clock.now() };
     done();
   });
   app.addHook('onSend', (request, _reply, payload, done) => {
@@ -109,7 +111,7 @@ function observe(
 ): ClientObservation | undefined {
   const route = request.routeOptions.url;
   if (route === undefined ? request.url.startsWith('/sim/') : route.startsWith('/sim/')) return undefined;
-  const facts = request.clientFacts ?? { arrival: arrivals };
+  const facts: ClientFacts = request.clientFacts ?? { arrival: arrivals, receivedAt: now };
   const token = bearerToken(request.headers.authorization);
   const queryToken = tokenInQuery(request.url);
   const { station, lockId } = routeTarget(request.params, stationOf);
@@ -118,6 +120,7 @@ function observe(
     requestId: request.id,
     arrival: facts.arrival,
     arrivalsAtAnswer: facts.arrivalsAtAnswer ?? arrivals,
+    receivedAt: facts.receivedAt,
     method: request.method,
     ...(route === undefined ? {} : { route }),
     status,
