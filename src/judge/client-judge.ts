@@ -26,7 +26,7 @@ import type { ClientRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import type { JudgeFinding } from './judge-log.js';
 
 /** Where a token showed in a query string: a parameter named like one, or a value shaped like one. */
-export type QueryToken = { parameter: string } | { shape: 'jwt' | 'refresh-token' };
+export type QueryToken = { parameter: string } | { shape: 'jwt' | 'refresh-token' | 'bearer' };
 
 /** One `/v1` request the API answered, as the client judge sees it. Never a token. */
 export interface ClientObservation {
@@ -70,6 +70,9 @@ export const UNLOCK_ROUTE = '/v1/stations/:station_token/locks/:lock_id/unlock';
 /** Entries each of the judge's maps holds at most; the oldest are forgotten first. */
 export const CLIENT_JUDGE_CAPACITY = 10_000;
 
+/** Rules that count per client address, whatever the account: their findings name the address, not an account. */
+const PER_ADDRESS_RULES: ReadonlySet<ClientRuleId> = new Set(['client.login-burst', 'client.unlock-burst']);
+
 export interface ClientJudgeOptions {
   /** The fixture's `judge` section. */
   settings: JudgeSettings;
@@ -108,6 +111,8 @@ export class ClientJudge {
   readonly #offlineReads: BoundedMap<number>;
   /** Client addresses whose last refresh was refused (401): their next login is what section 5.5 asks for. */
   readonly #refreshRefused: BoundedMap<true>;
+  /** `client\nstation` → the unlocks it sent lately. */
+  readonly #unlocks: BoundedMap<Burst>;
 
   constructor(options: ClientJudgeOptions) {
     this.#rules = options.settings.rules ?? {};
@@ -119,6 +124,7 @@ export class ClientJudge {
     this.#loginsPerClient = new BoundedMap(capacity);
     this.#offlineReads = new BoundedMap(capacity);
     this.#refreshRefused = new BoundedMap(capacity);
+    this.#unlocks = new BoundedMap(capacity);
   }
 
   /** False when the fixture says `judge.enabled: false`: `observe` then does nothing at all. */
@@ -137,6 +143,7 @@ export class ClientJudge {
     this.#loginsPerClient.clear();
     this.#offlineReads.clear();
     this.#refreshRefused.clear();
+    this.#unlocks.clear();
   }
 
   /** Entries held per map, for the tests of the bounds. */
@@ -159,7 +166,8 @@ export class ClientJudge {
         rule,
         party: 'client',
         ...extra,
-        ...(request.account === undefined ? {} : { account: request.account }),
+        // A rule that counts per address names no account: the burst is many accounts' as much as this one's.
+        ...(request.account === undefined || PER_ADDRESS_RULES.has(rule) ? {} : { account: request.account }),
         requestId: request.requestId,
         client: request.client,
         route: `${request.method} ${request.route ?? '(no route)'}`,
@@ -242,6 +250,17 @@ export class ClientJudge {
       return;
     }
     if (request.method !== 'POST' || request.status === 401 || request.status === 404) return;
+    const burst = this.#rules['client.unlock-burst'];
+    const burstMax = burst?.maxUnlocks ?? 10;
+    const burstWindow = burst?.windowMs ?? 1000;
+    const unlocks = this.#unlocks.upsert(`${request.client}\n${request.station}`, () => ({ times: [], told: false }));
+    if (countBurst(unlocks, request.time, burstMax, burstWindow)) {
+      report(
+        'client.unlock-burst',
+        `${unlocks.times.length} unlocks of ${request.station} from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed: each one is a command to the station`,
+        { token: request.station, ...(request.lockId === undefined ? {} : { lockId: request.lockId }) },
+      );
+    }
     const readAnswered = this.#offlineReads.get(key);
     if (readAnswered === undefined || request.arrival <= readAnswered) return;
     report('client.unlock-offline-station', `unlock of a station whose status was offline when this client last read it; read it again until it is online`, {
@@ -280,8 +299,9 @@ function countBurst(burst: Burst, now: number, max: number, windowMs: number): b
 }
 
 function describeQueryToken(found: QueryToken): string {
-  const where = 'parameter' in found ? `a query parameter named ${found.parameter}` : `a query value shaped like ${found.shape === 'jwt' ? 'a JWT' : 'a refresh token'}`;
-  return `${where}: tokens go in the Authorization header, never in a URL`;
+  if ('parameter' in found) return `a query parameter named ${found.parameter}: tokens go in the Authorization header and passwords in the body, never in a URL`;
+  const shape = found.shape === 'jwt' ? 'a JWT' : found.shape === 'bearer' ? 'a bearer token ("Bearer …")' : 'a refresh token';
+  return `a query value shaped like ${shape}: tokens go in the Authorization header, never in a URL`;
 }
 
 /** A Map that holds at most `capacity` entries, forgetting the least recently set first. */

@@ -30,6 +30,10 @@ export const DeliverySchema = Type.Object({
   commandTtlMs: Type.Integer({ minimum: 0 }),
   /** Whether the station has the lock the topic names. */
   knownLock: Type.Boolean(),
+  /** Published by station-sim's own `/v1` gateway in the recording process (no service rule judges it). */
+  gateway: Type.Optional(Type.Boolean()),
+  /** A retained command the broker still held at stop, read with a fresh subscription, not delivered to the station. */
+  heldAtStop: Type.Optional(Type.Boolean()),
   /** The payload exactly as it arrived, base64, when `payload` cannot give it back byte for byte (not JSON, or JSON written otherwise). */
   raw: Type.Optional(Type.String()),
 });
@@ -138,7 +142,7 @@ export const ClientEntrySchema = Type.Object({
   account: Type.Optional(Type.String()),
   token: Type.Optional(Type.String()),
   refreshToken: Type.Optional(Type.Union([Type.Literal('rotated'), Type.Literal('reused')])),
-  queryToken: Type.Optional(Type.Union([Type.Object({ parameter: Type.String() }), Type.Object({ shape: Type.Union([Type.Literal('jwt'), Type.Literal('refresh-token')]) })])),
+  queryToken: Type.Optional(Type.Union([Type.Object({ parameter: Type.String() }), Type.Object({ shape: Type.Union([Type.Literal('jwt'), Type.Literal('refresh-token'), Type.Literal('bearer')]) })])),
   station: Type.Optional(Type.String()),
   lockId: Type.Optional(Type.String()),
   stationStatus: Type.Optional(Type.String()),

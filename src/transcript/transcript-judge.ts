@@ -150,6 +150,8 @@ export class TranscriptJudge {
       // The judge asks only whether the station has the topic's lock.
       locks: delivery.knownLock ? [{ lockId: entry.lockId }] : [],
       commandTtlMs: delivery.commandTtlMs,
+      ...(delivery.gateway ? { fromGateway: true } : {}),
+      ...(delivery.heldAtStop ? { heldAtStop: true } : {}),
     });
   }
 }

@@ -155,7 +155,9 @@ function routeTarget(params: unknown, stationOf: ReadonlyMap<string, ClientJudgi
 }
 
 /** Query parameter names that say "a token" (RFC 6750, section 2.3 names `access_token`). */
-const TOKEN_PARAMETER = /^(access[_-]?token|refresh[_-]?token|id[_-]?token|token|jwt|bearer|auth|authorization)$/i;
+const TOKEN_PARAMETER = /^(access[_-]?token|refresh[_-]?token|id[_-]?token|token|jwt|bearer|auth|authorization|password|passwd|pwd|pass|secret|client[_-]?secret)$/i;
+/** A value written as an Authorization header would be: `Bearer <token>`. */
+const BEARER_SHAPE = /^bearer\s+\S{8,}/i;
 /** A JWS in compact form: its header is base64url JSON, so it starts with `eyJ`. */
 const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /** A refresh token of this API: 32 random bytes in base64url (refresh-tokens.ts). */
@@ -171,7 +173,8 @@ export function tokenInQuery(url: string): QueryToken | undefined {
   let shape: QueryToken | undefined;
   for (const [name, value] of new URLSearchParams(url.slice(start + 1))) {
     if (TOKEN_PARAMETER.test(name)) return { parameter: name };
-    if (!shape && JWT_SHAPE.test(value)) shape = { shape: 'jwt' };
+    if (!shape && BEARER_SHAPE.test(value)) shape = { shape: 'bearer' };
+    else if (!shape && JWT_SHAPE.test(value)) shape = { shape: 'jwt' };
     else if (!shape && REFRESH_SHAPE.test(value)) shape = { shape: 'refresh-token' };
     seen += 1;
     if (seen >= MAX_PARAMETERS) break;
