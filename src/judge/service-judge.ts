@@ -165,7 +165,7 @@ export class ServiceJudge {
     if (extra.length > 0) report('service.bad-payload', `fields the contract does not have: ${extra.map(printableJson).join(', ')}; a command is only {"commandId","sentAt"} and always unlocks`, commandId);
     this.#checkStorm(memory, command, (detail) => report('service.unlock-storm', detail, commandId));
     if (!command.locks.some((lock) => lock.lockId === command.lockId)) {
-      report('service.unknown-lock', `the station has no lock ${printableJson(command.lockId)}: send commands only for the locks whose state it publishes`, commandId);
+      report('service.unknown-lock', `the station has no lock ${command.lockId}: send commands only for the locks whose state it publishes`, commandId);
     }
     this.#checkTimes(command, sentAtMs, (rule, detail) => report(rule, detail, commandId));
   }
