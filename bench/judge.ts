@@ -157,7 +157,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeResult> {
   return result;
 }
 
-function toMeasurement(load: LoadRun): JudgeMeasurement {
+export function toMeasurement(load: LoadRun): JudgeMeasurement {
   return {
     rps: round(load.rps, 0),
     cpuUs: cpuMicrosPerRequest(load),

@@ -15,6 +15,7 @@ import { runProfile } from './profile.js';
 import { runTls } from './tls.js';
 import { runReset } from './reset.js';
 import { runJudge } from './judge.js';
+import { runJudgeCost } from './judge-cost.js';
 import { USAGE, defaultOutPath, parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { currentCommit, runHeader } from './lib/machine.js';
 import { buildProduct } from './lib/product.js';
@@ -114,6 +115,22 @@ for (const name of options.parts) {
           rate: options.judgeRate,
           durationSeconds: options.judgeSeconds,
           aaControl: options.judgeAa,
+          warmupSeconds: options.warmupSeconds,
+          rampSeconds: options.rampSeconds,
+          stations: options.unlockStations,
+          locks: options.locks,
+          log,
+          verbose,
+        });
+      });
+      break;
+    case 'judge-cost':
+      await part('judge-cost (fresh pairs per round, A/B and A/A)', async () => {
+        result.judgeCost = await runJudgeCost({
+          rounds: options.judgeRounds,
+          connections: options.judgeConnections,
+          rate: options.judgeRate,
+          durationSeconds: options.judgeSeconds,
           warmupSeconds: options.warmupSeconds,
           rampSeconds: options.rampSeconds,
           stations: options.unlockStations,

@@ -11,6 +11,7 @@ import type { ProfileResult } from '../profile.js';
 import type { TlsResult } from '../tls.js';
 import type { ResetResult } from '../reset.js';
 import { JUDGE_CPU_TARGET, type JudgeResult } from '../judge.js';
+import { renderJudgeCost, type JudgeCostResult } from '../judge-cost.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { BenchOptions } from './args.js';
 import type { RunHeader } from './machine.js';
@@ -28,6 +29,7 @@ export interface BenchResult {
   up?: UpScaleResult;
   unlock?: UnlockResult;
   judge?: JudgeResult;
+  judgeCost?: JudgeCostResult;
   mosquitto?: { boot: BootRow[]; unlock: UnlockResult };
   tls?: TlsResult;
   soak?: SoakResult;
@@ -377,6 +379,7 @@ export function renderMarkdown(result: BenchResult): string {
   if (result.up) sections.push('## `station-sim up` at scale, beside a fleet boot of the same size', renderUpScale(result.up));
   if (result.unlock) sections.push('## Unlock round trip, embedded broker', renderUnlock(result.unlock));
   if (result.judge) sections.push('## The judge on and off (server CPU per unlock, same run)', renderJudge(result.judge));
+  if (result.judgeCost) sections.push('## The judge\'s cost, fresh process pairs per round with an A/A control', renderJudgeCost(result.judgeCost));
   if (result.mosquitto) sections.push('## Unlock round trip, Mosquitto (stations and API in their own processes)', renderUnlock(result.mosquitto.unlock));
   if (result.tls) sections.push('## TLS with per-station certificates, Mosquitto configured as production', renderTls(result.tls));
   if (result.soak) sections.push('## Soak', renderSoak(result.soak));

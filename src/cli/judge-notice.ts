@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import type { StartedSimulator } from '../simulator/start-simulator.js';
 import { judgeLine } from '../judge/judge-log.js';
 import { writeJunitReport } from '../judge/junit-report.js';
-import { enabledRules, findingCount, formatFinding, type JudgeVerdict } from '../judge/verdict.js';
+import { enabledRules, findingCount, formatFinding, ruleGuidance, type JudgeVerdict } from '../judge/verdict.js';
 import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import { printable } from '../transcript/transcript-format.js';
 import { SimError } from '../errors.js';
@@ -93,11 +93,17 @@ export function runVerdict(sim: Pick<StartedSimulator, 'fleet' | 'http'>): Judge
  * The outlets at stop: the report (when asked for), then the line (unless `off`). Returns the
  * verdict. A report that cannot be written is a SimError naming the file, after the line.
  */
-export async function finishJudge(io: CliIo, verdict: JudgeVerdict, settings: JudgeSettings, outlets: JudgeOutlets): Promise<JudgeVerdict> {
+export async function finishJudge(
+  io: CliIo,
+  verdict: JudgeVerdict,
+  settings: JudgeSettings,
+  outlets: JudgeOutlets,
+  judged: { clientJudged?: boolean } = {},
+): Promise<JudgeVerdict> {
   let failure: SimError | undefined;
   if (outlets.reportPath !== undefined) {
     try {
-      await writeJunitReport(outlets.reportPath, { verdict, rules: enabledRules(settings, verdict), timestamp: new Date().toISOString() });
+      await writeJunitReport(outlets.reportPath, { verdict, rules: enabledRules(settings, verdict, judged), timestamp: new Date().toISOString() });
     } catch (error) {
       failure = new SimError('BAD_REQUEST', `cannot write the judge report ${outlets.reportPath}: ${openProblem(error as NodeJS.ErrnoException)}`);
     }
@@ -116,7 +122,12 @@ export function noticeStrictFailure(io: CliIo, verdict: JudgeVerdict, code: numb
   const rules = Object.keys(verdict.summary).length;
   notice(io, `judge: strict: the command passed but ${rules} rule${rules === 1 ? ' was' : 's were'} broken (${total} finding${total === 1 ? '' : 's'}); exiting with ${code}`);
   const listed = verdict.findings.slice(-MAX_LISTED);
-  for (const finding of listed) io.stderr.write(`  ${printable(formatFinding(finding))}\n`);
+  for (const finding of listed) io.stderr.write(`  ${formatFinding(finding)}\n`);
+  // What each broken rule means and what to change, once per rule.
+  for (const id of Object.keys(verdict.summary)) {
+    io.stderr.write(`  ${id}:\n`);
+    for (const line of ruleGuidance(id)) io.stderr.write(`    ${printable(line)}\n`);
+  }
   if (total > listed.length) io.stderr.write(`  … ${total - listed.length} more (GET /sim/v1/judge, --judge-report, or the transcript's judge entries)\n`);
 }
 
@@ -129,7 +140,8 @@ export async function stopJudged(io: CliIo, sim: Pick<StartedSimulator, 'fleet' 
   } catch (error) {
     stopFailure = { error };
   }
-  const verdict = await finishJudge(io, runVerdict(sim), sim.fixture.judge, outlets);
+  // Without the `/v1` API (`stations` alone) no request was judged: the client rules are skipped, not passed.
+  const verdict = await finishJudge(io, runVerdict(sim), sim.fixture.judge, outlets, { clientJudged: sim.http !== undefined });
   if (stopFailure) throw stopFailure.error;
   return verdict;
 }

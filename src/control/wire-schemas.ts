@@ -255,6 +255,7 @@ export const JudgeRuleSchema = Type.Object(
     id: JudgeFindingFields.rule,
     party: JudgePartySchema,
     description: Type.String(),
+    fix: Type.String({ description: 'What to change in the code under test so the rule holds.' }),
     source: Type.String({ description: 'The document and section the rule comes from (a path with an anchor).' }),
   },
   strict,

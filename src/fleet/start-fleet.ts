@@ -61,6 +61,12 @@ export interface FleetOptions {
    */
   onCommand?: (command: ReceivedCommand) => void;
   /**
+   * Whether a command id is one station-sim's own `/v1` gateway in this process published: no
+   * service rule is told of those (docs/judge.md, "Who is blamed").
+   * @default none is
+   */
+  isGatewayCommand?: (commandId: string) => boolean;
+  /**
    * Heartbeats a second the fleet publishes at most; past it every station beats less often by the
    * same factor (heartbeat-budget.ts). 0 is no cap.
    * @default 1000
@@ -139,6 +145,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       onlineSince: delivery.onlineSince,
       locks: config.locks,
       commandTtlMs: config.behaviour.commandTtlMs,
+      ...(delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId) ? { fromGateway: true } : {}),
     };
     if (judging) judge.observe(received);
     options.onCommand?.(received);

@@ -13,14 +13,20 @@
  *
  * "After", observably: the API numbers requests as they arrive (`arrival`) and notes, when it sends
  * an answer, how many had arrived (`arrivalsAtAnswer`). A request whose `arrival` is above that
- * number was sent after its client could have seen the answer; requests already in flight (a
- * client's concurrent calls) are not judged by an answer they could not have seen.
+ * number reached the API after the answer went out. For an unlock after an offline read that is
+ * enough. For a token sent again after its 401 it is not: arrival order says nothing of when a
+ * client started a request, on one connection or several (four reads sent in parallel reach the
+ * API one after another, a client's pool sending queued ones on a connection just after its 401).
+ * So a request with a refused token is a repeat only when the client could not have started it
+ * before the 401: it arrived more than `inFlightMs` after the 401 was sent (`receivedAt`), or it is
+ * the very call (method, route, station, lock) that was already answered 401 with that token, a
+ * retry. Observations without `receivedAt` (older transcripts) are judged by arrival order alone.
  */
 import type { ClientRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import type { JudgeFinding } from './judge-log.js';
 
 /** Where a token showed in a query string: a parameter named like one, or a value shaped like one. */
-export type QueryToken = { parameter: string } | { shape: 'jwt' | 'refresh-token' };
+export type QueryToken = { parameter: string } | { shape: 'jwt' | 'refresh-token' | 'bearer' };
 
 /** One `/v1` request the API answered, as the client judge sees it. Never a token. */
 export interface ClientObservation {
@@ -32,6 +38,8 @@ export interface ClientObservation {
   arrival: number;
   /** How many requests had arrived when the answer was sent. */
   arrivalsAtAnswer: number;
+  /** When the request arrived, ms since the epoch on the API's clock (absent in older transcripts). */
+  receivedAt?: number;
   method: string;
   /** The route pattern, `/v1/stations/:station_token`; undefined when no route matched. */
   route?: string;
@@ -62,6 +70,9 @@ export const UNLOCK_ROUTE = '/v1/stations/:station_token/locks/:lock_id/unlock';
 /** Entries each of the judge's maps holds at most; the oldest are forgotten first. */
 export const CLIENT_JUDGE_CAPACITY = 10_000;
 
+/** Rules that count per client address, whatever the account: their findings name the address, not an account. */
+const PER_ADDRESS_RULES: ReadonlySet<ClientRuleId> = new Set(['client.login-burst', 'client.unlock-burst']);
+
 export interface ClientJudgeOptions {
   /** The fixture's `judge` section. */
   settings: JudgeSettings;
@@ -80,6 +91,10 @@ interface Burst {
 /** A token answered 401 to a client address: when, and how often it came back since. */
 interface Refusal {
   arrivalsAtAnswer: number;
+  /** When the first 401 was sent. */
+  time: number;
+  /** The calls (`callKey`) answered 401 with this token: the same call again is a retry, whenever it came. */
+  calls: Set<string>;
   requestId: string;
   repeats: number;
   told: boolean;
@@ -96,6 +111,8 @@ export class ClientJudge {
   readonly #offlineReads: BoundedMap<number>;
   /** Client addresses whose last refresh was refused (401): their next login is what section 5.5 asks for. */
   readonly #refreshRefused: BoundedMap<true>;
+  /** `client\nstation` → the unlocks it sent lately. */
+  readonly #unlocks: BoundedMap<Burst>;
 
   constructor(options: ClientJudgeOptions) {
     this.#rules = options.settings.rules ?? {};
@@ -107,6 +124,7 @@ export class ClientJudge {
     this.#loginsPerClient = new BoundedMap(capacity);
     this.#offlineReads = new BoundedMap(capacity);
     this.#refreshRefused = new BoundedMap(capacity);
+    this.#unlocks = new BoundedMap(capacity);
   }
 
   /** False when the fixture says `judge.enabled: false`: `observe` then does nothing at all. */
@@ -125,6 +143,7 @@ export class ClientJudge {
     this.#loginsPerClient.clear();
     this.#offlineReads.clear();
     this.#refreshRefused.clear();
+    this.#unlocks.clear();
   }
 
   /** Entries held per map, for the tests of the bounds. */
@@ -147,7 +166,8 @@ export class ClientJudge {
         rule,
         party: 'client',
         ...extra,
-        ...(request.account === undefined ? {} : { account: request.account }),
+        // A rule that counts per address names no account: the burst is many accounts' as much as this one's.
+        ...(request.account === undefined || PER_ADDRESS_RULES.has(rule) ? {} : { account: request.account }),
         requestId: request.requestId,
         client: request.client,
         route: `${request.method} ${request.route ?? '(no route)'}`,
@@ -170,9 +190,10 @@ export class ClientJudge {
   #checkTokenAfter401(request: ClientObservation, fingerprint: string, report: (rule: ClientRuleId, detail: string) => void): void {
     const key = `${fingerprint}\n${request.client}`;
     const refusal = this.#refused.get(key);
-    if (refusal && request.arrival > refusal.arrivalsAtAnswer) {
+    const settings = this.#rules['client.token-after-401'];
+    if (refusal && this.#repeats(request, refusal, settings?.inFlightMs ?? IN_FLIGHT_MS)) {
       refusal.repeats += 1;
-      const allowed = this.#rules['client.token-after-401']?.maxRepeats ?? 0;
+      const allowed = settings?.maxRepeats ?? 0;
       if (refusal.repeats > allowed && !refusal.told) {
         refusal.told = true;
         report(
@@ -181,9 +202,16 @@ export class ClientJudge {
         );
       }
     }
-    if (request.status === 401 && !refusal) {
-      this.#refused.set(key, { arrivalsAtAnswer: request.arrivalsAtAnswer, requestId: request.requestId, repeats: 0, told: false });
-    }
+    if (request.status !== 401) return;
+    if (!refusal) this.#refused.set(key, { arrivalsAtAnswer: request.arrivalsAtAnswer, time: request.time, calls: new Set([callKey(request)]), requestId: request.requestId, repeats: 0, told: false });
+    else if (refusal.calls.size < MAX_CALLS_PER_REFUSAL) refusal.calls.add(callKey(request));
+  }
+
+  /** Whether `request` repeats a refused token rather than being in flight when the 401 went out (module comment, "After"). */
+  #repeats(request: ClientObservation, refusal: Refusal, inFlightMs: number): boolean {
+    if (request.arrival <= refusal.arrivalsAtAnswer) return false;
+    if (request.receivedAt === undefined) return true;
+    return request.receivedAt - refusal.time > inFlightMs || refusal.calls.has(callKey(request));
   }
 
   #checkLogins(request: ClientObservation, report: (rule: ClientRuleId, detail: string) => void): void {
@@ -222,6 +250,17 @@ export class ClientJudge {
       return;
     }
     if (request.method !== 'POST' || request.status === 401 || request.status === 404) return;
+    const burst = this.#rules['client.unlock-burst'];
+    const burstMax = burst?.maxUnlocks ?? 10;
+    const burstWindow = burst?.windowMs ?? 1000;
+    const unlocks = this.#unlocks.upsert(`${request.client}\n${request.station}`, () => ({ times: [], told: false }));
+    if (countBurst(unlocks, request.time, burstMax, burstWindow)) {
+      report(
+        'client.unlock-burst',
+        `${unlocks.times.length} unlocks of ${request.station} from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed: each one is a command to the station`,
+        { token: request.station, ...(request.lockId === undefined ? {} : { lockId: request.lockId }) },
+      );
+    }
     const readAnswered = this.#offlineReads.get(key);
     if (readAnswered === undefined || request.arrival <= readAnswered) return;
     report('client.unlock-offline-station', `unlock of a station whose status was offline when this client last read it; read it again until it is online`, {
@@ -229,6 +268,17 @@ export class ClientJudge {
       ...(request.lockId === undefined ? {} : { lockId: request.lockId }),
     });
   }
+}
+
+/** How long after a 401 a request with its token may still have been started before it. @default 1000 */
+export const IN_FLIGHT_MS = 1000;
+
+/** Calls remembered per refused token: a client's parallel batch is a handful, never thousands. */
+const MAX_CALLS_PER_REFUSAL = 64;
+
+/** One call of the API: the same method, route, station and lock. */
+function callKey(request: ClientObservation): string {
+  return `${request.method} ${request.route ?? ''} ${request.station ?? ''} ${request.lockId ?? ''}`;
 }
 
 /**
@@ -249,8 +299,9 @@ function countBurst(burst: Burst, now: number, max: number, windowMs: number): b
 }
 
 function describeQueryToken(found: QueryToken): string {
-  const where = 'parameter' in found ? `a query parameter named ${found.parameter}` : `a query value shaped like ${found.shape === 'jwt' ? 'a JWT' : 'a refresh token'}`;
-  return `${where}: tokens go in the Authorization header, never in a URL`;
+  if ('parameter' in found) return `a query parameter named ${found.parameter}: tokens go in the Authorization header and passwords in the body, never in a URL`;
+  const shape = found.shape === 'jwt' ? 'a JWT' : found.shape === 'bearer' ? 'a bearer token ("Bearer …")' : 'a refresh token';
+  return `a query value shaped like ${shape}: tokens go in the Authorization header, never in a URL`;
 }
 
 /** A Map that holds at most `capacity` entries, forgetting the least recently set first. */

@@ -13,7 +13,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { create } from 'xmlbuilder2';
-import { formatFinding, type JudgeVerdict, type ReportedRule } from './verdict.js';
+import { findingSentence, formatFinding, ruleGuidance, type JudgeVerdict, type ReportedRule } from './verdict.js';
 
 export const JUNIT_SUITE_NAME = 'station-sim judge';
 
@@ -33,18 +33,20 @@ export interface JunitReportInput {
 /** The report as an XML document. */
 export function judgeJunitXml(input: JunitReportInput): string {
   const failed = input.rules.filter((rule) => (input.verdict.summary[rule.id] ?? 0) > 0);
+  const skipped = input.rules.filter((rule) => rule.skipped !== undefined && !failed.includes(rule));
   const root = create({ version: '1.0', encoding: 'UTF-8', invalidCharReplacement: '\ufffd' }).ele('testsuites', {
     name: JUNIT_SUITE_NAME,
     tests: String(input.rules.length),
     failures: String(failed.length),
     errors: '0',
+    skipped: String(skipped.length),
   });
   const suite = root.ele('testsuite', {
     name: JUNIT_SUITE_NAME,
     tests: String(input.rules.length),
     failures: String(failed.length),
     errors: '0',
-    skipped: '0',
+    skipped: String(skipped.length),
     // The attributes the Ant JUnit schema requires, which the strictest readers check; a rule takes no time of its own.
     time: '0',
     timestamp: input.timestamp.slice(0, 19),
@@ -53,13 +55,20 @@ export function judgeJunitXml(input: JunitReportInput): string {
   for (const rule of input.rules) {
     const testcase = suite.ele('testcase', { classname: rule.party, name: rule.id, time: '0' });
     const count = input.verdict.summary[rule.id] ?? 0;
-    if (count === 0) continue;
+    if (count === 0) {
+      if (rule.skipped !== undefined) testcase.ele('skipped', { message: rule.skipped });
+      continue;
+    }
     const kept = input.verdict.findings.filter((finding) => finding.rule === rule.id);
     const shown = kept.slice(-MAX_EVIDENCE);
     const left = count - shown.length;
-    const lines = shown.map(formatFinding);
+    // Evidence lines are escaped (verdict.ts, formatFinding): a newline in a command id cannot forge a line.
+    const lines = [...ruleGuidance(rule.id), '', `${count} finding${count === 1 ? '' : 's'}:`, ...shown.map(formatFinding)];
     if (left > 0) lines.push(`… and ${left} more finding${left === 1 ? '' : 's'} not kept`);
-    testcase.ele('failure', { message: `${count} finding${count === 1 ? '' : 's'}`, type: rule.id }).txt(lines.join('\n'));
+    // The message is what CI shows as the annotation's title: the first finding, in one sentence.
+    const first = kept[0];
+    const message = first ? findingSentence(first) + (count > 1 ? ` (and ${count - 1} more)` : '') : `${count} finding${count === 1 ? '' : 's'}`;
+    testcase.ele('failure', { message, type: rule.id }).txt(lines.join('\n'));
   }
   return root.end({ prettyPrint: true });
 }

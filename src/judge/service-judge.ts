@@ -36,6 +36,14 @@ export interface ReceivedCommand {
   /** The locks the station has. */
   locks: readonly { lockId: string }[];
   commandTtlMs: number;
+  /**
+   * Published by station-sim's own `/v1` gateway in this process (its command ids are known): no
+   * service rule is told of it, since nobody could fix the gateway; what a `/v1` client made it do
+   * is the client rules' to judge (`client.unlock-burst`).
+   */
+  fromGateway?: boolean;
+  /** Read at stop from what the broker still held, not delivered to the station (`observeRetainedAtStop`). */
+  heldAtStop?: boolean;
 }
 
 /** A finding of a service rule: it always names the station that received the command. */
@@ -62,6 +70,8 @@ interface StationMemory {
   arrivals: number[];
   /** Over the rate now: told once until the rate falls back under it. */
   overRate: boolean;
+  /** Per lock, the last arrival times of new commands (fresh ids) and whether the storm was told. */
+  locks: Map<string, { arrivals: number[]; told: boolean }>;
 }
 
 export class ServiceJudge {
@@ -73,8 +83,8 @@ export class ServiceJudge {
   readonly #stations = new Map<string, StationMemory>();
   /** Retained commands already told, `token\nlockId\npayload`, so a read at stop does not tell them again. */
   readonly #retainedTold = new Set<string>();
-  /** `token\ncommandId` → what the command was, oldest first (Map order is insertion order). */
-  readonly #commands = new Map<string, { lockId: string; sentAt: string | undefined }>();
+  /** commandId → what the command was and which station it went to, oldest first (Map order is insertion order). */
+  readonly #commands = new Map<string, { token: string; lockId: string; sentAt: string | undefined }>();
 
   constructor(options: ServiceJudgeOptions) {
     this.#settings = options.settings.rules ?? {};
@@ -113,7 +123,18 @@ export class ServiceJudge {
     if (command.retain) {
       this.#retainedTold.add(retainedKey(command));
       if (this.#retainedTold.size > this.#maxRemembered) this.#retainedTold.delete(this.#retainedTold.values().next().value as string);
-      report('service.retained-command', 'delivered with the retain flag on subscription', commandId);
+      report(
+        'service.retained-command',
+        command.heldAtStop
+          ? 'still held retained by the broker at stop, read with a fresh subscription: every station that subscribes gets it; clear it with an empty retained payload'
+          : 'delivered with the retain flag on subscription: the broker keeps it and hands it to the station on every subscription',
+        commandId,
+      );
+      return;
+    }
+    // station-sim's own gateway: remembered (its ids are the backend's to avoid), told nothing.
+    if (command.fromGateway) {
+      if (body) this.#remember(command, body);
       return;
     }
     if (command.qos === 0) report('service.qos0-command', 'delivered at QoS 0; the contract is QoS 1', commandId);
@@ -124,19 +145,28 @@ export class ServiceJudge {
       return;
     }
     const sentAtMs = body.sentAt === undefined ? undefined : parseIsoUtc(body.sentAt);
-    if (body.sentAt !== undefined && sentAtMs === undefined) report('service.bad-payload', `sentAt ${JSON.stringify(body.sentAt)} is not ISO 8601 UTC`, commandId);
-    const key = `${command.token}\n${body.commandId}`;
-    const earlier = this.#commands.get(key);
+    const earlier = this.#commands.get(body.commandId);
     if (earlier) {
-      if (earlier.lockId !== command.lockId || earlier.sentAt !== body.sentAt) {
-        report('service.command-id-reused', `first for lock ${earlier.lockId} sent at ${earlier.sentAt ?? '(none)'}, now for lock ${command.lockId} sent at ${body.sentAt ?? '(none)'}`, commandId);
+      if (earlier.token !== command.token || earlier.lockId !== command.lockId || earlier.sentAt !== body.sentAt) {
+        const first = `${earlier.token === command.token ? '' : `station ${earlier.token} `}lock ${earlier.lockId} sent at ${earlier.sentAt ?? '(none)'}`;
+        const now = `${earlier.token === command.token ? '' : `station ${command.token} `}lock ${command.lockId} sent at ${body.sentAt ?? '(none)'}`;
+        report('service.command-id-reused', `first for ${first}, now for ${now}: make a fresh id for every command`, commandId);
       }
       // The same command again is a QoS 1 redelivery, judged the first time.
       return;
     }
-    this.#commands.set(key, { lockId: command.lockId, sentAt: body.sentAt });
-    if (this.#commands.size > this.#maxRemembered) this.#commands.delete(this.#commands.keys().next().value as string);
-    if (!command.locks.some((lock) => lock.lockId === command.lockId)) report('service.unknown-lock', `the station has no lock ${command.lockId}`, commandId);
+    this.#remember(command, body);
+    // Interface: every command carries sentAt (docs/design.md, the topic contract; "a command carries
+    // `sentAt`"), and nothing else: a field the firmware does not read is a command the backend
+    // thinks says something it does not (`"action":"lock"` still unlocks).
+    if (body.sentAt === undefined) report('service.bad-payload', 'no sentAt: every command carries one, so the station can refuse it once it is older than its TTL', commandId);
+    else if (sentAtMs === undefined) report('service.bad-payload', `sentAt ${printableJson(body.sentAt)} is not ISO 8601 UTC`, commandId);
+    const extra = extraFields(body);
+    if (extra.length > 0) report('service.bad-payload', `fields the contract does not have: ${extra.map(printableJson).join(', ')}; a command is only {"commandId","sentAt"} and always unlocks`, commandId);
+    this.#checkStorm(memory, command, (detail) => report('service.unlock-storm', detail, commandId));
+    if (!command.locks.some((lock) => lock.lockId === command.lockId)) {
+      report('service.unknown-lock', `the station has no lock ${command.lockId}: send commands only for the locks whose state it publishes`, commandId);
+    }
     this.#checkTimes(command, sentAtMs, (rule, detail) => report(rule, detail, commandId));
   }
 
@@ -148,8 +178,37 @@ export class ServiceJudge {
    */
   observeRetainedAtStop(command: ReceivedCommand): boolean {
     if (!this.#enabled || this.#retainedTold.has(retainedKey(command))) return false;
-    this.observe({ ...command, retain: true });
+    this.observe({ ...command, retain: true, heldAtStop: true });
     return true;
+  }
+
+  #remember(command: ReceivedCommand, body: UnlockCommand): void {
+    this.#commands.set(body.commandId, { token: command.token, lockId: command.lockId, sentAt: body.sentAt });
+    if (this.#commands.size > this.#maxRemembered) this.#commands.delete(this.#commands.keys().next().value as string);
+  }
+
+  /** `service.unlock-storm`: new commands (fresh ids) to one lock faster than a person could ask for them, told once per storm. */
+  #checkStorm(memory: StationMemory, command: ReceivedCommand, report: (detail: string) => void): void {
+    const rule = this.#settings['service.unlock-storm'];
+    const max = rule?.maxCommands ?? 4;
+    const windowMs = rule?.windowMs ?? 300;
+    let lock = memory.locks.get(command.lockId);
+    if (!lock) {
+      // Only the locks a station has, and one entry for all others: bounded by the fleet.
+      if (memory.locks.size >= MAX_LOCKS_PER_STATION) return;
+      lock = { arrivals: [], told: false };
+      memory.locks.set(command.lockId, lock);
+    }
+    lock.arrivals.push(command.now);
+    if (lock.arrivals.length > max + 1) lock.arrivals.shift();
+    while (lock.arrivals.length > 0 && lock.arrivals[0]! <= command.now - windowMs) lock.arrivals.shift();
+    if (lock.arrivals.length <= max) {
+      lock.told = false;
+      return;
+    }
+    if (lock.told) return;
+    lock.told = true;
+    report(`${lock.arrivals.length} commands with fresh ids to lock ${command.lockId} within ${windowMs} ms; at most ${max} allowed: a retry reuses the command's id, and a retry loop waits for the ack`);
   }
 
   #report(command: ReceivedCommand, rule: JudgeRuleId, detail: string, commandId: string | undefined): void {
@@ -209,11 +268,31 @@ export class ServiceJudge {
   #memory(token: string): StationMemory {
     let memory = this.#stations.get(token);
     if (!memory) {
-      memory = { arrivals: [], overRate: false };
+      memory = { arrivals: [], overRate: false, locks: new Map() };
       this.#stations.set(token, memory);
     }
     return memory;
   }
+}
+
+/** Locks a station's storm memory holds at most (a backend may name any lock id). */
+const MAX_LOCKS_PER_STATION = 64;
+
+/** The fields of a command beyond the contract's, at most 5, their names cut to 40 characters. */
+function extraFields(body: UnlockCommand): string[] {
+  const extra: string[] = [];
+  for (const key in body) {
+    if (key === 'commandId' || key === 'sentAt') continue;
+    extra.push(key.slice(0, 40));
+    if (extra.length >= 5) break;
+  }
+  return extra;
+}
+
+/** A value as JSON with its control characters escaped, at most 80 characters: safe in a line of evidence. */
+function printableJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return (text.length > 80 ? `${text.slice(0, 79)}…` : text).replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function retainedKey(command: ReceivedCommand): string {
@@ -226,7 +305,7 @@ function describeBadPayload(payload: Buffer): string {
   try {
     JSON.parse(payload.toString());
   } catch {
-    return `${payload.length} bytes that are not JSON`;
+    return `${payload.length} bytes that are not JSON, starting ${printableJson(payload.subarray(0, 32).toString('latin1'))}`;
   }
-  return 'JSON, but not {"commandId": string, "sentAt"?: string}';
+  return 'JSON, but not {"commandId": string, "sentAt": string}: publish exactly the contract\'s two fields';
 }

@@ -21,6 +21,10 @@ export interface FindingEvidence {
   party?: string;
   account?: string;
   requestId?: string;
+  /** The client's address (client rules). */
+  client?: string;
+  /** The method and route pattern of the request (client rules). */
+  route?: string;
 }
 
 export interface JudgeVerdict {
@@ -36,8 +40,9 @@ export function findingCount(verdict: Pick<JudgeVerdict, 'summary'>): number {
 }
 
 /**
- * One line per finding: `time  rule  station/lock  command C  account A  request R: detail`, with
- * only the evidence it has.
+ * One line per finding: `time  rule  station/lock  command C  GET /v1/… from ADDRESS  account A
+ * request R: detail`, with only the evidence it has. Control characters of the evidence (a command
+ * id is whatever a backend put in its payload) are escaped, so no value can forge a line.
  */
 export function formatFinding(finding: FindingEvidence): string {
   const where = finding.token !== undefined ? `${finding.token}${finding.lockId ? `/${finding.lockId}` : ''}` : finding.lockId !== undefined ? `lock ${finding.lockId}` : '';
@@ -46,26 +51,55 @@ export function formatFinding(finding: FindingEvidence): string {
     finding.rule,
     where,
     finding.commandId !== undefined ? `command ${finding.commandId}` : '',
+    finding.route !== undefined ? `${finding.route}${finding.client !== undefined ? ` from ${finding.client}` : ''}` : finding.client !== undefined ? `from ${finding.client}` : '',
     finding.account !== undefined ? `account ${finding.account}` : '',
     finding.requestId !== undefined ? `request ${finding.requestId}` : '',
   ].filter(Boolean);
-  return `${evidence.join('  ')}: ${finding.detail}`;
+  return printable(`${evidence.join('  ')}: ${finding.detail}`);
+}
+
+/**
+ * The sentence that names a finding on its own (a CI annotation's title): the rule and what was
+ * seen, with where it was seen when there is a station or a route.
+ */
+export function findingSentence(finding: FindingEvidence): string {
+  const where = finding.token !== undefined ? ` at ${finding.token}${finding.lockId ? `/${finding.lockId}` : ''}` : finding.route !== undefined ? ` on ${finding.route}` : '';
+  return printable(`${finding.rule}${where}: ${finding.detail}`);
+}
+
+/** What a reader needs beside the evidence: what the rule means, what to change, where it is written. */
+export function ruleGuidance(id: string): string[] {
+  const rule = JUDGE_RULES.find((known) => known.id === id);
+  if (!rule) return [`rule ${id}: see docs/judge.md`];
+  return [`rule: ${rule.description}`, `fix: ${rule.fix}`, `docs: docs/judge.md (${rule.id}); from ${rule.source}`];
+}
+
+/** Control characters as `\uXXXX`, as stderr and `transcript show` print them. */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** A rule of the judge as a report lists it. */
 export interface ReportedRule {
   id: string;
   party: string;
+  /** Why nothing judged it in this run (`stations` alone has no `/v1` API, so no client rule is judged). */
+  skipped?: string;
 }
 
 /**
  * The rules a run was judged by: the catalogue's, less those the fixture switched off
  * (`enabled: false`), plus any rule with findings that the catalogue does not know (a finding
- * is never dropped from a report).
+ * is never dropped from a report). With `clientJudged: false` (no `/v1` API in the run) the
+ * client rules are listed as skipped, not as passed.
  */
-export function enabledRules(settings: JudgeSettings, verdict?: Pick<JudgeVerdict, 'summary'>): ReportedRule[] {
+export function enabledRules(settings: JudgeSettings, verdict?: Pick<JudgeVerdict, 'summary'>, options: { clientJudged?: boolean } = {}): ReportedRule[] {
   const rules = (settings.rules ?? {}) as Record<string, { enabled?: boolean } | undefined>;
-  const enabled: ReportedRule[] = JUDGE_RULES.filter((rule) => rules[rule.id]?.enabled !== false).map((rule) => ({ id: rule.id, party: rule.party }));
+  const enabled: ReportedRule[] = JUDGE_RULES.filter((rule) => rules[rule.id]?.enabled !== false).map((rule) => ({
+    id: rule.id,
+    party: rule.party,
+    ...(rule.party === 'client' && options.clientJudged === false && !(verdict?.summary[rule.id] ?? 0) ? { skipped: 'no /v1 API in this run, so no request was judged' } : {}),
+  }));
   for (const id of Object.keys(verdict?.summary ?? {})) {
     if (!enabled.some((rule) => rule.id === id)) enabled.push({ id, party: id.split('.')[0] ?? 'judge' });
   }

@@ -3,6 +3,7 @@
  * the fleet, and the `/v1` API. This is the library entry point for test suites and what
  * `station-sim up` runs.
  */
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-broker.js';
 import { startBrokerThread } from '../broker/broker-thread.js';
@@ -343,6 +344,22 @@ async function serveHttp(
  * string in place of the options, is refused with `BAD_REQUEST` naming it, before anything starts.
  * A start that fails later stops whatever it had started.
  */
+/**
+ * What a backend must know under `timeScale` (docs/judge.md, "Time scale"): stations judge a
+ * command's `sentAt` by the simulated clock, which a backend stamping the wall clock cannot know,
+ * so its commands would look stale and be refused. Said once at start.
+ */
+export function timeScaleNotice(timeScale: number | undefined): string | undefined {
+  if (timeScale === undefined || timeScale === 1) return undefined;
+  return (
+    `time scale ${timeScale}: stations check a command's sentAt against simulated time, which runs ${timeScale}× the wall clock; ` +
+    'a backend must stamp sentAt from GET /sim/v1/clock (its `now`), not its own clock, or its commands are refused as expired and judged service.stale-sent-at'
+  );
+}
+
+/** Command ids of this process's gateway remembered for the fleet's judge: far more than are ever in flight. */
+const GATEWAY_COMMANDS_KEPT = 100_000;
+
 export function startSimulator(options?: SimulatorOptions & { http?: true }): Promise<StartedSimulator<true>>;
 export function startSimulator(options?: SimulatorOptions): Promise<StartedSimulator>;
 export async function startSimulator(options: SimulatorOptions = {}): Promise<StartedSimulator> {
@@ -360,6 +377,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const { mqttUrl, broker } = connected;
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
+    const scaleNotice = timeScaleNotice(options.timeScale);
+    if (scaleNotice) options.onNotice?.(scaleNotice);
     const control = options.http === false ? undefined : await startControlFor(fixture, transport, mqttUrl, identities, clock, options, cleanups, broker, seed);
     const stations = shardStations(fixture.stations, options.shard);
     let transcript: StartedTranscript | undefined;
@@ -379,8 +398,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const maxHeartbeats = options.maxHeartbeatRate ?? DEFAULT_MAX_HEARTBEATS_PER_SECOND;
     const slowed = heartbeatNotice(stations.length, heartbeatBudget(stations, maxHeartbeats), maxHeartbeats);
     if (slowed) options.onNotice?.(slowed);
+    // The command ids this process's gateway publishes, so the fleet's judge blames no service rule
+    // on station-sim itself (docs/judge.md, "Who is blamed"); the oldest forgotten first.
+    const gatewayCommands = new Set<string>();
     const fleet = await startFleet({
       stations,
+      isGatewayCommand: (commandId) => gatewayCommands.has(commandId),
       maxHeartbeatsPerSecond: maxHeartbeats,
       ...(transcript ? { onCommand: transcript.recordCommand } : {}),
       transport,
@@ -394,7 +417,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     control?.watchStations(fleet.stations.values());
     // Under a manual clock a run replays exactly, command ids included (docs/fixtures.md,
     // "Reproducible runs"); otherwise they are random, as two processes on one broker need.
-    const commandIds = clock.manual ? seededUuids(seed) : undefined;
+    const issue = clock.manual ? seededUuids(seed) : randomUUID;
+    const commandIds = (): string => {
+      const id = issue();
+      gatewayCommands.add(id);
+      if (gatewayCommands.size > GATEWAY_COMMANDS_KEPT) gatewayCommands.delete(gatewayCommands.values().next().value as string);
+      return id;
+    };
     const http = control ? await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups, commandIds, transcript) : undefined;
     return { clock, fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
   } catch (error) {

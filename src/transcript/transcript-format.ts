@@ -30,6 +30,10 @@ export const DeliverySchema = Type.Object({
   commandTtlMs: Type.Integer({ minimum: 0 }),
   /** Whether the station has the lock the topic names. */
   knownLock: Type.Boolean(),
+  /** Published by station-sim's own `/v1` gateway in the recording process (no service rule judges it). */
+  gateway: Type.Optional(Type.Boolean()),
+  /** A retained command the broker still held at stop, read with a fresh subscription, not delivered to the station. */
+  heldAtStop: Type.Optional(Type.Boolean()),
   /** The payload exactly as it arrived, base64, when `payload` cannot give it back byte for byte (not JSON, or JSON written otherwise). */
   raw: Type.Optional(Type.String()),
 });
@@ -129,6 +133,8 @@ export const ClientEntrySchema = Type.Object({
   requestId: Type.String(),
   arrival: Type.Integer(),
   arrivalsAtAnswer: Type.Integer(),
+  /** When the request arrived, ms since the epoch (absent in older files, judged by arrival order alone). */
+  receivedAt: Type.Optional(Type.Number()),
   method: Type.String(),
   route: Type.Optional(Type.String()),
   status: Type.Integer(),
@@ -136,7 +142,7 @@ export const ClientEntrySchema = Type.Object({
   account: Type.Optional(Type.String()),
   token: Type.Optional(Type.String()),
   refreshToken: Type.Optional(Type.Union([Type.Literal('rotated'), Type.Literal('reused')])),
-  queryToken: Type.Optional(Type.Union([Type.Object({ parameter: Type.String() }), Type.Object({ shape: Type.Union([Type.Literal('jwt'), Type.Literal('refresh-token')]) })])),
+  queryToken: Type.Optional(Type.Union([Type.Object({ parameter: Type.String() }), Type.Object({ shape: Type.Union([Type.Literal('jwt'), Type.Literal('refresh-token'), Type.Literal('bearer')]) })])),
   station: Type.Optional(Type.String()),
   lockId: Type.Optional(Type.String()),
   stationStatus: Type.Optional(Type.String()),
@@ -146,6 +152,7 @@ export type TranscriptEntry = Static<typeof TranscriptEntrySchema>;
 export type MqttEntry = Static<typeof MqttEntrySchema>;
 export type JudgeEntry = Static<typeof JudgeEntrySchema>;
 export type ClientEntry = Static<typeof ClientEntrySchema>;
+export type SimEntry = Static<typeof SimEntrySchema>;
 
 const entryChecker = TypeCompiler.Compile(TranscriptEntrySchema);
 

@@ -15,7 +15,7 @@ import { ServiceJudge } from '../judge/service-judge.js';
 import { ClientJudge } from '../judge/client-judge.js';
 import { readUnlockCommand } from '../mqtt/station-client.js';
 import type { JudgeVerdict } from '../judge/verdict.js';
-import type { ClientEntry, MqttEntry, TranscriptEntry } from './transcript-format.js';
+import type { ClientEntry, MqttEntry, SimEntry, TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 
 const settingsChecker = TypeCompiler.Compile(JudgeSettingsSchema);
@@ -67,9 +67,9 @@ export class TranscriptJudge {
     switch (entry.kind) {
       case 'sim':
         if (entry.event === 'judge-settings') this.#takeSettings(entry.settings);
-        // A reset between tests (`POST /sim/v1/reset`): the live client judge forgot its per-test
-        // counts at that moment (client-judge.ts, `forgetAfterReset`), so the replay does too.
-        else if (entry.event === 'control' && entry.detail === 'reset' && entry.station === undefined) this.#client?.forgetAfterReset();
+        // A reset of the whole simulator (`POST /sim/v1/reset`) is a new start for the client
+        // rules' counts, live (src/simulator/start-simulator.ts, onReset) and so here.
+        else if (isSimulatorReset(entry)) this.#client?.forgetAfterReset();
         return;
       case 'mqtt':
         if (entry.direction === 'down' && (entry.message ?? 'unlock') === 'unlock') this.#observeCommand(entry);
@@ -150,8 +150,15 @@ export class TranscriptJudge {
       // The judge asks only whether the station has the topic's lock.
       locks: delivery.knownLock ? [{ lockId: entry.lockId }] : [],
       commandTtlMs: delivery.commandTtlMs,
+      ...(delivery.gateway ? { fromGateway: true } : {}),
+      ...(delivery.heldAtStop ? { heldAtStop: true } : {}),
     });
   }
+}
+
+/** The `sim` entry of `POST /sim/v1/reset`: a control event with no station (transcript-recorder.ts). */
+export function isSimulatorReset(entry: SimEntry): boolean {
+  return entry.event === 'control' && entry.station === undefined && entry.detail === 'reset';
 }
 
 /** Judges every entry of `entries`, in order. */

@@ -217,6 +217,8 @@ function deliveryEntry(command: ReceivedCommand, topics: StationTopics): Transcr
     ...(command.onlineSince === undefined ? {} : { onlineSince: new Date(command.onlineSince).toISOString() }),
     commandTtlMs: command.commandTtlMs,
     knownLock: command.locks.some((lock) => lock.lockId === command.lockId),
+    ...(command.fromGateway ? { gateway: true } : {}),
+    ...(command.heldAtStop ? { heldAtStop: true } : {}),
     ...(rebuilt.equals(command.payload) ? {} : { raw: command.payload.toString('base64') }),
   };
   const commandId = command.command?.commandId;

@@ -158,7 +158,7 @@ describe('client.refresh-token-reused and client.token-in-query', () => {
     request({ queryToken: { parameter: 'access_token' }, status: 401 });
     request({ route: undefined, status: 404, queryToken: { shape: 'jwt' } });
     expect(findings.map((finding) => [finding.rule, finding.route, finding.detail])).toEqual([
-      ['client.token-in-query', `GET ${STATION_ROUTE}`, 'a query parameter named access_token: tokens go in the Authorization header, never in a URL'],
+      ['client.token-in-query', `GET ${STATION_ROUTE}`, 'a query parameter named access_token: tokens go in the Authorization header and passwords in the body, never in a URL'],
       ['client.token-in-query', 'GET (no route)', 'a query value shaped like a JWT: tokens go in the Authorization header, never in a URL'],
     ]);
   });

@@ -65,7 +65,7 @@ describe('the judge at stop, from the CLI', () => {
     expect(cases.map((c) => c['@_classname'])).toEqual(JUDGE_RULES.map((rule) => rule.party));
     expect(failing(cases)).toEqual(BROKEN);
     const qos0 = cases.find((c) => c['@_name'] === 'service.qos0-command')!.failure![0]!;
-    expect(qos0['@_message']).toBe('1 finding');
+    expect(qos0['@_message']).toBe('service.qos0-command at CI-1/1: delivered at QoS 0; the contract is QoS 1');
     expect(qos0['#text']).toMatch(/CI-1\/1 {2}command sloppy-qos0: delivered at QoS 0/);
     // Only the report itself is left in the directory: the temporary file was renamed.
     expect((await readdir(dir)).sort()).toEqual(['f.xml', 't.jsonl']);

@@ -31,15 +31,19 @@ describe('the JUnit report', () => {
     const cases = parse(xml).testsuites.testsuite.testcase;
     expect(cases.map((c) => c['@_name'])).toEqual(JUDGE_RULES.map((rule) => rule.id).filter((id) => id !== 'service.command-rate'));
     const qos0 = cases.find((c) => c['@_name'] === 'service.qos0-command')!.failure![0]!;
-    expect(qos0['@_message']).toBe('400 findings');
+    // The annotation title CI shows: the first finding's sentence, not a count.
+    expect(qos0['@_message']).toBe('service.qos0-command at S-1/1: delivered at QoS 0 (and 399 more)');
     const lines = qos0['#text'].split('\n');
-    // The last 100 kept findings, then how many more there were.
-    expect(lines).toHaveLength(101);
-    expect(lines[0]).toBe('2026-03-01T00:00:00.000Z  service.qos0-command  S-1/1  command q-50: delivered at QoS 0');
-    expect(lines[100]).toBe('… and 300 more findings not kept');
+    // What the rule means, what to change and where it is written, then the last 100 kept findings and how many more there were.
+    expect(lines.slice(0, 3)).toEqual([expect.stringMatching(/^rule: A command arrived with QoS 0/), 'fix: Publish commands with `qos: 1`.', expect.stringMatching(/^docs: docs\/judge\.md \(service\.qos0-command\); from docs\/design\.md#/)]);
+    expect(lines[4]).toBe('400 findings:');
+    expect(lines).toHaveLength(106);
+    expect(lines[5]).toBe('2026-03-01T00:00:00.000Z  service.qos0-command  S-1/1  command q-50: delivered at QoS 0');
+    expect(lines[105]).toBe('… and 300 more findings not kept');
     const bad = cases.find((c) => c['@_name'] === 'service.bad-payload')!.failure![0]!;
-    // Markup characters come back as they were; the controls XML 1.0 cannot hold are replaced.
-    expect(bad['#text']).toContain('command c-<1>&"\ufffd\ufffd[2J: not JSON');
+    // Markup characters come back as they were; control characters are escaped as stderr escapes them, so none can forge a line.
+    expect(bad['#text']).toContain('command c-<1>&"\\u0001\\u001b[2J: not JSON');
+    expect(bad['@_message']).toBe('service.bad-payload at S-2: not JSON');
   });
 
   it('names a rule it does not know if it has findings, so no finding is dropped', () => {

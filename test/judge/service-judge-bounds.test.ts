@@ -40,23 +40,25 @@ describe("the service judge's memory", () => {
   });
 
   it('remembers at most the cap of command ids over all stations, the oldest forgotten first', () => {
-    const { judge, deliver, rules } = judged({ rules: { 'service.command-rate': { enabled: false } } }, 100);
-    for (let station = 0; station < 50; station += 1) for (let n = 0; n < 10; n += 1) deliver(`ST-${station}`, `c-${n}`, { now: NOW + station });
+    const { judge, deliver, rules } = judged({ rules: { 'service.command-rate': { enabled: false }, 'service.unlock-storm': { enabled: false } } }, 100);
+    // Ids unique over all stations: an id is remembered once, whatever the station (a reuse at another station is one).
+    for (let station = 0; station < 50; station += 1) for (let n = 0; n < 10; n += 1) deliver(`ST-${station}`, `c-${station}-${n}`, { now: NOW + station });
     expect(judge.rememberedCommands).toBe(100);
     // The newest are still known: the same id for another lock is a reuse.
-    deliver('ST-49', 'c-9', { lockId: '2', now: NOW + 49 });
+    deliver('ST-49', 'c-49-9', { lockId: '2', now: NOW + 49 });
     expect(rules()).toEqual(['service.command-id-reused']);
     // The oldest station's ids were forgotten: no finding (a judge that forgets may miss, never invent).
-    deliver('ST-0', 'c-0', { lockId: '2', now: NOW + 49 });
+    deliver('ST-0', 'c-0-0', { lockId: '2', now: NOW + 49 });
     expect(rules()).toEqual(['service.command-id-reused']);
     expect(judge.rememberedCommands).toBe(100);
   });
 
-  it('the same command id at two stations is two commands', () => {
+  it('the same command id at two stations is a reuse: ids are unique over the fleet', () => {
     const { deliver, findings } = judged();
     deliver('ST-1', 'same');
     deliver('ST-2', 'same');
-    expect(findings).toEqual([]);
+    expect(findings).toMatchObject([{ rule: 'service.command-id-reused', token: 'ST-2', commandId: 'same' }]);
+    expect(findings[0]!.detail).toContain('station ST-1');
   });
 
   it('observes nothing with judge.enabled false', () => {

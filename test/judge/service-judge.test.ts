@@ -60,7 +60,7 @@ describe('the service judge', () => {
   });
 
   it('judges sentAt against the TTL and the skew allowed', () => {
-    const { deliver, rules } = judged({ rules: { 'service.future-sent-at': { skewMs: 500 } } });
+    const { deliver, rules } = judged({ rules: { 'service.future-sent-at': { skewMs: 500 }, 'service.unlock-storm': { enabled: false } } });
     deliver({ commandId: 'ttl-edge', sentAt: sentAt(-30_000) });
     deliver({ commandId: 'stale', sentAt: sentAt(-30_001) });
     deliver({ commandId: 'skew-edge', sentAt: sentAt(500) });
@@ -94,7 +94,7 @@ describe('the service judge', () => {
   });
 
   it('tells a burst over the rate once, and again after the rate fell back', () => {
-    const { deliver, findings } = judged({ rules: { 'service.command-rate': { maxCommands: 2, windowMs: 1000 } } });
+    const { deliver, findings } = judged({ rules: { 'service.command-rate': { maxCommands: 2, windowMs: 1000 }, 'service.unlock-storm': { enabled: false } } });
     for (let i = 0; i < 5; i += 1) deliver({ commandId: `a-${i}`, sentAt: sentAt(0) });
     deliver({ commandId: 'b-1', sentAt: sentAt(2000) }, { now: NOW + 2000 });
     for (let i = 0; i < 2; i += 1) deliver({ commandId: `b-${i + 2}`, sentAt: sentAt(2000) }, { now: NOW + 2000 });

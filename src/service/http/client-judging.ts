@@ -26,6 +26,8 @@ export interface ClientFacts extends AuthFacts {
   arrival: number;
   /** How many requests had arrived when its answer went out. */
   arrivalsAtAnswer?: number;
+  /** When it arrived, on the API's clock. */
+  receivedAt: number;
   /** The station's status the answer showed. */
   stationStatus?: string;
 }
@@ -60,7 +62,7 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
   // Callback hooks, not async ones: they run on every request.
   app.addHook('onRequest', (request, _reply, done) => {
     arrivals += 1;
-    request.clientFacts = { arrival: arrivals };
+    request.clientFacts = { arrival: arrivals, receivedAt: options.clock.now() };
     done();
   });
   app.addHook('onSend', (request, _reply, payload, done) => {
@@ -109,7 +111,7 @@ function observe(
 ): ClientObservation | undefined {
   const route = request.routeOptions.url;
   if (route === undefined ? request.url.startsWith('/sim/') : route.startsWith('/sim/')) return undefined;
-  const facts = request.clientFacts ?? { arrival: arrivals };
+  const facts: ClientFacts = request.clientFacts ?? { arrival: arrivals, receivedAt: now };
   const token = bearerToken(request.headers.authorization);
   const queryToken = tokenInQuery(request.url);
   const { station, lockId } = routeTarget(request.params, stationOf);
@@ -118,6 +120,7 @@ function observe(
     requestId: request.id,
     arrival: facts.arrival,
     arrivalsAtAnswer: facts.arrivalsAtAnswer ?? arrivals,
+    receivedAt: facts.receivedAt,
     method: request.method,
     ...(route === undefined ? {} : { route }),
     status,
@@ -152,7 +155,9 @@ function routeTarget(params: unknown, stationOf: ReadonlyMap<string, ClientJudgi
 }
 
 /** Query parameter names that say "a token" (RFC 6750, section 2.3 names `access_token`). */
-const TOKEN_PARAMETER = /^(access[_-]?token|refresh[_-]?token|id[_-]?token|token|jwt|bearer|auth|authorization)$/i;
+const TOKEN_PARAMETER = /^(access[_-]?token|refresh[_-]?token|id[_-]?token|token|jwt|bearer|auth|authorization|password|passwd|pwd|pass|secret|client[_-]?secret)$/i;
+/** A value written as an Authorization header would be: `Bearer <token>`. */
+const BEARER_SHAPE = /^bearer\s+\S{8,}/i;
 /** A JWS in compact form: its header is base64url JSON, so it starts with `eyJ`. */
 const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /** A refresh token of this API: 32 random bytes in base64url (refresh-tokens.ts). */
@@ -168,7 +173,8 @@ export function tokenInQuery(url: string): QueryToken | undefined {
   let shape: QueryToken | undefined;
   for (const [name, value] of new URLSearchParams(url.slice(start + 1))) {
     if (TOKEN_PARAMETER.test(name)) return { parameter: name };
-    if (!shape && JWT_SHAPE.test(value)) shape = { shape: 'jwt' };
+    if (!shape && BEARER_SHAPE.test(value)) shape = { shape: 'bearer' };
+    else if (!shape && JWT_SHAPE.test(value)) shape = { shape: 'jwt' };
     else if (!shape && REFRESH_SHAPE.test(value)) shape = { shape: 'refresh-token' };
     seen += 1;
     if (seen >= MAX_PARAMETERS) break;
