@@ -41,7 +41,7 @@ export interface FleetOptions {
   concurrency?: number;
   /** Called as stations come up, for progress displays. */
   onProgress?: (ready: number, total: number) => void;
-  /** MQTT keepalive of each station, seconds. @default 30 */
+  /** MQTT keepalive of every station, seconds, over each one's `behaviour.keepaliveSeconds`. @default the fixture's */
   keepaliveSeconds?: number;
   /**
    * Answer the control plane over MQTT (docs/control-plane.md). Off for benchmarks of the bare fleet.

@@ -47,8 +47,9 @@ export interface StationClientOptions {
    */
   reconnectRandom?: Random;
   /**
-   * MQTT keepalive in seconds. The broker fires the last will when it hears nothing for 1.5× this.
-   * @default 30
+   * MQTT keepalive in seconds, over the fixture's `behaviour.keepaliveSeconds`. The broker fires
+   * the last will when it hears nothing for 1.5× this.
+   * @default the station's `behaviour.keepaliveSeconds`
    */
   keepaliveSeconds?: number;
   /**
@@ -311,7 +312,7 @@ export class StationClient implements RecoveringStation {
     return {
       ...this.#identity(),
       clean: this.#options.config.behaviour.session !== 'persistent',
-      keepalive: this.#options.keepaliveSeconds ?? STATION_KEEPALIVE_SECONDS,
+      keepalive: this.#options.keepaliveSeconds ?? this.#options.config.behaviour.keepaliveSeconds,
       // 0 (no reconnects) stays 0; otherwise each reconnect waits what the backoff says after the close.
       reconnectPeriod: backoff.delayMs,
       reconnectDelay: () => {

@@ -24,8 +24,14 @@ export class CliProcess {
   stderr = '';
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  /**
+   * `wrapper` runs the CLI through another command, e.g. `['ip', 'netns', 'exec', 'host-1']` to
+   * run it inside a network namespace; signals then reach the wrapper, which passes them on
+   * (`ip netns exec` execs the command, so it is the CLI's own process).
+   */
+  constructor(args: string[], env: NodeJS.ProcessEnv = {}, options: { wrapper?: string[] } = {}) {
+    const [command, ...prefix] = [...(options.wrapper ?? []), process.execPath];
+    this.child = spawn(command!, [...prefix, '--import', 'tsx', MAIN, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env, FORCE_COLOR: '0' },
     });
