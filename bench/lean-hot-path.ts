@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 
 const root = process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url));
-const { LeanMqttClient } = await import(`${root}/src/mqtt/lean-client.ts`);
+const { LeanMqttClient } = await import(`${root}/src/mqtt/lean-client/index.ts`);
 const CONNACK = Buffer.from([0x20, 2, 0, 0]);
 const broker = {
   handle() { throw new Error('no streams'); },

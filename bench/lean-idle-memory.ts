@@ -6,7 +6,7 @@
  */
 import mqtt from 'mqtt';
 import { startBrokerThread } from '../src/broker/broker-thread.js';
-import { LeanMqttClient } from '../src/mqtt/lean-client.js';
+import { LeanMqttClient } from '../src/mqtt/lean-client/index.js';
 
 const kind = process.argv[2] === 'mqttjs' ? 'mqttjs' : 'lean';
 const count = Number(process.argv[3] ?? 1000);

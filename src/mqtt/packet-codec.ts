@@ -170,7 +170,7 @@ function readPacket(header: number, data: Buffer, start: number, end: number): I
       return { cmd: 'pingresp' };
     default:
       // PUBREC/PUBREL/PUBCOMP need QoS 2 and UNSUBACK an UNSUBSCRIBE, which this client refuses to
-      // send (lean-client.ts, "Not supported"); anything else is not for a client at all. Either
+      // send (lean-client/client.ts, "Not supported"); anything else is not for a client at all. Either
       // way the connection is closed as after a malformed packet (MQTT 3.1.1, section 4.8).
       throw new Error(`unexpected MQTT packet type ${header >> 4}`);
   }

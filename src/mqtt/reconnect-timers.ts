@@ -1,7 +1,7 @@
 /**
  * The timers of a station's MQTT session, with its pending reconnect brought forward on request
  * (`FleetReconnect` in reconnect-policy.ts). The lean client sets its reconnect timer on the clock
- * it is given, right after asking `reconnectDelay` for the delay (lean-client.ts, `reconnectDelay`:
+ * it is given, right after asking `reconnectDelay` for the delay (lean-client/client.ts, `reconnectDelay`:
  * "asked when the reconnect is scheduled"): `markNext()`, called from there, says that the next
  * timer is the reconnect. Every other timer (CONNACK deadline, keepalive) passes through untouched.
  */

@@ -13,7 +13,7 @@ import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from '../con
 import { type UnlockCommand } from '../contract/payloads.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
 import type { ConnectIdentity } from './identity.js';
-import type { LeanClientOptions, MqttSession } from './lean-client.js';
+import type { LeanClientOptions, MqttSession } from './lean-client/index.js';
 import { ReconnectBackoff, type FleetReconnect, type RecoveringStation } from './reconnect-policy.js';
 import { ReconnectTimers } from './reconnect-timers.js';
 import { PLAUSIBILITY_LIMITS } from './plausibility.js';

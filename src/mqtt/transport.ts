@@ -10,7 +10,7 @@ import tls from 'node:tls';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import WebSocket, { createWebSocketStream } from 'ws';
 import { duplexPair } from './duplex-pair.js';
-import { LeanMqttClient, MQTT_WS_PROTOCOL, type LeanClientOptions, type LeanTarget, type MqttSession, type TlsSource } from './lean-client.js';
+import { LeanMqttClient, MQTT_WS_PROTOCOL, type LeanClientOptions, type LeanTarget, type MqttSession, type TlsSource } from './lean-client/index.js';
 import { SimError } from '../errors.js';
 import type { StreamAcceptor } from './broker-link.js';
 
@@ -190,7 +190,7 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
 
 /**
  * A session of the product's own hot path (stations, the API's gateway): the lean client
- * (lean-client.ts), in memory or over the network. A fleet holds many of these in one thread, and
+ * (lean-client/client.ts), in memory or over the network. A fleet holds many of these in one thread, and
  * mqtt.js cost more per packet than the broker itself. Subscriptions are not renewed by the client
  * after a reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
  * A `clientCert` given as a function is called as each connection opens, before it dials.

@@ -12,7 +12,7 @@ import { SIM_TOPICS } from '../contract/sim-topics.js';
 import { connectError, createSession, type MqttTransport } from '../mqtt/transport.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
 import { redactUrl } from '../shared/redact-url.js';
-import type { MqttSession } from '../mqtt/lean-client.js';
+import type { MqttSession } from '../mqtt/lean-client/index.js';
 import { SimError } from '../errors.js';
 import type { Station } from './http/api-schemas.js';
 import { TopicRouter, type RoutedTopic } from './gateway/topic-router.js';

@@ -12,7 +12,7 @@ import { duplexPair } from '../../src/mqtt/duplex-pair.js';
 import type { LinkPeer } from '../../src/mqtt/broker-link.js';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { BatchWriter, DATA, DESTROY, END, OPEN, readBatch } from '../../src/broker/thread-protocol.js';
-import { LeanMqttClient } from '../../src/mqtt/lean-client.js';
+import { LeanMqttClient } from '../../src/mqtt/lean-client/index.js';
 import { eventually } from '../helpers/eventually.js';
 
 describe('thread-protocol batches', () => {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Duplex } from 'node:stream';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import { startEmbeddedBroker, type InThreadBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
-import { LeanMqttClient, type LeanTarget } from '../../src/mqtt/lean-client.js';
+import { LeanMqttClient, type LeanTarget } from '../../src/mqtt/lean-client/index.js';
 import { eventually } from '../helpers/eventually.js';
 
 const started: StartedBroker[] = [];

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { LeanMqttClient, type LeanClientOptions } from '../../src/mqtt/lean-client.js';
+import { LeanMqttClient, type LeanClientOptions } from '../../src/mqtt/lean-client/index.js';
 import { eventually } from '../helpers/eventually.js';
 
 type Publish = Packet & { cmd: 'publish'; topic: string; payload: Buffer; qos: number; dup: boolean; messageId?: number };

@@ -10,7 +10,7 @@ import mqttPacket, { type Packet } from 'mqtt-packet';
 import { startEmbeddedBroker, type InThreadBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
 import type { Duplex } from 'node:stream';
-import { LeanMqttClient, type LeanClientOptions, type LeanTarget } from '../../src/mqtt/lean-client.js';
+import { LeanMqttClient, type LeanClientOptions, type LeanTarget } from '../../src/mqtt/lean-client/index.js';
 import { encodePublish } from '../../src/mqtt/packet-codec.js';
 import { connectError } from '../../src/mqtt/transport.js';
 import { ManualClock } from '../../src/shared/clock.js';

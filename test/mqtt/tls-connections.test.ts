@@ -12,7 +12,7 @@ import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { makeTestPki, startTlsMosquitto, type TestPki, type TlsMosquitto } from '../helpers/tls-mosquitto.js';
 import { loadIdentities, type IdentitiesOptions, type MqttIdentities } from '../../src/mqtt/identity.js';
 import { createMqttClient, createSession, firstConnect, type MqttTransport } from '../../src/mqtt/transport.js';
-import type { MqttSession } from '../../src/mqtt/lean-client.js';
+import type { MqttSession } from '../../src/mqtt/lean-client/index.js';
 import { StationClient } from '../../src/mqtt/station-client.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { ManualClock } from '../../src/shared/clock.js';
