@@ -9,7 +9,7 @@
  * A missing server fails loudly under CI and skips with one loud line elsewhere (required-tool.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,13 +41,23 @@ export interface MatrixBroker {
 export const NATS_SERVER = process.env.NATS_SERVER_BIN ?? 'nats-server';
 /** The node's start script itself, not the service wrapper (which would switch to the `rabbitmq` user). */
 export const RABBITMQ_SERVER = process.env.RABBITMQ_SERVER_BIN ?? '/usr/lib/rabbitmq/bin/rabbitmq-server';
+/** Where the Debian package puts `rabbitmq_server-<version>/plugins/rabbitmq_mqtt-<version>`. */
+const RABBITMQ_MQTT_PLUGIN_GLOB_DIR = '/usr/lib/rabbitmq/lib';
 
 export function natsAvailable(): boolean {
   return toolAvailable({ command: NATS_SERVER, probe: ['--version'], what: 'the broker matrix against NATS', aptPackage: 'nats-server' });
 }
 
 export function rabbitMqAvailable(): boolean {
-  return toolAvailable({ command: RABBITMQ_SERVER, probe: ['--help'], what: 'the broker matrix against RabbitMQ', aptPackage: 'rabbitmq-server' });
+  // Never run to probe it: with any argument the script starts a node (named `rabbit`, the
+  // machine's own node name), and fails with a crash dump in the working folder if that one runs.
+  return toolAvailable({
+    command: RABBITMQ_SERVER,
+    probe: [],
+    what: 'the broker matrix against RabbitMQ',
+    aptPackage: 'rabbitmq-server',
+    present: () => existsSync(RABBITMQ_SERVER) && existsSync(RABBITMQ_MQTT_PLUGIN_GLOB_DIR) && readdirSync(RABBITMQ_MQTT_PLUGIN_GLOB_DIR).some((dir) => dir.startsWith('rabbitmq_server-') && existsSync(join(RABBITMQ_MQTT_PLUGIN_GLOB_DIR, dir, 'plugins')) && readdirSync(join(RABBITMQ_MQTT_PLUGIN_GLOB_DIR, dir, 'plugins')).some((plugin) => plugin.startsWith('rabbitmq_mqtt-'))),
+  });
 }
 
 /** Whether the tools the named broker needs are here (false, with a loud line, off CI; a throw under CI). */

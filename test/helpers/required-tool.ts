@@ -21,6 +21,11 @@ export interface RequiredTool {
   what: string;
   /** The Debian package that has it. */
   aptPackage: string;
+  /**
+   * Checks that it is there without running it, for a program that does something when run with
+   * any argument (RabbitMQ's start script starts a node). @default runs `command` with `probe`
+   */
+  present?: () => boolean;
 }
 
 /**
@@ -28,7 +33,7 @@ export interface RequiredTool {
  * missing elsewhere, it warns and answers false (the caller skips).
  */
 export function toolAvailable(tool: RequiredTool, env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = console.warn): boolean {
-  const found = spawnSync(tool.command, tool.probe, { stdio: 'ignore' }).error === undefined;
+  const found = tool.present ? tool.present() : spawnSync(tool.command, tool.probe, { stdio: 'ignore' }).error === undefined;
   if (!found) {
     if (inCi(env)) throw new Error(`${tool.command} is not installed, and CI=${env.CI} requires ${tool.what} to run (apt-get install ${tool.aptPackage})`);
     warn(`\n*** ${tool.command} not found: SKIPPED ${tool.what} (apt-get install ${tool.aptPackage}); under CI this fails the run ***\n`);
