@@ -85,7 +85,8 @@ describe('the client rules', () => {
     const text = JSON.stringify(reply.findings);
     expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
     expect(text).not.toMatch(/[A-Za-z0-9_-]{40,}/);
-    expect(reply.rules.filter((rule) => rule.party === 'client').map((rule) => rule.id).sort()).toEqual(Object.keys(expected).sort());
+    // Every client rule but the unlock burst (test/judge/judge-issue-26.test.ts fires that one).
+    expect(reply.rules.filter((rule) => rule.party === 'client').map((rule) => rule.id).sort()).toEqual([...Object.keys(expected), 'client.unlock-burst'].sort());
 
     // The same findings on the event stream, as the fleet's arrive there.
     await eventually(() => expect(stream!.events.filter((event) => event.type === 'judge.finding')).toHaveLength(6), { what: 'six judge.finding events' });
@@ -191,7 +192,7 @@ describe('the client rules', () => {
     expect(cli.stderr).toContain(
       'station-sim: judge: 6 findings: client.token-after-401 ×1, client.login-instead-of-refresh ×1, client.refresh-token-reused ×1, client.token-in-query ×1, client.unlock-offline-station ×1, client.login-burst ×1\n',
     );
-    expect(cli.stderr).toMatch(/client\.unlock-offline-station {2}CI-OFFLINE\/1 {2}account ci@example\.com {2}request req-/);
+    expect(cli.stderr).toMatch(/client\.unlock-offline-station {2}CI-OFFLINE\/1 {2}POST \/v1\/stations\/:station_token\/locks\/:lock_id\/unlock from 127\.0\.0\.1 {2}account ci@example\.com {2}request req-/);
     expect(cli.stderr).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
     await rm(dir, { recursive: true, force: true });
   });

@@ -251,6 +251,9 @@ describe('real answers match the document', () => {
 
     expect((await call('POST', '/sim/v1/stations/CI-FLEET-02/battery', { body: { voltage: 11.5 } })).status).toBe(200);
     expect((await call('POST', '/sim/v1/stations/CI-FLEET-02/battery', { body: { voltage: 1000 } })).status).toBe(400);
+    // The ci fixture's stations have no link of their own to change (docs/links.md): 400, as a bad body is.
+    expect((await call('PUT', '/sim/v1/stations/CI-FLEET-02/link', { body: { profile: 'lte-m' } })).status).toBe(400);
+    expect((await call('PUT', '/sim/v1/stations/CI-FLEET-02/link', { body: { latencyMs: -1 } })).status).toBe(400);
 
     // No body at all: the body is optional.
     expect((await call('POST', '/sim/v1/stations/CI-FLEET-03/reboot')).status).toBe(200);
