@@ -133,8 +133,12 @@ export const ClientEntrySchema = Type.Object({
   requestId: Type.String(),
   arrival: Type.Integer(),
   arrivalsAtAnswer: Type.Integer(),
-  /** When the request arrived, ms since the epoch (absent in older files, judged by arrival order alone). */
-  receivedAt: Type.Optional(Type.Number()),
+  /**
+   * When the request arrived, ISO 8601 on the simulator's clock like `t` (so a run under a manual
+   * clock replays byte for byte once its start is taken out); absent in older files, which are
+   * judged by arrival order alone.
+   */
+  receivedAt: Type.Optional(TimeSchema),
   method: Type.String(),
   route: Type.Optional(Type.String()),
   status: Type.Integer(),

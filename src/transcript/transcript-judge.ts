@@ -121,10 +121,15 @@ export class TranscriptJudge {
 
   #observeRequest(entry: ClientEntry): void {
     this.#client ??= new ClientJudge({ settings: this.#settingsNow().settings, onFinding: (finding) => this.#log.add(finding) });
-    const { t, kind: _kind, token, ...facts } = entry;
+    const { t, kind: _kind, token, receivedAt, ...facts } = entry;
     this.#requests += 1;
     // The alias stands for the token's fingerprint: equal aliases, equal tokens.
-    this.#client.observe({ ...facts, time: Date.parse(t), ...(token === undefined ? {} : { accessToken: token }) });
+    this.#client.observe({
+      ...facts,
+      time: Date.parse(t),
+      ...(receivedAt === undefined ? {} : { receivedAt: Date.parse(receivedAt) }),
+      ...(token === undefined ? {} : { accessToken: token }),
+    });
   }
 
   #observeCommand(entry: MqttEntry): void {

@@ -298,11 +298,12 @@ const ALIASES_KEPT = 10_000;
 
 /** A `client` entry (transcript-format.ts) for a request the client judge saw. */
 function clientEntry(observation: ClientObservation, tokenAlias: (fingerprint: string) => string): ClientEntry {
-  const { time, accessToken, ...facts } = observation;
+  const { time, accessToken, receivedAt, ...facts } = observation;
   return {
     t: new Date(time).toISOString(),
     kind: 'client',
     ...facts,
+    ...(receivedAt === undefined ? {} : { receivedAt: new Date(receivedAt).toISOString() }),
     ...(accessToken === undefined ? {} : { token: tokenAlias(accessToken) }),
   };
 }
