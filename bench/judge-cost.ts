@@ -15,25 +15,15 @@
  *
  *   npm run bench -- --only judge-cost [--judge-rounds 8] [--judge-rate 300] [--judge-seconds 10]
  */
-import { toMeasurement, type JudgeMeasurement } from './judge.js';
+import { toMeasurement, type JudgeMeasurement, type JudgeOptions } from './judge.js';
 import { login, runLoad, startUnlockServers, type UnlockServers } from './lib/servers.js';
 import { median, round } from './lib/stats.js';
 
 /** At most 5 % more server CPU per unlock with the judge on (issue 26). */
 export const JUDGE_COST_TARGET = 1.05;
 
-export interface JudgeCostOptions {
-  rounds: number;
-  connections: number;
-  rate: number;
-  durationSeconds: number;
-  warmupSeconds: number;
-  rampSeconds: number;
-  stations: number;
-  locks: number;
-  log: (line: string) => void;
-  verbose?: boolean;
-}
+/** The `judge` part's options: every round has its own A/A control here, so there is no `aaControl`. */
+export type JudgeCostOptions = Omit<JudgeOptions, 'aaControl'>;
 
 export type PairKind = 'A/B' | 'A/A';
 

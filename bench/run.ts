@@ -15,7 +15,7 @@ import { runProfile } from './profile.js';
 import { runTls } from './tls.js';
 import { runReset } from './reset.js';
 import { runJudge } from './judge.js';
-import { runJudgeCost } from './judge-cost.js';
+import { runJudgeCost, type JudgeCostOptions } from './judge-cost.js';
 import { USAGE, defaultOutPath, parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { currentCommit, runHeader } from './lib/machine.js';
 import { buildProduct } from './lib/product.js';
@@ -90,6 +90,20 @@ const unlockShape = {
   verbose,
 };
 
+/** The load of the `judge` and `judge-cost` parts: the same flags drive both. */
+const judgeLoad = (): JudgeCostOptions => ({
+  rounds: options.judgeRounds,
+  connections: options.judgeConnections,
+  rate: options.judgeRate,
+  durationSeconds: options.judgeSeconds,
+  warmupSeconds: options.warmupSeconds,
+  rampSeconds: options.rampSeconds,
+  stations: options.unlockStations,
+  locks: options.locks,
+  log,
+  verbose,
+});
+
 for (const name of options.parts) {
   switch (name) {
     case 'boot':
@@ -109,35 +123,12 @@ for (const name of options.parts) {
       break;
     case 'judge':
       await part('judge (on and off, alternating)', async () => {
-        result.judge = await runJudge({
-          rounds: options.judgeRounds,
-          connections: options.judgeConnections,
-          rate: options.judgeRate,
-          durationSeconds: options.judgeSeconds,
-          aaControl: options.judgeAa,
-          warmupSeconds: options.warmupSeconds,
-          rampSeconds: options.rampSeconds,
-          stations: options.unlockStations,
-          locks: options.locks,
-          log,
-          verbose,
-        });
+        result.judge = await runJudge({ ...judgeLoad(), aaControl: options.judgeAa });
       });
       break;
     case 'judge-cost':
       await part('judge-cost (fresh pairs per round, A/B and A/A)', async () => {
-        result.judgeCost = await runJudgeCost({
-          rounds: options.judgeRounds,
-          connections: options.judgeConnections,
-          rate: options.judgeRate,
-          durationSeconds: options.judgeSeconds,
-          warmupSeconds: options.warmupSeconds,
-          rampSeconds: options.rampSeconds,
-          stations: options.unlockStations,
-          locks: options.locks,
-          log,
-          verbose,
-        });
+        result.judgeCost = await runJudgeCost(judgeLoad());
       });
       break;
     case 'mosquitto':

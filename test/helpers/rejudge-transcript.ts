@@ -21,8 +21,7 @@ export function rejudgeMismatch(path: string): string | undefined {
     if (entry) judge.observe(entry);
   }
   const result = judge.result();
-  const offline: Record<string, number> = {};
-  for (const finding of result.findings) offline[finding.rule] = (offline[finding.rule] ?? 0) + 1;
+  const offline: Record<string, number | undefined> = result.summary;
   const live = result.recorded;
   const rules = [...new Set([...Object.keys(live), ...Object.keys(offline)])].sort();
   const differing = rules.filter((rule) => (live[rule] ?? 0) !== (offline[rule] ?? 0));
