@@ -146,9 +146,17 @@ describe.runIf(available)('a fleet over three hosts through a three-node NATS cl
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cluster-partition-'));
     for (let host = 1; host <= API_HOST; host += 1) await makeHost(host);
-    // The cluster: routes on loopback, each node's MQTT listener on its host's link.
-    mqttPort = await freePort();
-    const routes = [await freePort(), await freePort(), await freePort()];
+    // The cluster: each node's MQTT listener on its host's link; its routes and monitoring on a
+    // loopback address of this run's own (127.<octet>.0.<node>), where no other test's server or
+    // outgoing connection can take a port between freePort() and the node's start.
+    mqttPort = await freePort(nodeAddress(1));
+    const clusterAddress = (node: number): string => `127.${octet}.0.${node}`;
+    const routes: string[] = [];
+    const monitors: string[] = [];
+    for (let node = 1; node <= HOSTS; node += 1) {
+      routes.push(`${clusterAddress(node)}:${await freePort(clusterAddress(node))}`);
+      monitors.push(`${clusterAddress(node)}:${await freePort(clusterAddress(node))}`);
+    }
     for (let node = 1; node <= HOSTS; node += 1) {
       nodes.push(
         await startNatsNode({
@@ -156,21 +164,34 @@ describe.runIf(available)('a fleet over three hosts through a three-node NATS cl
           dir: join(dir, `node-${node}`),
           mqttHost: nodeAddress(node),
           mqttPort,
-          cluster: { name: 'station-sim', port: routes[node - 1]!, routes: routes.filter((_, i) => i !== node - 1) },
+          cluster: { name: 'station-sim', listen: routes[node - 1]!, routes: routes.filter((_, i) => i !== node - 1) },
+          monitor: monitors[node - 1]!,
           ready: () => waitForTcp(nodeAddress(node), mqttPort, 30_000),
         }),
       );
     }
-    // JetStream elects a meta leader before the MQTT listener takes sessions: wait for each node to take one.
-    for (let node = 1; node <= HOSTS; node += 1) {
-      await eventually(
-        async () => {
-          const client = await mqtt.connectAsync(`mqtt://${nodeAddress(node)}:${mqttPort}`, { reconnectPeriod: 0, connectTimeout: 5000 });
-          await client.endAsync();
-          return true;
-        },
-        { timeout: 60_000, interval: 500, what: `NATS node ${node} to take MQTT sessions` },
-      );
+    const logs = (): string => nodes.map((node, i) => `--- node-${i + 1} ---\n${node.output().split('\n').slice(-15).join('\n')}`).join('\n');
+    try {
+      // JetStream elects a meta leader before the MQTT listener takes sessions: wait for each node
+      // to say JetStream is healthy, then to take an MQTT session.
+      for (let node = 1; node <= HOSTS; node += 1) {
+        await eventually(
+          async () => (await fetch(`http://${monitors[node - 1]}/healthz`).catch(() => undefined))?.ok === true,
+          { timeout: 120_000, interval: 500, what: `NATS node ${node} to say JetStream is healthy` },
+        );
+      }
+      for (let node = 1; node <= HOSTS; node += 1) {
+        await eventually(
+          async () => {
+            const client = await mqtt.connectAsync(`mqtt://${nodeAddress(node)}:${mqttPort}`, { reconnectPeriod: 0, connectTimeout: 10_000 });
+            await client.endAsync();
+            return true;
+          },
+          { timeout: 60_000, interval: 500, what: `NATS node ${node} to take MQTT sessions` },
+        );
+      }
+    } catch (error) {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe nodes' last log lines:\n${logs()}`);
     }
     const fixturePath = join(dir, 'fixture.json');
     await writeFile(fixturePath, JSON.stringify(fixture()));
@@ -192,7 +213,7 @@ describe.runIf(available)('a fleet over three hosts through a three-node NATS cl
     apiUrl = (await apiProcess.readyJson(90_000)).apiUrl;
     accessToken = (await api('/v1/auth/login', { method: 'POST', body: JSON.stringify({ email: EMAIL, password: PASSWORD }) })).body.accessToken;
     observer = await MqttObserver.connect(`mqtt://${nodeAddress(2)}:${mqttPort}`, ['stations/+/status', 'stations/+/locks/+/state', 'stations/+/acks']);
-  }, 240_000);
+  }, 360_000);
 
   afterAll(async () => {
     await observer?.close().catch(() => undefined);

@@ -149,8 +149,10 @@ export interface NatsNodeOptions {
   tls?: { cert: string; key: string };
   /** `mqtt.ack_wait`: how long NATS waits for a PUBACK before it sends a QoS 1 message again. @default NATS's, 30 s */
   ackWait?: string;
-  /** `cluster { name, listen, routes }` for a clustered node. */
-  cluster?: { name: string; port: number; routes: number[] };
+  /** `cluster { name, listen, routes }` for a clustered node: its route listener and the others', as host:port. */
+  cluster?: { name: string; listen: string; routes: string[] };
+  /** `http`: the monitoring listener (`/healthz`, `/jsz`), as host:port. */
+  monitor?: string;
 }
 
 /** The config file of one nats-server with JetStream and an MQTT listener. */
@@ -166,15 +168,18 @@ export function natsConfig(options: NatsNodeOptions): string {
     '}',
   ];
   if (options.cluster) {
-    const { name, port, routes } = options.cluster;
-    lines.push('cluster {', `  name: ${name}`, `  listen: 127.0.0.1:${port}`, `  routes: [${routes.map((route) => `"nats-route://127.0.0.1:${route}"`).join(', ')}]`, '}');
+    const { name, listen, routes } = options.cluster;
+    lines.push('cluster {', `  name: ${name}`, `  listen: ${listen}`, `  routes: [${routes.map((route) => `"nats-route://${route}"`).join(', ')}]`, '}');
   }
+  if (options.monitor) lines.push(`http: ${options.monitor}`);
   return `${lines.join('\n')}\n`;
 }
 
 export interface RunningNatsNode {
   kill(): Promise<void>;
   start(): Promise<void>;
+  /** The node's last log lines (NATS logs on stderr). */
+  output(): string;
 }
 
 export async function startNatsNode(options: NatsNodeOptions & { ready?: () => Promise<void> }): Promise<RunningNatsNode> {
@@ -184,7 +189,7 @@ export async function startNatsNode(options: NatsNodeOptions & { ready?: () => P
   const ready = options.ready ?? (() => waitForPort(options.mqttPort, 30_000));
   const server = supervisedServer(NATS_SERVER, ['-c', config], ready);
   await server.start();
-  return { kill: server.kill, start: server.start };
+  return { kill: server.kill, start: server.start, output: server.output };
 }
 
 async function startNatsPair(pki: TestPki): Promise<MatrixBroker> {

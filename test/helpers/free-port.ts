@@ -1,10 +1,13 @@
 import net from 'node:net';
 import { eventually } from './eventually.js';
 
-/** A port that was free a moment ago (for servers that cannot be told to use port 0, like Mosquitto). */
-export async function freePort(): Promise<number> {
+/**
+ * A port that was free a moment ago (for servers that cannot be told to use port 0, like Mosquitto),
+ * on 127.0.0.1 unless told another local address.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as net.AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;

@@ -11,16 +11,22 @@ export interface SupervisedServer {
   kill(): Promise<void>;
   /** Sends a signal (SIGHUP: reload) to the running program; false if it is not running. */
   signal(name: NodeJS.Signals): boolean;
+  /** The last lines the running (or last) program wrote on stderr, to say why it is not ready. */
+  output(): string;
 }
+
+/** How much of a program's stderr is kept: its last lines are what explain a failure. */
+const KEPT_OUTPUT = 8192;
 
 export function supervisedServer(command: string, args: readonly string[], ready: () => Promise<void>): SupervisedServer {
   let child: ChildProcess | undefined;
+  let errors = '';
   return {
     start: async () => {
       const started = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
       child = started;
-      let errors = '';
-      started.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+      errors = '';
+      started.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors = (errors + chunk).slice(-KEPT_OUTPUT)));
       const exited = new Promise<never>((_, reject) => started.once('exit', (code) => reject(new Error(`${command} exited with ${code}: ${errors.trim()}`))));
       exited.catch(() => undefined);
       await Promise.race([ready(), exited]);
@@ -34,5 +40,6 @@ export function supervisedServer(command: string, args: readonly string[], ready
       await exited;
     },
     signal: (name) => child !== undefined && child.exitCode === null && child.kill(name),
+    output: () => errors,
   };
 }
