@@ -8,6 +8,7 @@ import { FleetReconnect } from '../mqtt/reconnect-policy.js';
 import type { LockPhase } from '../station/station-model.js';
 import { groupTopics } from '../contract/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
+import { UndeliveredCommands } from './undelivered-commands.js';
 import { heartbeatBudget } from './heartbeat-budget.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
@@ -109,13 +110,20 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     });
   }
   const agentIdentity = options.control === false ? undefined : await identities?.control('agent');
+  const judging = options.judge?.enabled !== false;
+  // Set once the agent is up; until then no station has been online, so nothing is watched.
+  let undelivered: UndeliveredCommands | undefined;
   const agent =
     options.control === false
       ? undefined
-      : await startFleetAgent({ transport: options.transport, stations, ...(agentIdentity ? { identity: agentIdentity } : {}) });
+      : await startFleetAgent({
+          transport: options.transport,
+          stations,
+          ...(agentIdentity ? { identity: agentIdentity } : {}),
+          ...(judging ? { onWatched: (topic: string, payload: Buffer, qos: 0 | 1 | 2) => undelivered?.onPublished(topic, payload, qos) } : {}),
+        });
   const phasesWanted = (): boolean => agent?.phasesWanted === true;
   const judgeLog = new JudgeLog();
-  const judging = options.judge?.enabled !== false;
   const judge = new ServiceJudge({
     settings: options.judge ?? {},
     onFinding: (finding) => {
@@ -124,6 +132,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     },
   });
   const stop = async (): Promise<void> => {
+    undelivered?.stop();
     try {
       await runBounded([...stations.values()], concurrency, (station) => station.stop());
     } finally {
@@ -150,6 +159,19 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     if (judging) judge.observe(received);
     options.onCommand?.(received);
   };
+  if (agent && judging) {
+    undelivered = new UndeliveredCommands({
+      agent,
+      stations,
+      topics: groupTopics(options.stations).distinct,
+      clock,
+      ...(options.isGatewayCommand ? { isGatewayCommand: options.isGatewayCommand } : {}),
+      judge: (received) => {
+        judge.observe(received);
+        options.onCommand?.(received);
+      },
+    });
+  }
   const { scale: heartbeatScale } = heartbeatBudget(options.stations, options.maxHeartbeatsPerSecond);
   const shared = {
     transport: options.transport,
@@ -165,6 +187,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
     // transcript records what stations receive.
     ...(judging || options.onCommand ? { onCommand } : {}),
+    ...(undelivered ? { onOnlineChange: undelivered.onOnlineChange } : {}),
     ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
   };
   // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot

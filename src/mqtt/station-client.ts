@@ -79,6 +79,12 @@ export interface StationClientOptions {
    * @default ignored
    */
   onCommand?: (command: CommandDelivery, station: StationConfig) => void;
+  /**
+   * Called when the station's model goes online (its session subscribed, its state published) or
+   * offline (the session closed, or the station went off or stopped), once per change.
+   * @default ignored
+   */
+  onOnlineChange?: (online: boolean, station: StationConfig) => void;
   /** Called when a lock's phase changes (and on every accepted unlock), for the event stream. */
   onLockPhase?: (event: LockPhase, station: StationConfig) => void;
   /** Whether anybody reads lock phases now (the fleet agent knows). @default always, when `onLockPhase` is given */
@@ -223,6 +229,11 @@ export class StationClient implements RecoveringStation {
     return this.#options.config.token;
   }
 
+  /** The station's settings, as the fixture resolved them. */
+  get config(): StationConfig {
+    return this.#options.config;
+  }
+
   /** True while the MQTT session is up. */
   /** The station's state for the control plane: the model's, and the link when it has one. */
   snapshot(): StationSnapshot {
@@ -299,7 +310,7 @@ export class StationClient implements RecoveringStation {
       // A connection that ended before its CONNACK: the broker is away, or refusing.
       if (!accepted) fleet?.failed();
       accepted = false;
-      if (this.model.status === 'online') this.model.disconnected();
+      if (this.model.status === 'online') this.#disconnected();
       if (watch.closed(this.#client !== client, this.#everConnected)) backoff.reset();
       backoff.grow();
     });
@@ -425,6 +436,7 @@ export class StationClient implements RecoveringStation {
       this.#onlineSince = connectSentAt();
       this.model.connected(this.#onlineSince);
       this.#collecting = undefined;
+      this.#options.onOnlineChange?.(true, this.#options.config);
       // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
       // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process
       // one more turn passes before the station calls itself ready.
@@ -462,7 +474,7 @@ export class StationClient implements RecoveringStation {
         }),
       );
     }
-    this.model.disconnected();
+    this.#disconnected();
     // A broker that did not acknowledge the `offline` in time will not close after a DISCONNECT either.
     if (!answered || !(await this.#linger(client.endAsync(!client.connected)))) await client.endAsync(true);
   }
@@ -489,6 +501,13 @@ export class StationClient implements RecoveringStation {
     });
   }
 
+  /** The model goes offline; the fleet hears of it once per change (`onOnlineChange`). */
+  #disconnected(): void {
+    const wasOnline = this.model.status === 'online';
+    this.model.disconnected();
+    if (wasOnline) this.#options.onOnlineChange?.(false, this.#options.config);
+  }
+
   /** Drops the connection without a DISCONNECT packet, as a crash or power cut would: the broker fires the last will. */
   async kill(): Promise<void> {
     this.#cancelReboot();
@@ -496,7 +515,7 @@ export class StationClient implements RecoveringStation {
     this.#client = undefined;
     this.#connecting?.abandon('the station was killed');
     this.model.stop();
-    this.model.disconnected();
+    this.#disconnected();
     if (client) await client.endAsync(true);
   }
 
@@ -509,7 +528,7 @@ export class StationClient implements RecoveringStation {
     const client = this.#client;
     this.#client = undefined;
     this.#connecting?.abandon('the station went offline');
-    this.model.disconnected();
+    this.#disconnected();
     if (client) await client.endAsync(true);
   }
 

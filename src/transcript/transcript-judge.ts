@@ -157,6 +157,7 @@ export class TranscriptJudge {
       commandTtlMs: delivery.commandTtlMs,
       ...(delivery.gateway ? { fromGateway: true } : {}),
       ...(delivery.heldAtStop ? { heldAtStop: true } : {}),
+      ...(delivery.undelivered ? { undelivered: true } : {}),
     });
   }
 }

@@ -219,6 +219,7 @@ function deliveryEntry(command: ReceivedCommand, topics: StationTopics): Transcr
     knownLock: command.locks.some((lock) => lock.lockId === command.lockId),
     ...(command.fromGateway ? { gateway: true } : {}),
     ...(command.heldAtStop ? { heldAtStop: true } : {}),
+    ...(command.undelivered ? { undelivered: true } : {}),
     ...(rebuilt.equals(command.payload) ? {} : { raw: command.payload.toString('base64') }),
   };
   const commandId = command.command?.commandId;
