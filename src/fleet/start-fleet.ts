@@ -202,7 +202,9 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
         config.token,
         new StationClient({
           ...shared,
-          ...(link && options.transport.kind === 'memory' ? { link, transport: { kind: 'memory', broker: link.acceptor(options.transport.broker) } } : {}),
+          ...(link ? { link } : {}),
+          // In memory the link wraps the broker's acceptor; over the network the station's client shapes its own connection.
+          ...(link && options.transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(options.transport.broker) } } : {}),
           config,
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           random: seededRandom(options.seed, config.stationId),
@@ -290,10 +292,10 @@ async function runBounded<T>(items: T[], limit: number, task: (item: T) => Promi
 }
 
 /**
- * The link of a station whose fixture gives it one, shaping its in-memory session (a session over
- * TCP goes through the machine's network: docs/links.md says how to shape it with tc netem).
+ * The link of a station whose fixture gives it one: it shapes the station's in-memory session
+ * through the broker's acceptor, and a session over the network in its own client (link-shaping.ts).
  */
 function linkOf(config: StationConfig, options: FleetOptions, clock: Clock): LinkControl | undefined {
-  if (config.behaviour.link === undefined || options.transport.kind !== 'memory') return undefined;
+  if (config.behaviour.link === undefined) return undefined;
   return new LinkControl({ conditions: config.behaviour.link, clock, draw: linkDraw(options.seed, config.stationId) });
 }

@@ -29,7 +29,7 @@ export const STATION_KEEPALIVE_SECONDS = 30;
 export interface StationClientOptions {
   config: StationConfig;
   transport: MqttTransport;
-  /** The station's shaped link (link-shaping.ts), when its fixture gives it one; `transport` already goes through it. */
+  /** The station's shaped link (link-shaping.ts), when its fixture gives it one; a `memory` transport already goes through it. */
   link?: LinkControl;
   /**
    * Who the station is on the broker: client id, user name, password and client certificate
@@ -332,6 +332,8 @@ export class StationClient implements RecoveringStation {
       },
       connectTimeout: CONNECT_TIMEOUT_MS,
       clock: timers,
+      // In memory the broker's acceptor is already the link's (start-fleet.ts); over the network the client shapes its own.
+      ...(this.link && this.#options.transport.kind !== 'memory' ? { shaper: this.link } : {}),
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
       // session does not publish the first session's lastConnection and battery. As on real
       // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
