@@ -100,6 +100,54 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])('a half-op
   });
 });
 
+describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])('a PUBACK lost to a half-open link (%s sessions)', (transport) => {
+  it('brings the command again with DUP on the persistent session; the station acks it again and opens the lock once', async () => {
+    broker = await startEmbeddedBroker({ port: 0 });
+    const { stations } = parseFixture({
+      defaults: { unlockDelayMs: 0, relockMs: 200, heartbeatMs: 0 },
+      stations: [{ token: 'P-1', stationId: 1, locks: [{ lockId: '1' }, { lockId: '2' }], behaviour: { link: 'perfect', session: 'persistent' } }],
+    });
+    const received: { commandId: string | undefined; online: boolean }[] = [];
+    fleet = await startFleet({
+      stations,
+      transport: TRANSPORTS[transport](broker),
+      seed: 1,
+      keepaliveSeconds: 1,
+      control: false,
+      // The link goes half-open the moment the command arrives: the station's PUBACK (and ack) never leave.
+      onCommand: (command) => {
+        received.push({ commandId: command.command?.commandId, online: command.online });
+        if (received.length === 1) fleet!.link('P-1')!.set(LINK_PROFILES['half-open']);
+      },
+    });
+    const backend = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    const seen: { topic: string; json: { commandId?: string; status?: string; accepted?: boolean } }[] = [];
+    backend.on('message', (topic, payload) => seen.push({ topic, json: JSON.parse(payload.toString()) }));
+    await backend.subscribeAsync(['stations/P-1/acks', 'stations/P-1/locks/+/state'], { qos: 1 });
+    try {
+      const commandId = 'dup-under-loss-1';
+      await backend.publishAsync('stations/P-1/locks/1/unlock', JSON.stringify({ commandId, sentAt: new Date().toISOString() }), { qos: 1 });
+      await eventually(() => expect(received).toHaveLength(1), { what: 'the command to reach the station' });
+      const station = fleet.get('P-1')!;
+      await eventually(() => expect(station.connected).toBe(false), { what: 'the station to give up on its silent connection', timeout: 10_000 });
+      fleet.link('P-1')!.set(LINK_PROFILES.perfect);
+      // Back on its persistent session, the broker sends the unacknowledged command again (MQTT 3.1.1, 4.4).
+      await eventually(() => expect(received).toHaveLength(2), { what: 'the command again after the reconnect', timeout: 15_000 });
+      expect(received.map((r) => r.commandId)).toEqual([commandId, commandId]);
+      await eventually(() => expect(seen.filter((m) => m.topic === 'stations/P-1/acks' && m.json.commandId === commandId).length).toBeGreaterThan(0), { what: 'an ack' });
+      expect(seen.filter((m) => m.topic === 'stations/P-1/acks').every((m) => m.json.accepted === true)).toBe(true);
+      // A later command to lock 2, run to its end: any second opening of lock 1 would have come before.
+      await backend.publishAsync('stations/P-1/locks/2/unlock', JSON.stringify({ commandId: 'later-1', sentAt: new Date().toISOString() }), { qos: 1 });
+      await eventually(() => expect(seen.some((m) => m.topic === 'stations/P-1/locks/2/state' && m.json.status === 'locked' && seen.some((o) => o.topic === 'stations/P-1/locks/2/state' && o.json.status === 'unlocked'))).toBe(true), {
+        what: 'lock 2 to open and close',
+      });
+      expect(seen.filter((m) => m.topic === 'stations/P-1/locks/1/state' && m.json.status === 'unlocked')).toHaveLength(1);
+    } finally {
+      await backend.endAsync();
+    }
+  });
+});
+
 describe('a slow link over TCP', () => {
   it('takes its latency each way on a station that dials the broker: the ack comes no sooner than down and back', async () => {
     broker = await startEmbeddedBroker({ port: 0 });
