@@ -5,10 +5,9 @@
  * connection authenticates, and compared in constant time.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import type { MqttRole } from '../fixture/mqtt-schema.js';
-import { DEFAULT_TEMPLATES, type BrokerSecurity } from './broker-security.js';
+import { DEFAULT_IDENTITIES, type MqttRole } from '../fixture/mqtt-schema.js';
+import { readSecret, stationClientId, templateNamesClientId } from '../fixture/mqtt-identities.js';
+import type { BrokerSecurity } from './broker-security.js';
 
 /** What a connection proved it is. */
 export type Who = { role: 'station'; token: string } | { role: Exclude<MqttRole, 'station'> };
@@ -28,7 +27,7 @@ export class BrokerIdentities {
     this.#tokens = new Set(security.tokens);
     const user = security.identities.station.username;
     this.#stationUser = user === '{token}' ? undefined : templateRegExp(user);
-    const clientId = security.identities.station.clientId ?? DEFAULT_TEMPLATES.station.clientId!;
+    const clientId = security.identities.station.clientId ?? DEFAULT_IDENTITIES.station.clientId!;
     const [pre, post, ...more] = clientId.split('{token}');
     // One `{token}` (the usual case) is compared as a prefix and a suffix; more go through a RegExp.
     this.#stationClientId = more.length === 0 && post !== undefined ? { pre: pre!, post } : templateRegExp(clientId);
@@ -49,7 +48,7 @@ export class BrokerIdentities {
     const byName = this.byUsername(cn);
     if (byName) return byName;
     if (this.#tokens.has(cn)) return { role: 'station', token: cn };
-    for (const role of SHARED_ROLES) if (DEFAULT_TEMPLATES[role].username === cn) return { role };
+    for (const role of SHARED_ROLES) if (DEFAULT_IDENTITIES[role].username === cn) return { role };
     return undefined;
   }
 
@@ -74,7 +73,7 @@ export class BrokerIdentities {
     for (const role of SHARED_ROLES) {
       const template = this.#security.identities[role].clientId;
       if (template === undefined || template.length <= longest) continue;
-      if (clientId === template || clientId.startsWith(`${template}-`)) {
+      if (templateNamesClientId(template, clientId)) {
         owner = { role };
         longest = template.length;
       }
@@ -83,9 +82,8 @@ export class BrokerIdentities {
   }
 
   clientIdBelongs(who: Who, clientId: string): boolean {
-    const template = this.#security.identities[who.role].clientId;
-    if (who.role === 'station') return clientId === (template ?? DEFAULT_TEMPLATES.station.clientId!).replaceAll('{token}', who.token);
-    return template === undefined || clientId === template || clientId.startsWith(`${template}-`);
+    if (who.role === 'station') return clientId === stationClientId(this.#security.identities, who.token);
+    return templateNamesClientId(this.#security.identities[who.role].clientId, clientId);
   }
 
   /**
@@ -101,17 +99,9 @@ export class BrokerIdentities {
   async #secret(who: Who): Promise<Buffer | undefined> {
     const source = this.#security.identities[who.role].password;
     if (!source) return undefined;
-    const token = who.role === 'station' ? who.token : '';
-    let secret: string | undefined;
-    if ('env' in source) secret = process.env[source.env.replaceAll('{token}', token)];
-    else {
-      const file = path.resolve(this.#security.baseDir, source.file.replaceAll('{token}', token));
-      secret = await readFile(file, 'utf8').then(
-        (text) => text.split(/\r?\n/, 1)[0],
-        () => undefined,
-      );
-    }
-    return secret === undefined || secret === '' ? undefined : digest(Buffer.from(secret));
+    // Read at each CONNECT: a password changed in its file or the environment holds from the next one.
+    const secret = await readSecret(source, { token: who.role === 'station' ? who.token : '', baseDir: this.#security.baseDir, env: process.env });
+    return secret.ok ? digest(Buffer.from(secret.value)) : undefined;
   }
 }
 

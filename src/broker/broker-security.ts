@@ -3,17 +3,10 @@
  * secured"; docs/design.md, "Trust model"), as plain data: it is posted to the broker's thread,
  * where a `BrokerGuard` (broker-guard.ts) is built from it.
  */
-import path from 'node:path';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { Topics } from '../contract/topics.js';
-import { DEFAULT_IDENTITIES, type MqttRole, type SecretSource } from '../fixture/mqtt-schema.js';
-
-/** One identity's templates, defaults filled in. `clientId` undefined: any client id (observer). */
-export interface IdentityTemplates {
-  clientId: string | undefined;
-  username: string;
-  password: SecretSource | undefined;
-}
+import type { MqttRole } from '../fixture/mqtt-schema.js';
+import { fixtureFolder, identityTemplates, type IdentityTemplates } from '../fixture/mqtt-identities.js';
 
 /** What the broker enforces, as plain data (it is posted to the broker's thread). */
 export interface BrokerSecurity {
@@ -31,11 +24,6 @@ export interface BrokerSecurity {
   lockSetOf: number[];
 }
 
-/** The default templates (docs/mqtt-security.md, "Identities"), without passwords. */
-export const DEFAULT_TEMPLATES = Object.fromEntries(
-  Object.entries(DEFAULT_IDENTITIES).map(([role, { clientId, username }]) => [role, { clientId, username, password: undefined }]),
-) as Record<MqttRole, IdentityTemplates>;
-
 /**
  * The broker's rules for `fixture`. Authentication is on when `auth` says so, else when the
  * fixture's `mqtt.broker.auth` does, else when it gives `identities` or `certs`.
@@ -43,16 +31,7 @@ export const DEFAULT_TEMPLATES = Object.fromEntries(
 export function brokerSecurity(fixture: Pick<Fixture, 'source' | 'stations' | 'mqtt'>, options: { auth?: boolean } = {}): BrokerSecurity {
   const mqtt = fixture.mqtt ?? {};
   const auth = options.auth ?? mqtt.broker?.auth ?? (mqtt.identities !== undefined || mqtt.certs !== undefined);
-  const identities = {} as Record<MqttRole, IdentityTemplates>;
-  for (const role of Object.keys(DEFAULT_TEMPLATES) as MqttRole[]) {
-    const given = mqtt.identities?.[role];
-    const fallback = DEFAULT_TEMPLATES[role];
-    identities[role] = {
-      clientId: given?.clientId ?? fallback.clientId,
-      username: given?.username ?? fallback.username,
-      password: given?.password ?? fallback.password,
-    };
-  }
+  const identities = identityTemplates(mqtt);
   const topicSets: Topics[] = [];
   const setIndex = new Map<string, number>();
   const tokens: string[] = [];
@@ -81,6 +60,5 @@ export function brokerSecurity(fixture: Pick<Fixture, 'source' | 'stations' | 'm
     }
     lockSetOf.push(lockIndex);
   }
-  const source = fixture.source && !fixture.source.startsWith('<') ? fixture.source : undefined;
-  return { auth, identities, baseDir: source ? path.dirname(path.resolve(source)) : process.cwd(), topicSets, tokens, topicSetOf, lockSets, lockSetOf };
+  return { auth, identities, baseDir: fixtureFolder(fixture.source), topicSets, tokens, topicSetOf, lockSets, lockSetOf };
 }
