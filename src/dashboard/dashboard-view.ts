@@ -1,6 +1,6 @@
 /**
  * What the dashboard shows, apart from the fleet itself: the selection, the filter, the help
- * overlay. Kept as one plain value that keys change (use-dashboard-keys.ts) and the screen reads
+ * overlay. Kept as one plain value that keys change (dashboard-keys.ts) and the screen reads
  * (Dashboard.tsx), with what follows from it: the selected station in the filtered list.
  */
 import { useRef } from 'react';
