@@ -547,5 +547,5 @@ export function describeFetchError(error: unknown): string {
 /** What the dashboard uses of the control plane; tests can hand in a stand-in. */
 export type DashboardControl = Pick<
   ControlClient,
-  'health' | 'station' | 'setConnection' | 'setBattery' | 'reboot' | 'physical' | 'subscribe' | 'addFault' | 'clearFaults' | 'addApiFault' | 'apiFaults' | 'clearApiFaults'
+  'health' | 'station' | 'setConnection' | 'setBattery' | 'setLink' | 'reboot' | 'physical' | 'subscribe' | 'addFault' | 'clearFaults' | 'addApiFault' | 'apiFaults' | 'clearApiFaults'
 >;

@@ -4,6 +4,7 @@
  * event stream then says of it, complete.
  */
 import { networkErrorCode, type DashboardControl } from '../client/control-client.js';
+import { LINK_PROFILE_NAMES, type LinkProfileName } from '../fixture/link-schema.js';
 import type { ActionEcho } from './activity-log.js';
 import type { FleetStore } from './fleet-store.js';
 import { FULL_VOLTAGE } from './format.js';
@@ -98,6 +99,11 @@ export interface DashboardActions {
   /** Jams a free lock; frees a jammed one. */
   toggleJam(station: SimStation, lockId: string): Promise<void>;
   reboot(station: SimStation): Promise<void>;
+  /**
+   * The station's link to the next profile, in the order `LINK_PROFILE_NAMES` gives (a custom link
+   * goes to `perfect`); a station whose fixture gives it no link says why it has none to change.
+   */
+  cycleLink(station: SimStation): Promise<void>;
   /** Adds a fault of the menu to the lock, or to the whole station without `lockId`. */
   addFault(station: SimStation, kind: FaultKind, lockId: string | undefined): Promise<void>;
   clearFaults(station: SimStation): Promise<void>;
@@ -178,6 +184,10 @@ export function createDashboardActions(options: DashboardActionsOptions): Dashbo
       const echo: ActionEcho = { type: 'lock', lockId, status: jammed ? 'locked' : 'jammed' };
       return run(station.token, `${station.token}/${lockId} ${action}`, [echo], () => control.physical(station.token, lockId, action));
     },
+    cycleLink(station) {
+      const next = nextLinkProfile(station.link);
+      return run(station.token, `${station.token} link → ${next}`, [], () => control.setLink(station.token, next));
+    },
     reboot(station) {
       const echoes: ActionEcho[] = station.status === 'online' ? [{ type: 'status', status: 'offline', step: true }, { type: 'status', status: 'online', step: true }] : [];
       return run(station.token, `${station.token} reboot`, echoes, () => control.reboot(station.token));
@@ -215,4 +225,10 @@ export function describeUnlockError(error: unknown): string {
   if (code !== undefined) return `cannot reach the /v1 API: ${code}`;
   if (error instanceof Error && error.name === 'TimeoutError') return 'cannot reach the /v1 API: no answer in time';
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The profile after a station's link (`SimStation.link` names its profile first), in `LINK_PROFILE_NAMES` order. */
+export function nextLinkProfile(link: string | undefined): LinkProfileName {
+  const at = LINK_PROFILE_NAMES.indexOf((link?.split(' ')[0] ?? '') as LinkProfileName);
+  return LINK_PROFILE_NAMES[(at + 1) % LINK_PROFILE_NAMES.length]!;
 }

@@ -20,6 +20,8 @@ export type KeyAction =
   | { type: 'toggleBattery'; station: SimStation }
   | { type: 'toggleJam'; station: SimStation; lockId: string }
   | { type: 'reboot'; station: SimStation }
+  /** The station's link to the next profile (docs/links.md). */
+  | { type: 'cycleLink'; station: SimStation }
   | { type: 'addFault'; station: SimStation; kind: FaultKind; lockId: string | undefined }
   | { type: 'clearFaults'; station: SimStation }
   /** Then asks for the `/v1` faults in force again. */
@@ -140,6 +142,7 @@ function onSelectionKey(view: ViewState, input: string, key: Key, selection: Sel
   if (input === 'b') return act({ type: 'toggleBattery', station });
   if (input === 'x' && lockId !== undefined) return act({ type: 'toggleJam', station, lockId });
   if (input === 'r') return act({ type: 'reboot', station });
+  if (input === 'l') return act({ type: 'cycleLink', station });
   return only(view);
 }
 

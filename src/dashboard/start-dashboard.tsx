@@ -206,6 +206,7 @@ function observingEventTimes(control: ControlClient, time: SimulatorTime): Dashb
     station: (token) => control.station(token),
     setConnection: (token, online) => control.setConnection(token, online),
     setBattery: (token, voltage) => control.setBattery(token, voltage),
+    setLink: (token, link) => control.setLink(token, link),
     reboot: (token, downMs) => control.reboot(token, downMs),
     physical: (token, lockId, action) => control.physical(token, lockId, action),
     addFault: (token, fault) => control.addFault(token, fault),

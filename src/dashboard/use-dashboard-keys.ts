@@ -48,6 +48,7 @@ export function useDashboardKeys(options: DashboardKeysOptions): void {
       case 'toggleConnection':
       case 'toggleBattery':
       case 'reboot':
+      case 'cycleLink':
       case 'clearFaults':
         void actions[action.type](action.station);
         break;

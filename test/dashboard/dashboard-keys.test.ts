@@ -110,6 +110,7 @@ describe('reduceKey', () => {
       { type: 'toggleJam', station: b, lockId: '2' },
       { type: 'reboot', station: b },
     ]);
+    expect(press(['l'], at).actions).toEqual([{ type: 'cycleLink', station: b }]);
   });
 
   it('in the fault menu, adds and clears faults for the lock or the whole station', () => {

@@ -210,6 +210,7 @@ export function memoryControl(stations: SimStation[]): DashboardControl {
     station: async (token) => byToken.get(token) ?? refuse(),
     setConnection: refuse,
     setBattery: refuse,
+    setLink: refuse,
     reboot: refuse,
     physical: refuse,
     addFault: refuse,

@@ -30,6 +30,7 @@ function setup() {
     station: never,
     setConnection: never,
     setBattery: never,
+    setLink: never,
     reboot: never,
     physical: never,
     addFault: never,
