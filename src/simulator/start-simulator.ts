@@ -312,7 +312,7 @@ async function serveHttp(
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock, identity: await identities.service(), ...(commandIds ? { commandIds } : {}) },
-    beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages }),
+    beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages, gatewayBrokerRefused: () => gateway.brokerRefusals }),
     // The client rules' findings join the fleet's in the control plane's judge log (docs/judge.md).
     onJudgeFinding: (finding) => control.hub.emit({ type: 'judge.finding', ...finding }),
     // A reset between tests is a new start for the client rules' counts (docs/judge.md).
