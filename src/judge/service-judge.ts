@@ -14,6 +14,7 @@
 import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import type { UnlockCommand } from '../contract/payloads.js';
 import { PLAUSIBILITY_LIMITS } from '../mqtt/plausibility.js';
+import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import { parseIsoUtc } from '../contract/payloads.js';
 import type { JudgeFinding } from './judge-log.js';
 
@@ -44,6 +45,11 @@ export interface ReceivedCommand {
   fromGateway?: boolean;
   /** Read at stop from what the broker still held, not delivered to the station (`observeRetainedAtStop`). */
   heldAtStop?: boolean;
+  /**
+   * Over MQTT 5, the command's PUBLISH properties as the station got them (MQTT 5.0, 3.3.2.3): the
+   * Message Expiry Interval left, User Properties, Response Topic, Correlation Data. Absent at 3.1.1.
+   */
+  properties?: PublishProperties;
 }
 
 /** A finding of a service rule: it always names the station that received the command. */

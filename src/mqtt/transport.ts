@@ -299,7 +299,11 @@ function certificateError(error: Error & { code?: string | number }, where: stri
  * notices of `stations` (src/cli/broker-notices.ts); never holds a credential.
  */
 export function refusalCause(error: Error & { code?: string | number }): string | undefined {
-  if (typeof error.code === 'number') return `${error.message.replace(/^Connection refused: /i, '').toLowerCase()} (CONNACK ${error.code})`;
+  if (typeof error.code === 'number') {
+    // MQTT 5.0 reason codes (0x80 and up, section 3.2.2.2) are written in hex, as the standard does.
+    const code = error.code >= 0x80 ? `reason code 0x${error.code.toString(16).toUpperCase()}` : String(error.code);
+    return `${error.message.replace(/^Connection refused: /i, '').toLowerCase()} (CONNACK ${code})`;
+  }
   const code = typeof error.code === 'string' ? error.code : '';
   const alert = CLIENT_CERT_ALERT.exec(code);
   if (alert) return `its client certificate was refused (TLS alert: ${alert[1]!.toLowerCase().replaceAll('_', ' ')})`;
@@ -320,7 +324,8 @@ export function connectError(error: Error & { code?: string | number }, brokerUr
   const where = brokerUrl === undefined ? '' : ` at ${brokerUrl}`;
   const certificate = certificateError(error, where);
   if (certificate) return certificate;
-  if (error.code === 4 || error.code === 5 || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
+  // MQTT 5.0 (3.2.2.2): 0x86 bad user name or password, 0x87 not authorized, 0x8A banned, 0x8C bad authentication method.
+  if (error.code === 4 || error.code === 5 || error.code === 0x86 || error.code === 0x87 || error.code === 0x8a || error.code === 0x8c || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
     const reason = error.message.replace(/^Connection refused: /i, '');
     return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${reason}`, { cause: error });
   }
