@@ -18,6 +18,7 @@ import { mqttVersionOf } from '../../src/cli/options.js';
 import { eventually } from '../helpers/eventually.js';
 import { mosquittoAvailable, startMosquitto, type RunningMosquitto } from '../helpers/mosquitto.js';
 import { readTranscript } from '../helpers/read-transcript.js';
+import { CliProcess, runCliInProcess } from '../helpers/cli-process.js';
 import { expectJudgeFindings } from '../helpers/judge-findings.js';
 
 expectJudgeFindings('queues commands by hand for a station that is away, to see the broker expire one');
@@ -205,7 +206,45 @@ describe.runIf(available)('MQTT 5 request/response, switched on', () => {
   });
 });
 
+describe.runIf(available)('station-sim stations + station-sim api with --mqtt-version 5', () => {
+  let mosquitto: RunningMosquitto;
+  let stations: CliProcess | undefined;
+  let api: CliProcess | undefined;
+
+  beforeAll(async () => {
+    mosquitto = await startMosquitto();
+  });
+
+  afterAll(async () => {
+    await api?.signal('SIGTERM');
+    await stations?.signal('SIGTERM');
+    await mosquitto?.stop();
+  });
+
+  it('unlocks through two processes that each speak MQTT 5 to the broker', async () => {
+    const watch = await observer(mosquitto.url, 'stations/CI-1/locks/+/unlock');
+    try {
+      stations = new CliProcess(['stations', '--broker', mosquitto.url, '--mqtt-version', '5', '--fixture', 'fixtures/ci.json', '--json']);
+      expect((await stations.readyJson()).online).toBe(24);
+      api = new CliProcess(['api', '--broker', mosquitto.url, '--mqtt-version', '5', '--fixture', 'fixtures/ci.json', '--http-port', '0', '--json']);
+      const { apiUrl } = await api.readyJson();
+      const user = createClient({ baseUrl: apiUrl, email: 'ci@example.com', password: 'ci-password' });
+      expect(await user.unlock('CI-1', '1')).toEqual({ success: true });
+      // Only an MQTT 5 publisher can set it: the gateway of the other process spoke MQTT 5.
+      await eventually(() => expect(watch.seen[0]?.properties?.messageExpiryInterval).toBeGreaterThan(0), { what: 'the command with its expiry' });
+    } finally {
+      await watch.client.endAsync();
+    }
+  });
+});
+
 describe('MQTT 5 and the embedded broker, which speaks 3.1.1 only', () => {
+  it('refuses `up --mqtt-version 5` without --broker in one usage line', async () => {
+    const { code, stderr } = await runCliInProcess(['up', '--mqtt-version', '5', '--fixture', 'ci']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--mqtt-version 5: MQTT 5 needs an external broker (--broker mqtt://host:port): the embedded broker speaks MQTT 3.1.1 only');
+  });
+
   it('refuses an explicit MQTT 5 without an external broker, in the library and on the command line', async () => {
     await expect(startSimulator({ fixture: 'ci', mqttVersion: 5, http: false })).rejects.toThrow(
       'MQTT 5 needs an external broker (--broker mqtt://host:port): the embedded broker speaks MQTT 3.1.1 only',
