@@ -327,7 +327,9 @@ export function connectError(error: Error & { code?: string | number }, brokerUr
   // MQTT 5.0 (3.2.2.2): 0x86 bad user name or password, 0x87 not authorized, 0x8A banned, 0x8C bad authentication method.
   if (error.code === 4 || error.code === 5 || error.code === 0x86 || error.code === 0x87 || error.code === 0x8a || error.code === 0x8c || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
     const reason = error.message.replace(/^Connection refused: /i, '');
-    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${reason}`, { cause: error });
+    // An MQTT 5 reason code (0x80 and up) is named as the standard writes it: what a broker's log and docs show.
+    const code = typeof error.code === 'number' && error.code >= 0x80 ? ` (CONNACK reason code 0x${error.code.toString(16).toUpperCase()})` : '';
+    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${reason}${code}`, { cause: error });
   }
   const reason = typeof error.code === 'string' ? error.code : error.message;
   return new SimError('BROKER_UNREACHABLE', `The MQTT broker${where} cannot be reached (${reason})`, { cause: error });

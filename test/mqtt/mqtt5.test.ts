@@ -3,8 +3,9 @@
  * "MQTT 5"): the /v1 unlock end to end, the Message Expiry Interval on every command (seen by a raw
  * MQTT 5 subscriber), a command expiring in the broker while a persistent session is away, a
  * publish refused by the broker's ACL (PUBACK 0x87) answered and counted, user properties reaching
- * the station and the transcript, request/response when it is switched on, and the embedded
- * broker's refusal and notice.
+ * the station and the transcript, request/response when it is switched on, a refused CONNACK's
+ * reason code in the start error, the CLI flag across two processes, and the embedded broker's
+ * refusal and notice.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -13,7 +14,8 @@ import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import { resolveFixture, startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
+import { startMqttGateway } from '../../src/service/station-gateway.js';
 import { mqttVersionOf } from '../../src/cli/options.js';
 import { eventually } from '../helpers/eventually.js';
 import { mosquittoAvailable, startMosquitto, type RunningMosquitto } from '../helpers/mosquitto.js';
@@ -235,6 +237,27 @@ describe.runIf(available)('station-sim stations + station-sim api with --mqtt-ve
     } finally {
       await watch.client.endAsync();
     }
+  });
+});
+
+describe.runIf(available)('MQTT 5 reason codes of a refused CONNACK, surfaced in the error', () => {
+  let mosquitto: RunningMosquitto;
+
+  beforeAll(async () => {
+    mosquitto = await startMosquitto({ users: { 'station-sim-service': 'service-password' } });
+  });
+
+  afterAll(async () => {
+    await mosquitto?.stop();
+  });
+
+  // Mosquitto 2.0 answers a wrong password with 0x87 (not authorized) rather than 0x86.
+  it('names the CONNACK reason code of a refused connection (0x87 not authorized)', async () => {
+    const fixture = await resolveFixture('ci');
+    const url = `mqtt://station-sim-service:wrong-password@127.0.0.1:${mosquitto.port}`;
+    const started = startMqttGateway({ mqttUrl: url, fixture, mqttVersion: 5, syncTimeoutMs: 100 });
+    await expect(started).rejects.toThrow(`The MQTT broker at mqtt://***@127.0.0.1:${mosquitto.port} refused the connection: Not authorized (CONNACK reason code 0x87)`);
+    await expect(started).rejects.toMatchObject({ code: 'BROKER_REFUSED', cause: { code: 0x87 } });
   });
 });
 
