@@ -235,21 +235,21 @@ export class ServiceJudge {
     if (sentAtMs !== undefined) {
       const age = command.now - sentAtMs;
       if (age > command.commandTtlMs) {
-        report('service.stale-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${age} ms before the station's ${stationTime()}; its TTL is ${command.commandTtlMs} ms`);
+        report('service.stale-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${age} ms before the station's ${stationTime()}; its TTL is ${command.commandTtlMs} ms${expiryNote(command)}`);
         return;
       }
       const futureSkew = this.#settings['service.future-sent-at']?.skewMs ?? 2000;
       if (-age > futureSkew) report('service.future-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${-age} ms after the station's ${stationTime()}`);
     }
     if (!command.online) {
-      report('service.command-to-offline-station', `arrived at ${stationTime()} while the station was offline`);
+      report('service.command-to-offline-station', `arrived at ${stationTime()} while the station was offline${expiryNote(command)}`);
       return;
     }
     const offlineSkew = this.#settings['service.command-to-offline-station']?.skewMs ?? 2000;
     if (sentAtMs !== undefined && command.onlineSince !== undefined && sentAtMs < command.onlineSince - offlineSkew) {
       report(
         'service.command-to-offline-station',
-        `sent at ${new Date(sentAtMs).toISOString()}, while the station's status said offline (online again at ${new Date(command.onlineSince).toISOString()})`,
+        `sent at ${new Date(sentAtMs).toISOString()}, while the station's status said offline (online again at ${new Date(command.onlineSince).toISOString()})${expiryNote(command)}`,
       );
     }
   }
@@ -314,4 +314,16 @@ function describeBadPayload(payload: Buffer): string {
     return `${payload.length} bytes that are not JSON, starting ${printableJson(payload.subarray(0, 32).toString('latin1'))}`;
   }
   return 'JSON, but not {"commandId": string, "sentAt": string}: publish exactly the contract\'s two fields';
+}
+
+/**
+ * For the findings about a command that waited (stale, sent to an offline station): over MQTT 5,
+ * what its Message Expiry Interval said (MQTT 5.0, section 3.3.2.3.3), since an expiry no longer than
+ * the station's TTL lets the broker drop such a command itself. Nothing at MQTT 3.1.1, which has none.
+ */
+function expiryNote(command: ReceivedCommand): string {
+  if (command.properties === undefined) return '';
+  const left = command.properties.messageExpiryInterval;
+  if (left === undefined) return '; it came over MQTT 5 with no message expiry, so a broker keeps it for as long as the session lasts (set one no longer than the TTL: MQTT 5.0, 3.3.2.3.3)';
+  return `; it came over MQTT 5 with ${left} s of message expiry left`;
 }

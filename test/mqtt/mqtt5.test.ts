@@ -167,6 +167,13 @@ describe.runIf(available)('MQTT 5 against Mosquitto 2', () => {
       await eventually(() => expect(acks.seen.map((m) => JSON.parse(m.payload).commandId)).toContain(fresh), { what: 'the ack of the queued command' });
       // ... and, in order (MQTT 5.0, 4.6), the expired one before it would have come first: it never does.
       expect(acks.seen.map((m) => JSON.parse(m.payload).commandId)).not.toContain(stale);
+      // The judge, told of the command that waited, reads its MQTT 5 expiry too.
+      await eventually(
+        () => expect(sim.fleet.judge.findings().filter((finding) => finding.commandId === fresh).map((finding) => finding.detail)).toEqual([
+          expect.stringMatching(/while the station's status said offline .*; it came over MQTT 5 with \d+ s of message expiry left$/),
+        ]),
+        { what: 'the judge finding of the queued command' },
+      );
     } finally {
       await publisher.endAsync();
       await acks.client.endAsync();
