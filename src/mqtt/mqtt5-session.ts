@@ -98,7 +98,17 @@ export class Mqtt5Session extends EventEmitter implements MqttSession {
     const properties: NonNullable<IClientOptions['properties']> = {};
     if (!clean) properties.sessionExpiryInterval = settings.sessionExpirySeconds ?? DEFAULT_SESSION_EXPIRY_SECONDS;
     if (settings.maxIncomingPacketBytes !== undefined) properties.maximumPacketSize = settings.maxIncomingPacketBytes;
+    const will = settings.will;
+    /** The will of the next CONNECT, afresh each time (the station's describes its session). */
+    const nextWill = (): NonNullable<IClientOptions['will']> | undefined => {
+      if (will === undefined) return undefined;
+      const current = typeof will === 'function' ? will() : will;
+      return { topic: current.topic, payload: current.payload, qos: current.qos, retain: current.retain };
+    };
+    const firstWill = nextWill();
+    // mqtt.js writes the first CONNECT inside its constructor: its will goes in the options.
     const client = this.#connect({
+      ...(firstWill === undefined ? {} : { will: firstWill }),
       protocolVersion: 5,
       clientId: settings.clientId,
       clean,
@@ -114,16 +124,12 @@ export class Mqtt5Session extends EventEmitter implements MqttSession {
       ...(clientCert ? { clientCert } : {}),
     });
     this.#client = client;
-    const will = settings.will;
     if (will !== undefined) {
-      // A will built afresh for each CONNECT (the station's describes its session): mqtt.js reads
-      // `options.will` as it writes the CONNECT, after it asked for the connection's stream.
-      const setWill = (): void => {
-        const current = typeof will === 'function' ? will() : will;
-        client.options.will = { topic: current.topic, payload: current.payload, qos: current.qos, retain: current.retain };
-      };
-      setWill();
-      client.on('reconnect', setWill);
+      // Each reconnect's will is built before its CONNECT: mqtt.js emits 'reconnect', then reads
+      // `options.will` as it writes the packet.
+      client.on('reconnect', () => {
+        client.options.will = nextWill();
+      });
     }
     // Before mqtt.js's own 'close' handler (which schedules the reconnect): the wait it will use.
     client.prependListener('close', () => {

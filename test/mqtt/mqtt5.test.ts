@@ -181,6 +181,32 @@ describe.runIf(available)('MQTT 5 against Mosquitto 2', () => {
   });
 });
 
+describe.runIf(available)('MQTT 5 last will', () => {
+  let mosquitto: RunningMosquitto;
+  let sim: StartedSimulator<true>;
+
+  beforeAll(async () => {
+    mosquitto = await startMosquitto();
+    sim = await startSimulator({ fixture: 'ci', broker: mosquitto.url, mqttVersion: 5, http: true });
+  });
+
+  afterAll(async () => {
+    await sim?.stop();
+    await mosquitto?.stop();
+  });
+
+  it('is in the first CONNECT already: a station killed in its first session is marked offline by its will', async () => {
+    const statuses = await observer(mosquitto.url, 'stations/CI-2/status');
+    try {
+      await eventually(() => expect(statuses.seen.map((m) => JSON.parse(m.payload).status)).toEqual(['online']), { what: 'the retained online status' });
+      await sim.fleet.get('CI-2')!.kill();
+      await eventually(() => expect(statuses.seen.map((m) => JSON.parse(m.payload).status)).toEqual(['online', 'offline']), { what: 'the last will' });
+    } finally {
+      await statuses.client.endAsync();
+    }
+  });
+});
+
 describe.runIf(available)('MQTT 5 request/response, switched on', () => {
   let mosquitto: RunningMosquitto;
   let sim: StartedSimulator<true>;
