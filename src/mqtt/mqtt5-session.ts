@@ -19,6 +19,9 @@
  * - PUBLISH properties (3.3.2.3): Message Expiry Interval, User Properties, Response Topic and
  *   Correlation Data go out as given and come in on the 'message' event's third argument.
  *
+ * A clean session fails its unacknowledged publications when its connection closes and never
+ * sends them again (mqtt.js alone would replay them after the reconnect), as the lean client does.
+ *
  * Differences from the lean client, on purpose: no publish queue cap (`maxInflight`, `maxQueued`,
  * `writeHighWaterBytes` are mqtt.js's to bound; it queues while connected), and the reconnect
  * timer is mqtt.js's, on real time: `clock` is not used, and `reconnectDelay` is asked as each
@@ -133,6 +136,10 @@ export class Mqtt5Session extends EventEmitter implements MqttSession {
     }
     // Before mqtt.js's own 'close' handler (which schedules the reconnect): the wait it will use.
     client.prependListener('close', () => {
+      // A clean session's state ends with its connection (3.1.2.4), as with the lean client: what the
+      // broker has not acknowledged fails now ('Message removed') and is not sent again on the next
+      // connection, where mqtt.js would replay it, so no unlock goes out after its caller was answered.
+      if (clean) for (const id of Object.keys(client.outgoing)) client.removeOutgoingMessage(Number(id));
       if (this.#ending || this.options.reconnectPeriod === 0) return;
       this.#reconnectAttempt += 1;
       const delay = settings.reconnectDelay?.(this.#reconnectAttempt) ?? this.options.reconnectPeriod;
