@@ -7,7 +7,7 @@ import path from 'node:path';
 import { SimError } from '../errors.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import { isLoopbackHost } from '../shared/listen.js';
-import { brokerSecurity } from './broker-auth.js';
+import { brokerSecurity } from './broker-security.js';
 import type { EmbeddedBrokerOptions } from './embedded-broker.js';
 
 export interface BrokerSettingsInput {

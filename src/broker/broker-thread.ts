@@ -17,7 +17,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
 import type { LinkEnd, LinkPeer } from '../mqtt/broker-link.js';
 import type { EmbeddedBrokerOptions, RefusalListener, StartedBroker } from './embedded-broker.js';
-import type { RefusalCounts } from './broker-auth.js';
+import type { RefusalCounts } from './refusal-log.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';
 import { startModuleWorker } from '../shared/worker-thread.js';

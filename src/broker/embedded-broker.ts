@@ -14,7 +14,10 @@ import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { Aedes } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
-import { BrokerGuard, DEFAULT_MAX_PACKET_BYTES, PacketSizeGuard, RefusalLog, type BrokerRefusal, type BrokerSecurity, type RefusalCounts } from './broker-auth.js';
+import { BrokerGuard } from './broker-guard.js';
+import type { BrokerSecurity } from './broker-security.js';
+import { DEFAULT_MAX_PACKET_BYTES, PacketSizeGuard } from './packet-size-guard.js';
+import { RefusalLog, type BrokerRefusal, type RefusalCounts } from './refusal-log.js';
 import { callSafely } from '../shared/throw-later.js';
 import { listen } from '../shared/listen.js';
 import { SimError } from '../errors.js';
@@ -28,7 +31,7 @@ export interface EmbeddedBrokerOptions {
   host?: string;
   /** Take a free port when `port` is taken (the CLI does this for its default port only). @default false */
   fallbackToFreePort?: boolean;
-  /** Authentication and ACLs (`brokerSecurity(fixture)`, broker-auth.ts); without it, or with `auth` false, the broker is open. */
+  /** Authentication and ACLs (`brokerSecurity(fixture)`, broker-security.ts); without it, or with `auth` false, the broker is open. */
   security?: BrokerSecurity;
   /** Largest MQTT packet read; a larger one closes the connection. @default 65536 */
   maxPacketBytes?: number;
@@ -236,7 +239,7 @@ function tlsOptions(certs: string): tls.TlsOptions {
     key: read('server.key'),
     ca: read('ca.crt'),
     ...(existsSync(crl) ? { crl: readFileSync(crl) } : {}),
-    // Asked for, not required: clients with a password use TLS too. A certificate that is presented must verify (broker-auth.ts).
+    // Asked for, not required: clients with a password use TLS too. A certificate that is presented must verify (broker-guard.ts).
     requestCert: true,
     rejectUnauthorized: false,
   };

@@ -7,7 +7,8 @@
  * bytes of all records in order. Both are transferred, not copied.
  */
 
-import type { BrokerRefusal, BrokerSecurity, RefusalCounts } from './broker-auth.js';
+import type { BrokerSecurity } from './broker-security.js';
+import type { BrokerRefusal, RefusalCounts } from './refusal-log.js';
 
 /** A connection opened (towards the broker only). */
 export const OPEN = 1;

@@ -5,7 +5,7 @@
  * count, and the totals at stop. A flood of refused clients is then a line every 10 s, not one per
  * packet, and nothing is unseen.
  */
-import { REFUSAL_KINDS, type BrokerRefusal, type RefusalCounts } from '../broker/broker-auth.js';
+import { REFUSAL_KINDS, type BrokerRefusal, type RefusalCounts } from '../broker/refusal-log.js';
 import type { StartedBroker } from '../broker/embedded-broker.js';
 
 export const REFUSAL_WINDOW_MS = 10_000;

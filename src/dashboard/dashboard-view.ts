@@ -1,9 +1,9 @@
 /**
  * What the dashboard shows, apart from the fleet itself: the selection, the filter, the help
- * overlay. Kept as one plain value that keys change (use-dashboard-keys.ts) and the screen reads
+ * overlay. Kept as one plain value that keys change (dashboard-keys.ts) and the screen reads
  * (Dashboard.tsx), with what follows from it: the selected station in the filtered list.
  */
-import { useRef } from 'react';
+import { useRef, useState } from 'react';
 import type { FleetStore } from './fleet-store.js';
 import { DETAIL_LINES, type ScreenLayout } from './layout.js';
 import type { SimStation } from '../client/sim-types.js';
@@ -48,6 +48,22 @@ export const INITIAL_VIEW: ViewState = {
   logSearch: '',
   logDraft: undefined,
 };
+
+/**
+ * The view, for the screen and for the keys. Keys are handled between renders, and several can
+ * arrive in one chunk (fast typing, key repeat, a paste): each must see what the key before it
+ * left, not what the last render saw. So keys change the view in a ref at once (`changeView`),
+ * and the state only tells React to redraw.
+ */
+export function useViewState(): { view: ViewState; viewRef: { readonly current: ViewState }; changeView: (change: (current: ViewState) => ViewState) => void } {
+  const [view, setView] = useState(INITIAL_VIEW);
+  const viewRef = useRef(view);
+  const changeView = (change: (current: ViewState) => ViewState): void => {
+    viewRef.current = change(viewRef.current);
+    setView(viewRef.current);
+  };
+  return { view, viewRef, changeView };
+}
 
 /** Table header and rows, detail, log title and lines: what the help overlay covers. */
 export function bodyHeightOf(layout: ScreenLayout): number {

@@ -23,7 +23,7 @@ export interface ActionOutcome {
 
 /** What the actions act through, and what they remember between them. */
 export interface ActionContext {
-  control: Pick<ControlClient, 'station' | 'physical' | 'setBattery' | 'setConnection' | 'addFault' | 'clearFaults'>;
+  control: Pick<ControlClient, 'station' | 'physical' | 'setBattery' | 'setConnection' | 'setLink' | 'addFault' | 'clearFaults'>;
   /** The `/v1` client logged in as `email`. */
   api(email: string): Pick<StationSimClient, 'unlock' | 'getStation'>;
   pacer: DemoPacer;
@@ -75,6 +75,11 @@ export async function performAction(action: DemoAction, context: ActionContext):
       const brief = action.online ? `${action.station} is ${station.status} again` : `${action.station} dropped: the broker sends its last will`;
       return { ok: station.status === (action.online ? 'online' : 'offline'), text, brief };
     }
+    case 'link': {
+      const station = await context.control.setLink(action.station, action.link);
+      const text = `${action.station}'s link is now ${station.link ?? 'perfect'}`;
+      return { ok: station.link !== undefined, text, brief: `link: ${station.link ?? 'perfect'}` };
+    }
     case 'fault': {
       const fault = await context.control.addFault(action.station, action.fault);
       const text = `fault ${fault.kind} added to ${action.station}${fault.lockId ? `/${fault.lockId}` : ''}`;
@@ -99,7 +104,8 @@ async function unlock(action: Extract<DemoAction, { do: 'unlock' }>, context: Ac
     if (!(error instanceof ApiError)) throw error;
     answer = { status: error.status, message: error.message };
   }
-  if (answer.status === 200 && answer.success) context.unlockedAt.set(lockKey(action.station, action.lockId), sentAt);
+  // A 504 is outcome unknown: the command went out and may yet be carried out, so it counts from now too.
+  if ((answer.status === 200 && answer.success) || answer.status === 504) context.unlockedAt.set(lockKey(action.station, action.lockId), sentAt);
   const body = answer.status === 200 ? JSON.stringify({ success: answer.success, ...(answer.message === undefined ? {} : { message: answer.message }) }) : JSON.stringify({ message: answer.message });
   const ok = meets(answer, action.expect);
   const said = answer.status === 200 ? (answer.success ? 'success' : `"${answer.message}"`) : answer.status === 504 ? 'no ack in time, outcome unknown' : `"${answer.message}"`;
@@ -128,7 +134,10 @@ function describeExpectation(expect: UnlockExpectation): string {
  */
 async function awaitLock(action: Extract<DemoAction, { do: 'awaitLock' }>, context: ActionContext): Promise<ActionOutcome> {
   const key = lockKey(action.station, action.lockId);
-  const before = lockOf(await context.control.station(action.station), action.lockId);
+  const station = await context.control.station(action.station);
+  const before = lockOf(station, action.lockId);
+  // On a link that is not perfect, the command's way down is part of the wait.
+  const linked = station.link !== undefined && station.link !== 'perfect';
   const changedAt = before ? Date.parse(before.lastUpdated) : context.simNow();
   // An unlock counts from its command (the lock may have opened already); anything else from the
   // lock's last change, which it must move on from.
@@ -137,7 +146,8 @@ async function awaitLock(action: Extract<DemoAction, { do: 'awaitLock' }>, conte
     const lock = lockOf(await context.control.station(action.station), action.lockId);
     if (lock?.status === action.status && Date.parse(lock.lastUpdated) > since) {
       const took = Date.parse(lock.lastUpdated) - since;
-      const why = action.status === 'unlocked' ? 'after the command: its unlock delay, drawn from the seed' : action.status === 'locked' ? 'after it opened: its relock time' : 'later';
+      const delay = linked ? 'the link and its unlock delay, drawn from the seed' : 'its unlock delay, drawn from the seed';
+      const why = action.status === 'unlocked' ? `after the command: ${delay}` : action.status === 'locked' ? 'after it opened: its relock time' : 'later';
       const short = action.status === 'unlocked' ? ' (unlock delay, from the seed)' : action.status === 'locked' ? ' (relock time)' : '';
       return { ok: true, text: `${key} is ${action.status} ${seconds(took)} ${why}`, brief: `lock ${action.lockId} ${action.status} after ${seconds(took)}${short}` };
     }

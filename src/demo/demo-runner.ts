@@ -21,7 +21,7 @@ export type DemoEvent =
 export interface DemoRunnerOptions {
   story: DemoStory;
   /** The control client of the simulator; its clock must be manual (`clock: "manual"`). */
-  control: Pick<ControlClient, 'simulatorClock' | 'advanceClock' | 'station' | 'physical' | 'setBattery' | 'setConnection' | 'addFault' | 'clearFaults'>;
+  control: Pick<ControlClient, 'simulatorClock' | 'advanceClock' | 'station' | 'physical' | 'setBattery' | 'setConnection' | 'setLink' | 'addFault' | 'clearFaults'>;
   /** Base URL of the `/v1` API. */
   apiUrl: string;
   /** The fixture's accounts, for the actions made as one of them. */

@@ -10,6 +10,7 @@
  * story".
  */
 import type { FaultSpec, LockStatus, PhysicalAction, StationStatus } from '../client/sim-types.js';
+import type { LinkSpec } from '../fixture/link-schema.js';
 
 /** What an unlock is expected to answer (docs/api.md, sections 4 and 7). */
 export type UnlockExpectation =
@@ -37,6 +38,8 @@ export type DemoAction =
   | { do: 'battery'; station: string; voltage: number | 'start' }
   /** Off the network (a real drop: the broker publishes the station's last will) or back on. */
   | { do: 'connection'; station: string; online: boolean }
+  /** The station's link to the broker from now on (docs/links.md); the fixture must give the station one. */
+  | { do: 'link'; station: string; link: LinkSpec }
   | { do: 'fault'; station: string; fault: FaultSpec }
   | { do: 'clearFaults'; station: string };
 
@@ -88,6 +91,25 @@ export const DEMO_STORY: DemoStory = {
     {
       caption: 'Nobody opens the door: lock 1 locks again by itself',
       actions: [{ do: 'awaitLock', station: STATION, lockId: '1', status: 'locked', withinMs: 15_000 }],
+      holdMs: 3000,
+    },
+    {
+      // The API's wait is real time and the link's is simulated: with the clock still, no ack comes
+      // in time; once time moves on, the command arrives within its TTL and the lock opens.
+      caption: 'NB-IoT link: the API gives up at 2 s, yet lock 1 opens late',
+      actions: [
+        { do: 'link', station: STATION, link: 'nb-iot' },
+        {
+          do: 'unlock',
+          as: AS,
+          station: STATION,
+          lockId: '1',
+          expect: { status: 504, messageStartsWith: 'The station did not acknowledge the command in time' },
+        },
+        { do: 'awaitLock', station: STATION, lockId: '1', status: 'unlocked', withinMs: 15_000 },
+        { do: 'link', station: STATION, link: 'perfect' },
+        { do: 'awaitLock', station: STATION, lockId: '1', status: 'locked', withinMs: 15_000 },
+      ],
       holdMs: 3000,
     },
     {

@@ -11,7 +11,7 @@ import { createMqttClient, firstConnect, type MqttTransport } from '../mqtt/tran
 import { endWithin } from '../mqtt/end-within.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
 import { parseSimMessage, type ControlReply, type ControlRequest, type FleetReply, type SimEvent } from '../control/control-protocol.js';
-import { SIM_TOPICS } from '../contract/sim-topics.js';
+import { SIM_NAMESPACE, SIM_TOPICS } from '../contract/sim-topics.js';
 import type { StationClient } from '../mqtt/station-client.js';
 import type { Fault } from '../contract/fault-schema.js';
 import type { StationSnapshot } from '../station/station-model.js';
@@ -24,6 +24,8 @@ export interface FleetAgentOptions {
    */
   identity?: SharedIdentity;
   stations: ReadonlyMap<string, StationClient>;
+  /** Told each message on a filter given to `watch` (a station's command topics, for the judge). */
+  onWatched?: (topic: string, payload: Buffer, qos: 0 | 1 | 2) => void;
 }
 
 export interface StartedFleetAgent {
@@ -41,6 +43,12 @@ export interface StartedFleetAgent {
    * retained message cleared) are left out.
    */
   readRetained(filters: readonly string[], timeoutMs?: number): Promise<{ topic: string; payload: Buffer }[]>;
+  /**
+   * Subscribes to `filter` (QoS 1, so a message's own QoS shows) until `unwatch`; its messages go
+   * to `onWatched`. Forgotten with a clean session's end: the caller watches again (see `onReconnect`).
+   */
+  watch(filter: string): void;
+  unwatch(filter: string): void;
   stop(): Promise<void>;
 }
 
@@ -66,7 +74,19 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
     }
   };
 
-  client.on('message', (topic, payload) => {
+  // Filters watched for `onWatched`, renewed on every reconnect (the agent's session is clean).
+  const watched = new Set<string>();
+  client.on('connect', () => {
+    if (watched.size > 0) client.subscribe([...watched], { qos: 1 });
+  });
+  const controlPrefix = SIM_TOPICS.control('');
+  const simPrefix = `${SIM_NAMESPACE}/`;
+  client.on('message', (topic, payload, packet) => {
+    if (!topic.startsWith(simPrefix)) {
+      // A retained copy is what a subscription is handed (readRetained's, or a watch's first), not a publish now.
+      if (!packet.retain) options.onWatched?.(topic, payload, packet.qos);
+      return;
+    }
     if (topic.startsWith(listenerPrefix)) {
       if (payload.length > 0) listeners.add(topic);
       else listeners.delete(topic);
@@ -80,7 +100,8 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       );
       return;
     }
-    const token = topic.slice(SIM_TOPICS.control('').length);
+    if (!topic.startsWith(controlPrefix)) return;
+    const token = topic.slice(controlPrefix.length);
     const station = options.stations.get(token);
     const request = parseSimMessage('control', payload);
     // Another process may host this station; only the one that has it answers.
@@ -133,6 +154,15 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
         client.off('message', onMessage);
       }
       return found;
+    },
+    watch: (filter) => {
+      if (watched.has(filter)) return;
+      watched.add(filter);
+      if (client.connected) client.subscribe(filter, { qos: 1 });
+    },
+    unwatch: (filter) => {
+      if (!watched.delete(filter)) return;
+      if (client.connected) client.unsubscribe(filter);
     },
     stop: async () => {
       // Without the broker, a polite end would wait forever for the replies queued meanwhile,

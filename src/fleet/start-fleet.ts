@@ -8,6 +8,7 @@ import { FleetReconnect } from '../mqtt/reconnect-policy.js';
 import type { LockPhase } from '../station/station-model.js';
 import { groupTopics } from '../contract/topics.js';
 import { startFleetAgent } from './fleet-agent.js';
+import { UndeliveredCommands } from './undelivered-commands.js';
 import { heartbeatBudget } from './heartbeat-budget.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
@@ -132,13 +133,20 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     });
   }
   const agentIdentity = options.control === false ? undefined : await identities?.control('agent');
+  const judging = options.judge?.enabled !== false;
+  // Set once the agent is up; until then no station has been online, so nothing is watched.
+  let undelivered: UndeliveredCommands | undefined;
   const agent =
     options.control === false
       ? undefined
-      : await startFleetAgent({ transport: transport, stations, ...(agentIdentity ? { identity: agentIdentity } : {}) });
+      : await startFleetAgent({
+          transport,
+          stations,
+          ...(agentIdentity ? { identity: agentIdentity } : {}),
+          ...(judging ? { onWatched: (topic: string, payload: Buffer, qos: 0 | 1 | 2) => undelivered?.onPublished(topic, payload, qos) } : {}),
+        });
   const phasesWanted = (): boolean => agent?.phasesWanted === true;
   const judgeLog = new JudgeLog();
-  const judging = options.judge?.enabled !== false;
   const judge = new ServiceJudge({
     settings: options.judge ?? {},
     onFinding: (finding) => {
@@ -147,6 +155,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     },
   });
   const stop = async (): Promise<void> => {
+    undelivered?.stop();
     try {
       await runBounded([...stations.values()], concurrency, (station) => station.stop());
     } finally {
@@ -174,6 +183,19 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     if (judging) judge.observe(received);
     options.onCommand?.(received);
   };
+  if (agent && judging) {
+    undelivered = new UndeliveredCommands({
+      agent,
+      stations,
+      topics: groupTopics(options.stations).distinct,
+      clock,
+      ...(options.isGatewayCommand ? { isGatewayCommand: options.isGatewayCommand } : {}),
+      judge: (received) => {
+        judge.observe(received);
+        options.onCommand?.(received);
+      },
+    });
+  }
   const { scale: heartbeatScale } = heartbeatBudget(options.stations, options.maxHeartbeatsPerSecond);
   const shared = {
     transport: transport,
@@ -189,6 +211,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
     // transcript records what stations receive.
     ...(judging || options.onCommand ? { onCommand } : {}),
+    ...(undelivered ? { onOnlineChange: undelivered.onOnlineChange } : {}),
     ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
     ...(options.mqtt5 === undefined || transport.kind === 'memory' ? {} : { mqtt5: options.mqtt5 }),
   };
@@ -204,7 +227,9 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
         config.token,
         new StationClient({
           ...shared,
-          ...(link && transport.kind === 'memory' ? { link, transport: { kind: 'memory', broker: link.acceptor(transport.broker) } } : {}),
+          ...(link ? { link } : {}),
+          // In memory the link wraps the broker's acceptor; over the network the station's client shapes its own connection.
+          ...(link && transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(transport.broker) } } : {}),
           config,
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           random: seededRandom(options.seed, config.stationId),
@@ -292,10 +317,10 @@ async function runBounded<T>(items: T[], limit: number, task: (item: T) => Promi
 }
 
 /**
- * The link of a station whose fixture gives it one, shaping its in-memory session (a session over
- * TCP goes through the machine's network: docs/links.md says how to shape it with tc netem).
+ * The link of a station whose fixture gives it one: it shapes the station's in-memory session
+ * through the broker's acceptor, and a session over the network in its own client (link-shaping.ts).
  */
 function linkOf(config: StationConfig, options: FleetOptions, clock: Clock): LinkControl | undefined {
-  if (config.behaviour.link === undefined || options.transport.kind !== 'memory') return undefined;
+  if (config.behaviour.link === undefined) return undefined;
   return new LinkControl({ conditions: config.behaviour.link, clock, draw: linkDraw(options.seed, config.stationId) });
 }

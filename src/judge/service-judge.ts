@@ -50,6 +50,12 @@ export interface ReceivedCommand {
    * Message Expiry Interval left, User Properties, Response Topic, Correlation Data. Absent at 3.1.1.
    */
   properties?: PublishProperties;
+  /**
+   * Seen by the fleet's agent on the topic of a station that was offline with a clean session
+   * (`StartedFleet`, "commands delivered to nobody"): the broker had no session to deliver it to,
+   * so the station never received it and never will.
+   */
+  undelivered?: boolean;
 }
 
 /** A finding of a service rule: it always names the station that received the command. */
@@ -242,7 +248,12 @@ export class ServiceJudge {
       if (-age > futureSkew) report('service.future-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${-age} ms after the station's ${stationTime()}`);
     }
     if (!command.online) {
-      report('service.command-to-offline-station', `arrived at ${stationTime()} while the station was offline${expiryNote(command)}`);
+      report(
+        'service.command-to-offline-station',
+        command.undelivered
+          ? `published at ${stationTime()} while the station was offline with a clean session: the broker delivered it to nobody, and the station will never see it`
+          : `arrived at ${stationTime()} while the station was offline${expiryNote(command)}`,
+      );
       return;
     }
     const offlineSkew = this.#settings['service.command-to-offline-station']?.skewMs ?? 2000;

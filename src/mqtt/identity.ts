@@ -4,15 +4,18 @@
  * password and client certificate of every station, of the `/v1` gateway (service) and of the
  * control plane and fleet agent (control), and how all of them check the broker (TLS).
  *
- * Secrets are read here and nowhere else, and never shown: an error names the environment variable
- * or the file, never what it holds. A station's certificate and key are read when its connection
- * opens, not held between connections: 10,000 stations with 10,000 certificates hold only their paths.
+ * The templates, client ids and password sources resolve as the embedded broker resolves them
+ * (src/fixture/mqtt-identities.ts). Secrets are never shown: an error names the environment
+ * variable or the file, never what it holds. A station's certificate and key are read when its
+ * connection opens, not held between connections: 10,000 stations with 10,000 certificates hold
+ * only their paths.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { SimError } from '../errors.js';
 import { DEFAULT_IDENTITIES, type MqttIdentity, type MqttRole, type MqttSettings, type SecretSource } from '../fixture/mqtt-schema.js';
+import { fixtureFolder, identityTemplates, readSecret, sharedClientId, stationClientId, withToken } from '../fixture/mqtt-identities.js';
 import type { BrokerTls, ClientCertificate, ClientCertSource } from './transport.js';
 
 /** What the command line says about TLS; it wins over the fixture. */
@@ -98,7 +101,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
   const overrides = options.overrides ?? {};
   const env = options.env ?? process.env;
   const randomHex = options.randomHex ?? ((bytes: number) => randomBytes(bytes).toString('hex'));
-  const base = options.fixtureSource.startsWith('<') ? process.cwd() : dirname(resolve(options.fixtureSource));
+  const base = fixtureFolder(options.fixtureSource);
   const fromFixture = (path: string): string => resolve(base, path);
   const certs = settings.certs === undefined ? undefined : fromFixture(settings.certs);
   // The defaults of the table apply once the fixture says anything about identities.
@@ -114,21 +117,20 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
   if (overrides.insecure) tlsSettings.insecure = true;
 
   const declared = (role: MqttRole): MqttIdentity => settings.identities?.[role] ?? {};
-  const fill = (template: string, token: string | undefined): string => (token === undefined ? template : template.replaceAll('{token}', token));
+  const templates = identityTemplates(settings);
 
   const secret = async (role: MqttRole, source: SecretSource, token: string | undefined): Promise<string> => {
     const who = token === undefined ? `the ${role} identity` : `station ${token}`;
-    if ('env' in source) {
-      const name = fill(source.env, token);
-      const value = env[name];
-      if (value === undefined || value === '') throw new SimError('MQTT_CREDENTIALS', `The MQTT password of ${who} is in the environment variable ${name}, which is not set`);
-      return value;
+    const read = await readSecret(source, { token, baseDir: base, env, run: (task) => reads.run(task) });
+    if (read.ok) return read.value;
+    switch (read.missing) {
+      case 'env':
+        throw new SimError('MQTT_CREDENTIALS', `The MQTT password of ${who} is in the environment variable ${read.name}, which is not set`);
+      case 'file':
+        throw new SimError('MQTT_CREDENTIALS', `Cannot read the MQTT password of ${who}: ${read.path} (${read.code})`);
+      case 'empty':
+        throw new SimError('MQTT_CREDENTIALS', `The MQTT password file of ${who}, ${read.path}, is empty`);
     }
-    const path = fromFixture(fill(source.file, token));
-    const text = await reads.run(() => readText(path, `the MQTT password of ${who}`));
-    const line = text.split(/\r?\n/, 1)[0]!;
-    if (line === '') throw new SimError('MQTT_CREDENTIALS', `The MQTT password file of ${who}, ${path}, is empty`);
-    return line;
   };
 
   /** Paths of a role's certificate and key: the fixture's fields, else the `certs` folder's layout. */
@@ -138,18 +140,19 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
       if (identity.cert === undefined || identity.key === undefined) {
         throw new SimError('MQTT_CREDENTIALS', `mqtt.identities.${role} gives a ${identity.cert === undefined ? 'key' : 'certificate'} without a ${identity.cert === undefined ? 'certificate' : 'key'}`);
       }
-      return { cert: fromFixture(fill(identity.cert, token)), key: fromFixture(fill(identity.key, token)) };
+      return { cert: fromFixture(withToken(identity.cert, token)), key: fromFixture(withToken(identity.key, token)) };
     }
     if (certs === undefined) return undefined;
-    const stem = resolve(certs, fill(DEFAULTS[role].certs, token));
+    const stem = resolve(certs, withToken(DEFAULTS[role].certs, token));
     return { cert: `${stem}.crt`, key: `${stem}.key` };
   };
 
   const common = async (role: 'station' | 'service' | 'control' | 'agent', token: string | undefined, clientId: string): Promise<SharedIdentity> => {
     const identity = declared(role);
     const result: SharedIdentity = { clientId };
-    const username = identity.username ?? (managed ? DEFAULTS[role].username : undefined);
-    if (username !== undefined) result.username = fill(username, token);
+    // The default user names apply only once the fixture says anything about identities.
+    const username = identity.username ?? (managed ? templates[role].username : undefined);
+    if (username !== undefined) result.username = withToken(username, token);
     if (identity.password !== undefined && options.passwords !== false) result.password = await secret(role, identity.password, token);
     return result;
   };
@@ -165,8 +168,8 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
   };
 
   const shared = async (role: 'service' | 'control' | 'agent', suffix: string): Promise<SharedIdentity> => {
-    const template = declared(role).clientId ?? DEFAULTS[role].clientId;
-    const identity: SharedIdentity = await common(role, undefined, `${template}-${suffix}`);
+    const template = templates[role].clientId ?? DEFAULTS[role].clientId;
+    const identity: SharedIdentity = await common(role, undefined, sharedClientId(template, suffix));
     const cert = secure ? await sharedCert(role) : undefined;
     if (cert) identity.clientCert = cert;
     return identity;
@@ -175,7 +178,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
   return {
     tls: tlsSettings,
     station: async (token) => {
-      const identity: ConnectIdentity = await common('station', token, fill(declared('station').clientId ?? DEFAULTS.station.clientId, token));
+      const identity: ConnectIdentity = await common('station', token, stationClientId(templates, token));
       const paths = secure ? certPaths('station', token) : undefined;
       if (paths) {
         identity.clientCert = () =>

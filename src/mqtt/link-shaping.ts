@@ -1,19 +1,22 @@
 /**
- * A station's link to an in-process broker, shaped as a real one would be (docs/links.md): every
+ * A station's link to its broker, shaped as a real one would be (docs/links.md): every
  * chunk of an MQTT connection is delayed by the link's latency and jitter, queued behind the
  * chunks before it at the link's bandwidth, and held back by a retransmission timeout when its
  * segment is lost, in both directions and always in order, as TCP delivers. A half-open link
  * carries nothing, not even the close: each end finds out by its keepalive.
  *
- * It wraps the broker's `StreamAcceptor` for one station, so the lean client and the broker are as
- * they are on a perfect link; a station with no link conditions gets the broker itself and pays
- * nothing. The conditions can change while the station runs (`LinkControl.set`): chunks already
+ * In memory it wraps the broker's `StreamAcceptor` for one station; over TCP, TLS or WebSocket it
+ * wraps the lean client's own connection (`shape`), between the client and its socket. Either way
+ * the lean client and the broker are as they are on a perfect link, and a station with no link
+ * conditions is not wrapped at all and pays nothing. The conditions can change while the station runs (`LinkControl.set`): chunks already
  * on their way keep their timing, later ones get the new one.
  */
 import { Duplex } from 'node:stream';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { isPerfect, type LinkConditions } from '../fixture/link-schema.js';
 import type { LinkEnd, LinkPeer, StreamAcceptor } from './broker-link.js';
+import type { Link, LinkOwner, LinkShaper } from './lean-client/link.js';
+import type { IncomingPacket } from './packet-codec.js';
 
 /** Linux's minimum retransmission timeout (TCP_RTO_MIN, 200 ms). */
 const MIN_RTO_MS = 200;
@@ -21,7 +24,7 @@ const MIN_RTO_MS = 200;
 const MAX_RETRANSMISSIONS = 6;
 
 /** The link of one station: its conditions now, changeable while it runs. */
-export class LinkControl {
+export class LinkControl implements LinkShaper {
   #conditions: LinkConditions | undefined;
   /** The conditions, when they shape anything: undefined on a perfect link. */
   #shaping: LinkConditions | undefined;
@@ -62,6 +65,58 @@ export class LinkControl {
     };
   }
 
+  /**
+   * A network connection (TCP, TLS, WebSocket) of the station through the link (`LinkShaper`): what
+   * the client sends waits its time before it is written to the socket, and what the socket reads
+   * waits its time before the client hears it. A close the client makes itself it knows at once;
+   * one from the far end travels like the bytes, and a half-open link carries neither.
+   */
+  shape(owner: LinkOwner, open: (owner: LinkOwner) => Link): Link {
+    const connection = new ShapedConnection(this);
+    this.#connections.add(connection);
+    let destroyedHere = false;
+    let innerClosed = false;
+    let closedTold = false;
+    const tellClosed = (): void => {
+      if (closedTold) return;
+      closedTold = true;
+      this.#connections.delete(connection);
+      owner.onLinkClosed(shaped);
+    };
+    const inner = open({
+      maxIncomingPacketBytes: owner.maxIncomingPacketBytes,
+      // Nothing reaches a client after it heard of the close.
+      onPacket: (packet) => connection.down.carry(incomingSize(packet), () => closedTold || owner.onPacket(packet)),
+      onLinkError: (error) => (destroyedHere ? owner.onLinkError(error) : connection.down.carry(undefined, () => owner.onLinkError(error))),
+      onLinkClosed: () => {
+        innerClosed = true;
+        if (destroyedHere) tellClosed();
+        else connection.down.carry(undefined, tellClosed);
+      },
+      onLinkDrain: () => owner.onLinkDrain(shaped),
+    });
+    let unsent = 0;
+    const shaped: Link = {
+      push: (packet) => {
+        const size = packet?.length ?? 0;
+        unsent += size;
+        connection.up.carry(packet ? size : undefined, () => {
+          unsent -= size;
+          inner.push(packet);
+        });
+      },
+      destroy: (error) => {
+        destroyedHere = true;
+        // The socket may have closed already, its close held back by the link (half-open): the
+        // client that drops its connection knows it is gone, as it would from its own socket.
+        if (innerClosed) queueMicrotask(tellClosed);
+        else inner.destroy(error);
+      },
+      backlog: () => inner.backlog() + unsent,
+    };
+    return shaped;
+  }
+
   #attach(broker: StreamAcceptor, peer: LinkPeer): LinkEnd {
     const connection = new ShapedConnection(this);
     this.#connections.add(connection);
@@ -69,7 +124,7 @@ export class LinkControl {
       this.#connections.delete(connection);
     };
     const toClient: LinkPeer = {
-      receive: (bytes) => connection.down.carry(bytes, () => peer.receive(bytes)),
+      receive: (bytes) => connection.down.carry(bytes.length, () => peer.receive(bytes)),
       closed: (error) => {
         connection.down.carry(undefined, () => {
           forget();
@@ -79,7 +134,7 @@ export class LinkControl {
     };
     const end = broker.attach ? broker.attach(toClient) : attachByStream(broker, toClient);
     return {
-      send: (packet) => connection.up.carry(packet, () => end.send(packet)),
+      send: (packet) => connection.up.carry(packet.length, () => end.send(packet)),
       end: () => connection.up.carry(undefined, () => end.end()),
       // A dropped socket: the broker hears of it (a reset travels too), unless the link carries nothing.
       destroy: () => {
@@ -88,6 +143,11 @@ export class LinkControl {
       },
     };
   }
+}
+
+/** About how many bytes a packet took on the wire, for the link's bandwidth. */
+function incomingSize(packet: IncomingPacket): number {
+  return packet.cmd === 'publish' ? 5 + Buffer.byteLength(packet.topic) + packet.payload.length : 4;
 }
 
 /** One connection over the link: a queue each way. */
@@ -122,8 +182,8 @@ class Direction {
     this.#halfOpen = halfOpen;
   }
 
-  /** Delivers `bytes` (undefined: a close, which takes no capacity) by calling `deliver` when they arrive. */
-  carry(bytes: Buffer | undefined, deliver: () => void): void {
+  /** Delivers `size` bytes (undefined: a close, which takes no capacity) by calling `deliver` when they arrive. */
+  carry(size: number | undefined, deliver: () => void): void {
     const conditions = this.#link.shaping;
     if (this.#halfOpen()) return;
     if (!conditions) {
@@ -135,11 +195,11 @@ class Direction {
     const clock = this.#link.clock;
     const now = clock.now();
     const start = Math.max(now, this.#busyUntil);
-    const sending = bytes && conditions.bandwidthKbps > 0 ? (bytes.length * 8) / conditions.bandwidthKbps : 0;
+    const sending = size !== undefined && conditions.bandwidthKbps > 0 ? (size * 8) / conditions.bandwidthKbps : 0;
     this.#busyUntil = start + sending;
     const jitter = conditions.jitterMs > 0 ? (this.#link.draw() * 2 - 1) * conditions.jitterMs : 0;
     let arrival = this.#busyUntil + Math.max(0, conditions.latencyMs + jitter);
-    if (bytes && conditions.lossPercent > 0) arrival += this.#retransmissionDelay(conditions);
+    if (size !== undefined && conditions.lossPercent > 0) arrival += this.#retransmissionDelay(conditions);
     this.#at(Math.max(arrival, this.#lastArrival), deliver);
   }
 

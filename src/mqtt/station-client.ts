@@ -30,7 +30,7 @@ export const STATION_KEEPALIVE_SECONDS = 30;
 export interface StationClientOptions {
   config: StationConfig;
   transport: MqttTransport;
-  /** The station's shaped link (link-shaping.ts), when its fixture gives it one; `transport` already goes through it. */
+  /** The station's shaped link (link-shaping.ts), when its fixture gives it one; a `memory` transport already goes through it. */
   link?: LinkControl;
   /**
    * Who the station is on the broker: client id, user name, password and client certificate
@@ -80,6 +80,12 @@ export interface StationClientOptions {
    * @default ignored
    */
   onCommand?: (command: CommandDelivery, station: StationConfig) => void;
+  /**
+   * Called when the station's model goes online (its session subscribed, its state published) or
+   * offline (the session closed, or the station went off or stopped), once per change.
+   * @default ignored
+   */
+  onOnlineChange?: (online: boolean, station: StationConfig) => void;
   /** Called when a lock's phase changes (and on every accepted unlock), for the event stream. */
   onLockPhase?: (event: LockPhase, station: StationConfig) => void;
   /** Whether anybody reads lock phases now (the fleet agent knows). @default always, when `onLockPhase` is given */
@@ -255,6 +261,11 @@ export class StationClient implements RecoveringStation {
     this.#client?.publish(reply.responseTopic, payload, { qos: CONTRACT_QOS, retain: false, properties });
   }
 
+  /** The station's settings, as the fixture resolved them. */
+  get config(): StationConfig {
+    return this.#options.config;
+  }
+
   /** True while the MQTT session is up. */
   /** The station's state for the control plane: the model's, and the link when it has one. */
   snapshot(): StationSnapshot {
@@ -331,7 +342,7 @@ export class StationClient implements RecoveringStation {
       // A connection that ended before its CONNACK: the broker is away, or refusing.
       if (!accepted) fleet?.failed();
       accepted = false;
-      if (this.model.status === 'online') this.model.disconnected();
+      if (this.model.status === 'online') this.#disconnected();
       if (watch.closed(this.#client !== client, this.#everConnected)) backoff.reset();
       backoff.grow();
     });
@@ -354,6 +365,8 @@ export class StationClient implements RecoveringStation {
       connectTimeout: CONNECT_TIMEOUT_MS,
       clock: timers,
       ...(this.#options.mqtt5?.sessionExpirySeconds === undefined ? {} : { sessionExpirySeconds: this.#options.mqtt5.sessionExpirySeconds }),
+      // In memory the broker's acceptor is already the link's (start-fleet.ts); over the network the client shapes its own.
+      ...(this.link && this.#options.transport.kind !== 'memory' ? { shaper: this.link } : {}),
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
       // session does not publish the first session's lastConnection and battery. As on real
       // firmware, the will cannot change during a session (MQTT 3.1.1, section 3.1.2.5): its battery
@@ -468,6 +481,7 @@ export class StationClient implements RecoveringStation {
       this.#onlineSince = connectSentAt();
       this.model.connected(this.#onlineSince);
       this.#collecting = undefined;
+      this.#options.onOnlineChange?.(true, this.#options.config);
       // aedes answers a QoS 1 PUBLISH with its PUBACK first and routes and retains it on the
       // next turn of the event loop (lib/handlers/publish.js), so in the broker's own process
       // one more turn passes before the station calls itself ready.
@@ -505,7 +519,7 @@ export class StationClient implements RecoveringStation {
         }),
       );
     }
-    this.model.disconnected();
+    this.#disconnected();
     // A broker that did not acknowledge the `offline` in time will not close after a DISCONNECT either.
     if (!answered || !(await this.#linger(client.endAsync(!client.connected)))) await client.endAsync(true);
   }
@@ -532,6 +546,13 @@ export class StationClient implements RecoveringStation {
     });
   }
 
+  /** The model goes offline; the fleet hears of it once per change (`onOnlineChange`). */
+  #disconnected(): void {
+    const wasOnline = this.model.status === 'online';
+    this.model.disconnected();
+    if (wasOnline) this.#options.onOnlineChange?.(false, this.#options.config);
+  }
+
   /** Drops the connection without a DISCONNECT packet, as a crash or power cut would: the broker fires the last will. */
   async kill(): Promise<void> {
     this.#cancelReboot();
@@ -539,7 +560,7 @@ export class StationClient implements RecoveringStation {
     this.#client = undefined;
     this.#connecting?.abandon('the station was killed');
     this.model.stop();
-    this.model.disconnected();
+    this.#disconnected();
     if (client) await client.endAsync(true);
   }
 
@@ -552,7 +573,7 @@ export class StationClient implements RecoveringStation {
     const client = this.#client;
     this.#client = undefined;
     this.#connecting?.abandon('the station went offline');
-    this.model.disconnected();
+    this.#disconnected();
     if (client) await client.endAsync(true);
   }
 

@@ -273,18 +273,20 @@ async function identitiesFor(
   return { identities, transport: transport.kind === 'tcp' ? { ...transport, tls: identities.tls } : transport };
 }
 
+/** What the control plane and the API are started with: the fixture, the broker reached, the clock, the options, and where their stops go. */
+interface HttpContext {
+  fixture: Fixture;
+  transport: MqttTransport;
+  mqttUrl: string;
+  identities: MqttIdentities;
+  clock: SimulatorClock;
+  options: HttpOptions;
+  cleanups: Cleanups;
+}
+
 /** The control plane's channel and event hub; started before the fleet so they see it come up. */
-async function startControlFor(
-  fixture: Fixture,
-  transport: MqttTransport,
-  mqttUrl: string,
-  identities: MqttIdentities,
-  clock: SimulatorClock,
-  options: HttpOptions,
-  cleanups: Cleanups,
-  broker?: StartedBroker,
-  seed?: number,
-): Promise<StartedControl> {
+async function startControlFor(context: HttpContext & { broker?: StartedBroker | undefined; seed?: number }): Promise<StartedControl> {
+  const { fixture, transport, mqttUrl, identities, clock, options, cleanups, broker, seed } = context;
   const control = await startControl({
     transport,
     mqttUrl,
@@ -302,17 +304,9 @@ async function startControlFor(
 
 /** The API server with the control plane on it, listening; starts the scenario timeline. */
 async function serveHttp(
-  fixture: Fixture,
-  transport: MqttTransport,
-  identities: MqttIdentities,
-  mqttUrl: string,
-  clock: SimulatorClock,
-  control: StartedControl,
-  options: HttpOptions,
-  cleanups: Cleanups,
-  commandIds?: () => string,
-  transcript?: StartedTranscript,
+  context: HttpContext & { control: StartedControl; commandIds?: () => string; transcript?: StartedTranscript | undefined },
 ): Promise<StartedHttp> {
+  const { fixture, transport, identities, mqttUrl, clock, control, options, cleanups, commandIds, transcript } = context;
   const api = await startApi({
     fixture,
     // Token lifetimes follow simulated time, so a manual clock can expire them instantly.
@@ -389,7 +383,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const clock = makeClock(options.clock, options.timeScale, broker?.sync);
     const scaleNotice = timeScaleNotice(options.timeScale);
     if (scaleNotice) options.onNotice?.(scaleNotice);
-    const control = options.http === false ? undefined : await startControlFor(fixture, transport, mqttUrl, identities, clock, options, cleanups, broker, seed);
+    const context: HttpContext = { fixture, transport, mqttUrl, identities, clock, options, cleanups };
+    const control = options.http === false ? undefined : await startControlFor({ ...context, broker, seed });
     const stations = shardStations(fixture.stations, options.shard);
     let transcript: StartedTranscript | undefined;
     if (options.record !== undefined) {
@@ -436,7 +431,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       if (gatewayCommands.size > GATEWAY_COMMANDS_KEPT) gatewayCommands.delete(gatewayCommands.values().next().value as string);
       return id;
     };
-    const http = control ? await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups, commandIds, transcript) : undefined;
+    const http = control ? await serveHttp({ ...context, control, commandIds, transcript }) : undefined;
     return { clock, fixture, seed, mqttUrl, fleet, broker, http, apiUrl: http?.apiUrl, controlUrl: http?.controlUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();
@@ -458,8 +453,9 @@ export async function startApiProcess(
     const { mqttUrl } = connected;
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale);
-    const control = await startControlFor(fixture, transport, mqttUrl, identities, clock, options, cleanups);
-    const http = await serveHttp(fixture, transport, identities, mqttUrl, clock, control, options, cleanups);
+    const context: HttpContext = { fixture, transport, mqttUrl, identities, clock, options, cleanups };
+    const control = await startControlFor(context);
+    const http = await serveHttp({ ...context, control });
     return { ...http, fixture, mqttUrl, stop: cleanups.run };
   } catch (error) {
     await cleanups.run();

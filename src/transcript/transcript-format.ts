@@ -34,6 +34,8 @@ export const DeliverySchema = Type.Object({
   gateway: Type.Optional(Type.Boolean()),
   /** A retained command the broker still held at stop, read with a fresh subscription, not delivered to the station. */
   heldAtStop: Type.Optional(Type.Boolean()),
+  /** Published to a station that was offline with a clean session: seen by the fleet's agent, delivered to nobody. */
+  undelivered: Type.Optional(Type.Boolean()),
   /** The payload exactly as it arrived, base64, when `payload` cannot give it back byte for byte (not JSON, or JSON written otherwise). */
   raw: Type.Optional(Type.String()),
   /**

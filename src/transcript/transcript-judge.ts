@@ -158,6 +158,7 @@ export class TranscriptJudge {
       commandTtlMs: delivery.commandTtlMs,
       ...(delivery.gateway ? { fromGateway: true } : {}),
       ...(delivery.heldAtStop ? { heldAtStop: true } : {}),
+      ...(delivery.undelivered ? { undelivered: true } : {}),
       ...(delivery.properties === undefined ? {} : { properties: receivedProperties(delivery.properties) }),
     });
   }

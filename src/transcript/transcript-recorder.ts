@@ -237,6 +237,7 @@ function deliveryEntry(command: ReceivedCommand, topics: StationTopics): Transcr
     knownLock: command.locks.some((lock) => lock.lockId === command.lockId),
     ...(command.fromGateway ? { gateway: true } : {}),
     ...(command.heldAtStop ? { heldAtStop: true } : {}),
+    ...(command.undelivered ? { undelivered: true } : {}),
     ...(rebuilt.equals(command.payload) ? {} : { raw: command.payload.toString('base64') }),
     ...(command.properties === undefined ? {} : { properties: propertiesEntry(command.properties) }),
   };

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import mqtt from 'mqtt';
-import { PacketSizeGuard, RefusalLog, type BrokerRefusal } from '../../src/broker/broker-auth.js';
+import { PacketSizeGuard } from '../../src/broker/packet-size-guard.js';
+import { RefusalLog, type BrokerRefusal } from '../../src/broker/refusal-log.js';
 import { startEmbeddedBroker, type InThreadBroker } from '../../src/broker/embedded-broker.js';
 import { duplexPair } from '../../src/mqtt/duplex-pair.js';
 import { eventually } from '../helpers/eventually.js';

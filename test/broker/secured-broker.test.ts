@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
-import { brokerSecurity, type BrokerRefusal } from '../../src/broker/broker-auth.js';
+import { brokerSecurity } from '../../src/broker/broker-security.js';
+import type { BrokerRefusal } from '../../src/broker/refusal-log.js';
 import type { StartedBroker } from '../../src/broker/embedded-broker.js';
 import { eventually } from '../helpers/eventually.js';
 

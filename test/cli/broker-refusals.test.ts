@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { BrokerRefusal, RefusalCounts } from '../../src/broker/broker-auth.js';
+import type { BrokerRefusal, RefusalCounts } from '../../src/broker/refusal-log.js';
 import { describeRefusal, reportRefusals } from '../../src/cli/broker-refusal-lines.js';
 import { CliProcess } from '../helpers/cli-process.js';
 import { eventually } from '../helpers/eventually.js';

@@ -4,7 +4,7 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startEmbeddedBroker, type StartedBroker } from '../../src/broker/embedded-broker.js';
 import { loadFixture } from '../../src/fixture/load-fixture.js';
 import { CliProcess, runCliInProcess, runCliToEnd } from '../helpers/cli-process.js';
@@ -178,5 +178,23 @@ describe('station-sim CLI', () => {
     const result = await runCliToEnd(firstArgs);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`station-sim: ${firstMessage}\nRun station-sim --help for usage.\n`);
+  });
+
+  it('stations --shard-from-env n: refuses a missing or out-of-range JOB_COMPLETION_INDEX before anything starts', async () => {
+    // Shards from the index are run end to end by test/deploy/orchestrator.test.ts; here, the refusals.
+    const usage = (message: string) => ({ code: 2, stdout: '', stderr: `station-sim: ${message}\nRun station-sim --help for usage.\n` });
+    const stations = (...flags: string[]) => runCliInProcess(['stations', '--broker', 'mqtt://127.0.0.1:1', ...flags]);
+    try {
+      vi.stubEnv('JOB_COMPLETION_INDEX', undefined);
+      expect(await stations('--shard-from-env', '3')).toEqual(usage('--shard-from-env needs JOB_COMPLETION_INDEX (set by Kubernetes in each pod of an Indexed Job), and it is not set'));
+      vi.stubEnv('JOB_COMPLETION_INDEX', '3');
+      // Index 3 of a Job with more completions than the shards it was told: a station would be lost.
+      expect(await stations('--shard-from-env', '3')).toEqual(usage('JOB_COMPLETION_INDEX must be 0 to 2 with --shard-from-env 3, not "3": does the Job\'s completions equal n?'));
+      vi.stubEnv('JOB_COMPLETION_INDEX', '0');
+      expect(await stations('--shard-from-env', '0')).toEqual(usage('--shard-from-env must be the number of shards n >= 1, not "0"'));
+      expect((await stations('--shard-from-env', '2', '--shard', '1/2')).code).toBe(2);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

@@ -22,7 +22,7 @@ describe('station-sim demo', () => {
     expect(first.stdout).toContain('200 {"success":false,"message":"Battery too low"}');
     expect(first.stdout).toMatch(/504 \{"message":"The station did not acknowledge the command in time/);
     expect(first.stdout).toContain('200 {"success":false,"message":"Station is offline"}');
-    expect(lines.at(-1)).toMatch(/the end: 9 steps, every outcome as expected$/);
+    expect(lines.at(-1)).toMatch(/the end: 10 steps, every outcome as expected$/);
 
     // In this process this time: the same lines all the same.
     const second = await runCliInProcess(['demo', '--no-dashboard', '--fast', '--seed', '11']);

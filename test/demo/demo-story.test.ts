@@ -75,15 +75,18 @@ describe('the demo story', () => {
     const unlocks = journal.entries.filter((entry) => entry.kind === 'api' && entry.route.endsWith('/unlock'));
     expect(unlocks.map((entry) => entry.kind === 'api' && [entry.lockId, entry.status, entry.outcome])).toEqual([
       ['1', 200, 'accepted'],
+      ['1', 504, 'UNLOCK_OUTCOME_UNKNOWN'],
       ['2', 200, 'LOCK_JAMMED'],
       ['1', 200, 'BATTERY_LOW'],
       ['1', 504, 'UNLOCK_OUTCOME_UNKNOWN'],
       ['1', 200, 'STATION_OFFLINE'],
       ['2', 200, 'accepted'],
     ]);
-    // The dropped command reached the station (and was never acked); the offline one was never sent.
+    // The command over NB-IoT was acked after the API gave up; the dropped one reached the station
+    // (and was never acked); the offline one was never sent.
     const commands = (await control.journal({ kind: 'command', token: 'ST-1001' })).entries;
     expect(commands.map((entry) => entry.kind === 'command' && [entry.lockId, entry.outcome])).toEqual([
+      ['1', 'acked'],
       ['1', 'acked'],
       ['2', 'rejected'],
       ['1', 'rejected'],

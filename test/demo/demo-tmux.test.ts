@@ -61,10 +61,11 @@ describe.runIf(tmuxAvailable("the demo's terminal test"))('station-sim demo in t
     await waitForScreen(LARGE, (t) => captionOf(t)?.state === 'PAUSED' && captionOf(t)?.step === 1 && t.includes('events live'), 'the first caption, paused');
     // What the caption's second line says once the step has played: the API's answer.
     const answers: Record<number, RegExp> = {
-      4: /│ alice unlocks 2: 200 "Lock is jammed"/,
-      5: /│ alice unlocks 1: 200 "Battery too low"/,
-      6: /│ alice unlocks 1: 504 no ack in time, outcome unknown/,
-      7: /│ alice unlocks 1: 200 "Station is offline"/,
+      4: /│ lock 1 locked after 5\.00 s \(relock time\)/,
+      5: /│ alice unlocks 2: 200 "Lock is jammed"/,
+      6: /│ alice unlocks 1: 200 "Battery too low"/,
+      7: /│ alice unlocks 1: 504 no ack in time, outcome unknown/,
+      8: /│ alice unlocks 1: 200 "Station is offline"/,
     };
     const seen: string[] = [];
     for (let step = 2; step <= DEMO_STORY.steps.length; step += 1) {

@@ -53,6 +53,8 @@ const NOT_RUN_HERE: Record<string, string> = {
   'npx openapi-typescript http://127.0.0.1:8080/v1/openapi.json -o v1-api.ts   # then createClient<paths>() of openapi-fetch': 'test/service/http/openapi-generated-client.test.ts generates and uses the client',
   'curl -X PUT http://127.0.0.1:8080/sim/v1/stations/ST-1/link \\': 'needs a station with a link, which neither fixture here has: test/fleet/link-conditions.test.ts changes links through the control plane',
   'ip netns add station-host': 'needs root and a network namespace of its own; test/fleet/link-conditions.test.ts covers the in-process links',
+  'docker build -f deploy/Dockerfile -t station-sim:0.1.0 .    # from the repository\'s root; push it where the cluster pulls from':
+    'needs a container runtime and a cluster: test/deploy/orchestrator.test.ts runs the pods\' command without one, and builds the image where a Docker daemon answers',
   'mosquitto -c mosquitto.conf            # with: listener 1884, allow_anonymous true, set_tcp_nodelay true, max_connections -1': 'fixed ports and a Mosquitto of its own: test/simulator/shards.test.ts runs shards against Mosquitto',
 };
 

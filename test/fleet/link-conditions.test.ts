@@ -69,11 +69,17 @@ describe('a link slower than the command timeout', () => {
   });
 });
 
-describe('a half-open link', () => {
+/** The fleet's transport to the embedded broker: its sessions in memory, or over TCP to its port. */
+const TRANSPORTS = {
+  memory: (running: InThreadBroker) => ({ kind: 'memory' as const, broker: running }),
+  tcp: (running: InThreadBroker) => ({ kind: 'tcp' as const, url: running.url }),
+};
+
+describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])('a half-open link (%s sessions)', (transport) => {
   it('is noticed by keepalive on both ends: the will says offline; the station comes back when the link heals', async () => {
     broker = await startEmbeddedBroker({ port: 0 });
     const { stations } = parseFixture({ stations: [{ token: 'H-1', stationId: 1, locks: [{ lockId: '1' }], behaviour: { link: 'perfect', heartbeatMs: 0 } }] });
-    fleet = await startFleet({ stations, transport: { kind: 'memory', broker }, seed: 1, keepaliveSeconds: 1, control: false });
+    fleet = await startFleet({ stations, transport: TRANSPORTS[transport](broker), seed: 1, keepaliveSeconds: 1, control: false });
     const watcher = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
     const statuses: string[] = [];
     watcher.on('message', (_topic, payload) => statuses.push((JSON.parse(payload.toString()) as { status: string }).status));
@@ -90,6 +96,87 @@ describe('a half-open link', () => {
       await eventually(() => expect(statuses.at(-1)).toBe('online'), { what: 'the online status again' });
     } finally {
       await watcher.endAsync();
+    }
+  });
+});
+
+describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])('a PUBACK lost to a half-open link (%s sessions)', (transport) => {
+  it('brings the command again with DUP on the persistent session; the station acks it again and opens the lock once', async () => {
+    broker = await startEmbeddedBroker({ port: 0 });
+    const { stations } = parseFixture({
+      defaults: { unlockDelayMs: 0, relockMs: 200, heartbeatMs: 0 },
+      stations: [{ token: 'P-1', stationId: 1, locks: [{ lockId: '1' }, { lockId: '2' }], behaviour: { link: 'perfect', session: 'persistent' } }],
+    });
+    const received: { commandId: string | undefined; online: boolean }[] = [];
+    fleet = await startFleet({
+      stations,
+      transport: TRANSPORTS[transport](broker),
+      seed: 1,
+      keepaliveSeconds: 1,
+      control: false,
+      // The link goes half-open the moment the command arrives: the station's PUBACK (and ack) never leave.
+      onCommand: (command) => {
+        received.push({ commandId: command.command?.commandId, online: command.online });
+        if (received.length === 1) fleet!.link('P-1')!.set(LINK_PROFILES['half-open']);
+      },
+    });
+    const backend = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    const seen: { topic: string; json: { commandId?: string; status?: string; accepted?: boolean } }[] = [];
+    backend.on('message', (topic, payload) => seen.push({ topic, json: JSON.parse(payload.toString()) }));
+    await backend.subscribeAsync(['stations/P-1/acks', 'stations/P-1/locks/+/state'], { qos: 1 });
+    try {
+      const commandId = 'dup-under-loss-1';
+      await backend.publishAsync('stations/P-1/locks/1/unlock', JSON.stringify({ commandId, sentAt: new Date().toISOString() }), { qos: 1 });
+      await eventually(() => expect(received).toHaveLength(1), { what: 'the command to reach the station' });
+      const station = fleet.get('P-1')!;
+      await eventually(() => expect(station.connected).toBe(false), { what: 'the station to give up on its silent connection', timeout: 10_000 });
+      fleet.link('P-1')!.set(LINK_PROFILES.perfect);
+      // Back on its persistent session, the broker sends the unacknowledged command again (MQTT 3.1.1, 4.4).
+      await eventually(() => expect(received).toHaveLength(2), { what: 'the command again after the reconnect', timeout: 15_000 });
+      expect(received.map((r) => r.commandId)).toEqual([commandId, commandId]);
+      await eventually(() => expect(seen.filter((m) => m.topic === 'stations/P-1/acks' && m.json.commandId === commandId).length).toBeGreaterThan(0), { what: 'an ack' });
+      expect(seen.filter((m) => m.topic === 'stations/P-1/acks').every((m) => m.json.accepted === true)).toBe(true);
+      // A later command to lock 2, run to its end: any second opening of lock 1 would have come before.
+      await backend.publishAsync('stations/P-1/locks/2/unlock', JSON.stringify({ commandId: 'later-1', sentAt: new Date().toISOString() }), { qos: 1 });
+      await eventually(() => expect(seen.some((m) => m.topic === 'stations/P-1/locks/2/state' && m.json.status === 'locked' && seen.some((o) => o.topic === 'stations/P-1/locks/2/state' && o.json.status === 'unlocked'))).toBe(true), {
+        what: 'lock 2 to open and close',
+      });
+      expect(seen.filter((m) => m.topic === 'stations/P-1/locks/1/state' && m.json.status === 'unlocked')).toHaveLength(1);
+    } finally {
+      await backend.endAsync();
+    }
+  });
+});
+
+describe('a slow link over TCP', () => {
+  it('takes its latency each way on a station that dials the broker: the ack comes no sooner than down and back', async () => {
+    broker = await startEmbeddedBroker({ port: 0 });
+    const { stations } = parseFixture({
+      defaults: { unlockDelayMs: 0, heartbeatMs: 0 },
+      stations: [
+        { token: 'SLOW-1', stationId: 1, locks: [{ lockId: '1' }], behaviour: { link: { latencyMs: 200 } } },
+        { token: 'FAST-1', stationId: 2, locks: [{ lockId: '1' }] },
+      ],
+    });
+    fleet = await startFleet({ stations, transport: TRANSPORTS.tcp(broker), seed: 1, control: false });
+    const backend = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    const acks = new Map<string, number>();
+    backend.on('message', (_topic, payload) => acks.set((JSON.parse(payload.toString()) as { commandId: string }).commandId, performance.now()));
+    await backend.subscribeAsync('stations/+/acks', { qos: 1 });
+    try {
+      const roundTrip = async (token: string): Promise<number> => {
+        const commandId = `${token}-${Math.random()}`;
+        const sent = performance.now();
+        await backend.publishAsync(`stations/${token}/locks/1/unlock`, JSON.stringify({ commandId, sentAt: new Date().toISOString() }), { qos: 1 });
+        await eventually(() => expect(acks.has(commandId)).toBe(true), { what: `the ack of ${token}` });
+        return acks.get(commandId)! - sent;
+      };
+      // Down 200 ms and the ack back up 200 ms: no ack can come sooner; a station without a link answers at once.
+      expect(await roundTrip('SLOW-1')).toBeGreaterThanOrEqual(400);
+      expect(await roundTrip('FAST-1')).toBeLessThan(400);
+      expect(fleet.get('SLOW-1')!.snapshot().link).toBe('custom (200 ms)');
+    } finally {
+      await backend.endAsync();
     }
   });
 });

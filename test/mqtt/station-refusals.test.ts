@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBrokerThread } from '../../src/broker/broker-thread.js';
-import { brokerSecurity } from '../../src/broker/broker-auth.js';
+import { brokerSecurity } from '../../src/broker/broker-security.js';
 import type { StartedBroker } from '../../src/broker/embedded-broker.js';
 import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { refusalCause } from '../../src/mqtt/transport.js';

@@ -19,6 +19,14 @@ import {
   type OptionGroup,
 } from '../options.js';
 
+/**
+ * Where a Kubernetes Indexed Job puts each pod's completion index, 0 to completions - 1
+ * (kubernetes.io/docs/concepts/workloads/controllers/job/#completion-mode). Read by the CLI itself
+ * because a pod's `args` expand `$(VAR)` but do no arithmetic, and shards count from 1: without it
+ * every pod would need a shell (`$((JOB_COMPLETION_INDEX+1))`), which images without one lack.
+ */
+const SHARD_INDEX_VARIABLE = 'JOB_COMPLETION_INDEX';
+
 /** `stations`' options, in the order --help lists them. */
 const STATIONS_OPTIONS = {
   ...FIXTURE_OPTIONS,
@@ -31,6 +39,11 @@ const STATIONS_OPTIONS = {
     type: 'string',
     describe: 'Run only shard k of n of the fleet (k/n, e.g. 2/4): station i goes to shard (i mod n) + 1',
   },
+  'shard-from-env': {
+    type: 'string',
+    describe: `Run only shard k of n (n given here), k = ${SHARD_INDEX_VARIABLE} + 1: the 0-based index a Kubernetes Indexed Job of n completions gives each pod`,
+    conflicts: 'shard',
+  },
 } as const satisfies OptionGroup;
 
 /** The flags `stations`' handler sees. */
@@ -42,7 +55,7 @@ export function stationsCommand(io: CliIo): CommandModule<object, StationsFlags>
     describe: 'Run only the virtual fleet, against any MQTT broker',
     builder: (yargs) => yargs.options(STATIONS_OPTIONS),
     handler: async (argv: StationsFlags) => {
-      const shard = parseShard(argv.shard);
+      const shard = argv['shard-from-env'] === undefined ? parseShard(argv.shard) : shardFromEnv(argv['shard-from-env'], process.env);
       const judge = judgeOutletsOf(argv);
       await checkReportPath(judge);
       const sim = await startSimulator({
@@ -81,6 +94,18 @@ function parseShard(text: string | undefined): { index: number; count: number } 
   const count = Number(found?.[2]);
   if (!found || index < 1 || count < 1 || index > count) throw new UsageError(`--shard must be k/n with 1 <= k <= n, not "${text}"`);
   return { index, count };
+}
+
+/** `--shard-from-env n`: shard JOB_COMPLETION_INDEX + 1 of n, checked as `--shard` is. */
+function shardFromEnv(countText: string, env: NodeJS.ProcessEnv): { index: number; count: number } {
+  if (!/^\d+$/.test(countText) || Number(countText) < 1) throw new UsageError(`--shard-from-env must be the number of shards n >= 1, not "${countText}"`);
+  const count = Number(countText);
+  const indexText = env[SHARD_INDEX_VARIABLE];
+  if (indexText === undefined) throw new UsageError(`--shard-from-env needs ${SHARD_INDEX_VARIABLE} (set by Kubernetes in each pod of an Indexed Job), and it is not set`);
+  if (!/^\d+$/.test(indexText) || Number(indexText) >= count) {
+    throw new UsageError(`${SHARD_INDEX_VARIABLE} must be 0 to ${count - 1} with --shard-from-env ${count}, not "${indexText}": does the Job's completions equal n?`);
+  }
+  return { index: Number(indexText) + 1, count };
 }
 
 export function fleetSummary(fleet: StartedFleet): { total: number; online: number; text: string } {

@@ -74,7 +74,7 @@ import { encodePuback, encodePublish, setPublishId, withDup, type IncomingPacket
 import type { StreamAcceptor } from '../broker-link.js';
 import { callSafely } from '../../shared/throw-later.js';
 import { systemClock, type Clock, type TimerHandle } from '../../shared/clock.js';
-import type { Link, LinkOwner } from './link.js';
+import type { Link, LinkOwner, LinkShaper } from './link.js';
 import { openLink } from './open-link.js';
 import type { LeanTarget } from './target.js';
 
@@ -220,6 +220,12 @@ export interface LeanClientOptions {
    * @default no limit (the protocol's largest packet)
    */
   maxIncomingPacketBytes?: number;
+  /**
+   * Shapes each TCP, TLS or WebSocket connection as the station's link says (link-shaping.ts). A
+   * broker in this process is shaped by the acceptor it is given instead.
+   * @default none: the network as it is
+   */
+  shaper?: LinkShaper;
 }
 
 /** A CONNACK refusal, with the return code as `code` like mqtt.js's errors (MQTT 3.1.1, 3.2.2.3). */
@@ -256,13 +262,14 @@ interface Queued {
 
 export class LeanMqttClient extends EventEmitter implements MqttSession, LinkOwner {
   readonly options: { reconnectPeriod: number };
-  readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod' | 'reconnectDelay' | 'clock' | 'username' | 'password'>> &
+  readonly #settings: Required<Omit<LeanClientOptions, 'will' | 'reconnectPeriod' | 'reconnectDelay' | 'clock' | 'username' | 'password' | 'shaper'>> &
     Pick<LeanClientOptions, 'will' | 'username' | 'password'>;
   readonly #clock: Clock;
   readonly #reconnectDelay: (attempt: number) => number;
   /** Reconnects since the last accepted CONNACK, counting the one being scheduled. */
   #reconnectAttempt = 0;
   readonly #target: LeanTarget;
+  readonly #shaper: LinkShaper | undefined;
   #link: Link | undefined;
   #connected = false;
   /** end() was called: no reconnect, and the next close is final. */
@@ -286,6 +293,7 @@ export class LeanMqttClient extends EventEmitter implements MqttSession, LinkOwn
   constructor(target: LeanTarget | StreamAcceptor, options: LeanClientOptions) {
     super();
     this.#target = 'kind' in target ? target : { kind: 'memory', broker: target };
+    this.#shaper = options.shaper;
     this.options = { reconnectPeriod: options.reconnectPeriod ?? 1000 };
     this.#clock = options.clock ?? systemClock;
     this.#reconnectDelay = options.reconnectDelay ?? (() => this.options.reconnectPeriod);
@@ -487,7 +495,9 @@ export class LeanMqttClient extends EventEmitter implements MqttSession, LinkOwn
   }
 
   #connectLink(): Link {
-    return openLink(this, this.#target);
+    const target = this.#target;
+    if (this.#shaper && target.kind !== 'memory') return this.#shaper.shape(this, (owner) => openLink(owner, target));
+    return openLink(this, target);
   }
 
   /**

@@ -25,3 +25,11 @@ export interface LinkOwner {
   /** A link with a backlog sent it (see `Link.backlog`). */
   onLinkDrain(link: Link): void;
 }
+
+/**
+ * Shapes a network link as a real one would be (src/mqtt/link-shaping.ts): `open` makes the link
+ * itself, told an owner that hears what arrives only once the shaper delivers it.
+ */
+export interface LinkShaper {
+  shape(owner: LinkOwner, open: (owner: LinkOwner) => Link): Link;
+}
