@@ -26,7 +26,9 @@
  * `writeHighWaterBytes` are mqtt.js's to bound; it queues while connected), and the reconnect
  * timer is mqtt.js's, on real time: `clock` is not used, and `reconnectDelay` is asked as each
  * connection closes for the next wait (so a fleet's reconnect window, reconnect-policy.ts, does not
- * bring a v5 station's reconnect forward).
+ * bring a v5 station's reconnect forward). A station's link (`shaper`, docs/links.md) does not shape
+ * an MQTT 5 session yet: its fixture's `behaviour.link` applies at 3.1.1 only; shape the network
+ * with tc netem instead.
  */
 import { EventEmitter } from 'node:events';
 import { MqttClient, type IClientOptions, type IClientPublishOptions } from 'mqtt';
