@@ -21,6 +21,7 @@ import { isLoopbackHost } from '../shared/listen.js';
 import { redactUrl } from '../shared/redact-url.js';
 import type { TlsOverrides } from '../mqtt/identity.js';
 import { JUDGE_MODES } from './judge-notice.js';
+import { MQTT5_NEEDS_EXTERNAL_BROKER, MQTT_VERSION_WANTS, isMqttProtocolVersion, type MqttProtocolVersion } from '../mqtt/mqtt-version.js';
 
 /**
  * The Redis URL of the session store, when `--state` is not given: a password in `--state` shows
@@ -162,6 +163,11 @@ const BROKER_TLS_OPTIONS = {
   'broker-key': { type: 'string', describe: 'Private key (PEM file) of --broker-cert' },
   'broker-servername': { type: 'string', describe: "Host name the broker's certificate must carry (default: the URL's host)" },
   insecure: { type: 'boolean', describe: "Do not verify the broker's certificate (says so on stderr at start); for test brokers only" },
+  // A string, as --seed: yargs reads `--mqtt-version five` as NaN, and the usage line should echo what was typed.
+  'mqtt-version': {
+    type: 'string',
+    describe: "MQTT protocol of every party on the external broker: 4 (MQTT 3.1.1) or 5 (MQTT 5.0); needs --broker, the embedded broker speaks 3.1.1 only (default: the fixture's mqtt.protocolVersion, else 4)",
+  },
 } as const satisfies OptionGroup;
 
 const BROKER_OPTION = {
@@ -200,10 +206,27 @@ export function brokerTlsOf(argv: GivenFlags<typeof BROKER_OPTIONS>): TlsOverrid
   return Object.keys(tls).length === 0 ? undefined : tls;
 }
 
-/** `{ brokerTls }` for the simulator's options, or nothing when no TLS option was given. */
-export function brokerTlsOption(argv: GivenFlags<typeof BROKER_OPTIONS>): Pick<SimulatorOptions, 'brokerTls'> {
+/**
+ * `{ brokerTls, mqttVersion }` for the simulator's options, each only when its flags were given:
+ * what the commands with `--broker` say of the external broker beyond its URL.
+ */
+export function brokerTlsOption(argv: GivenFlags<typeof BROKER_OPTIONS>): Pick<SimulatorOptions, 'brokerTls' | 'mqttVersion'> {
   const tls = brokerTlsOf(argv);
-  return tls ? { brokerTls: tls } : {};
+  const version = mqttVersionOf(argv);
+  return { ...(tls ? { brokerTls: tls } : {}), ...(version === undefined ? {} : { mqttVersion: version }) };
+}
+
+/**
+ * The `--mqtt-version` given, checked: 4 or 5, and 5 only with `--broker` (the embedded broker,
+ * aedes, speaks MQTT 3.1.1 only; a fixture's `mqtt.protocolVersion: 5` there gets a notice instead).
+ */
+export function mqttVersionOf(argv: GivenFlags<typeof BROKER_OPTIONS>): MqttProtocolVersion | undefined {
+  const raw = argv['mqtt-version'];
+  if (raw === undefined) return undefined;
+  const version = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
+  if (!isMqttProtocolVersion(version)) throw new UsageError(`--mqtt-version must be ${MQTT_VERSION_WANTS}, not ${JSON.stringify(String(raw))}`);
+  if (version === 5 && argv.broker === undefined) throw new UsageError(`--mqtt-version 5: ${MQTT5_NEEDS_EXTERNAL_BROKER}`);
+  return version;
 }
 
 /**

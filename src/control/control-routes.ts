@@ -50,6 +50,8 @@ export interface ControlRoutesOptions {
    * @default none: health has no `gateway` field
    */
   gatewayRefused?: () => Readonly<Record<string, number>>;
+  /** What the broker refused the in-process `/v1` gateway over MQTT 5, by packet and reason code (`"PUBACK 0x87"`). */
+  gatewayBrokerRefused?: () => Readonly<Record<string, number>>;
   /**
    * How many stations of this process the broker refuses now (their last attempt to connect was
    * refused); health shows it once there is one.
@@ -124,6 +126,7 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
     const ready = reason === undefined;
     const brokerRefused = options.brokerRefused?.();
     const gatewayRefused = gatewayRefusals(options.gatewayRefused?.());
+    const gatewayBrokerRefused = gatewayRefusals(options.gatewayBrokerRefused?.());
     const refused = options.stationsRefused?.() ?? 0;
     return reply.code(ready ? 200 : 503).send({
       ready,
@@ -132,7 +135,9 @@ export const healthAndClockRoutes: FastifyPluginAsyncTypebox<ControlRoutesOption
       ...(brokerRefused ? { broker: { refused: brokerRefused } } : {}),
       // Only the embedded broker counts refusals (start-control.ts passes them exactly then).
       ...(options.mqttUrl === undefined ? {} : { mqtt: { url: options.mqttUrl, embedded: options.brokerRefused !== undefined } }),
-      ...(gatewayRefused ? { gateway: { refused: gatewayRefused } } : {}),
+      ...(gatewayRefused || gatewayBrokerRefused
+        ? { gateway: { ...(gatewayRefused ? { refused: gatewayRefused } : {}), ...(gatewayBrokerRefused ? { brokerRefused: gatewayBrokerRefused } : {}) } }
+        : {}),
     });
   });
 

@@ -56,7 +56,7 @@ export interface StartedControl {
   /** What the judge found, from every fleet process on the broker, for `/sim/v1/judge`. */
   readonly judge: JudgeLog;
   /** Adds the `/sim/v1` routes; `gatewayRefused` reports the in-process `/v1` gateway's refusals in health. */
-  register(app: ApiInstance, extras?: Pick<ControlRoutesOptions, 'gatewayRefused'>): Promise<void>;
+  register(app: ApiInstance, extras?: Pick<ControlRoutesOptions, 'gatewayRefused' | 'gatewayBrokerRefused'>): Promise<void>;
   /** The stations of this process, whose refusals by the broker health counts (`stations.refused`). */
   watchStations(stations: Iterable<{ readonly refusal: string | undefined }>): void;
   /** Starts the fixture's scenario timeline (call once the fleet is up). */

@@ -125,7 +125,16 @@ export const HealthReplySchema = Type.Object(
       ),
     ),
     /** Broker messages the `/v1` gateway refused as implausible, by reason; present once it has refused any. */
-    gateway: Type.Optional(Type.Object({ refused: Type.Record(Type.String(), Type.Integer({ minimum: 0 })) }, strict)),
+    gateway: Type.Optional(
+      Type.Object(
+        {
+          refused: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }))),
+          /** MQTT 5: what the broker refused the gateway, by packet and reason code (`"PUBACK 0x87"`); present once it has refused anything. */
+          brokerRefused: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }))),
+        },
+        strict,
+      ),
+    ),
   },
   { ...strict, title: 'HealthReply' },
 );

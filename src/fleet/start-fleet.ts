@@ -12,6 +12,9 @@ import { UndeliveredCommands } from './undelivered-commands.js';
 import { heartbeatBudget } from './heartbeat-budget.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
 import type { MqttTransport } from '../mqtt/transport.js';
+import { MQTT5_NEEDS_EXTERNAL_BROKER, type MqttProtocolVersion } from '../mqtt/mqtt-version.js';
+import type { Mqtt5Settings } from '../fixture/mqtt-schema.js';
+import { SimError } from '../errors.js';
 import type { ConnectIdentity, MqttIdentities } from '../mqtt/identity.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { linkDraw, reconnectRandom, seededRandom } from '../station/random.js';
@@ -73,6 +76,25 @@ export interface FleetOptions {
    * @default 1000
    */
   maxHeartbeatsPerSecond?: number;
+  /**
+   * MQTT protocol level of every station and the fleet agent on a `tcp` transport: 4 (MQTT 3.1.1)
+   * or 5 (MQTT 5.0, docs/mqtt-security.md, "MQTT 5"). In memory (the embedded broker) only 4.
+   * @default the transport's, else 4
+   */
+  mqttVersion?: MqttProtocolVersion;
+  /** The fixture's `mqtt.mqtt5` section: what the stations use of MQTT 5 (session expiry). @default its defaults */
+  mqtt5?: Mqtt5Settings;
+}
+
+/** The fleet's transport at the protocol level asked for; MQTT 5 in memory is refused (the embedded broker speaks 3.1.1). */
+function fleetTransport(options: FleetOptions): MqttTransport {
+  const { transport, mqttVersion } = options;
+  if (mqttVersion === undefined) return transport;
+  if (transport.kind === 'memory') {
+    if (mqttVersion === 5) throw new SimError('BAD_REQUEST', MQTT5_NEEDS_EXTERNAL_BROKER);
+    return transport;
+  }
+  return { ...transport, protocolVersion: mqttVersion };
 }
 
 export interface StartedFleet {
@@ -96,6 +118,7 @@ export interface StartedFleet {
 }
 
 export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
+  const transport = fleetTransport(options);
   const clock = options.clock ?? systemClock;
   const concurrency = options.concurrency ?? 200;
   const stations = new Map<string, StationClient>();
@@ -117,7 +140,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     options.control === false
       ? undefined
       : await startFleetAgent({
-          transport: options.transport,
+          transport,
           stations,
           ...(agentIdentity ? { identity: agentIdentity } : {}),
           ...(judging ? { onWatched: (topic: string, payload: Buffer, qos: 0 | 1 | 2) => undelivered?.onPublished(topic, payload, qos) } : {}),
@@ -154,6 +177,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       onlineSince: delivery.onlineSince,
       locks: config.locks,
       commandTtlMs: config.behaviour.commandTtlMs,
+      ...(delivery.properties === undefined ? {} : { properties: delivery.properties }),
       ...(delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId) ? { fromGateway: true } : {}),
     };
     if (judging) judge.observe(received);
@@ -174,7 +198,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   }
   const { scale: heartbeatScale } = heartbeatBudget(options.stations, options.maxHeartbeatsPerSecond);
   const shared = {
-    transport: options.transport,
+    transport: transport,
     clock,
     ...(heartbeatScale === 1 ? {} : { heartbeatScale }),
     ...(agent
@@ -189,6 +213,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     ...(judging || options.onCommand ? { onCommand } : {}),
     ...(undelivered ? { onOnlineChange: undelivered.onOnlineChange } : {}),
     ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
+    ...(options.mqtt5 === undefined || transport.kind === 'memory' ? {} : { mqtt5: options.mqtt5 }),
   };
   // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot
   // be built or cannot connect) stops it and the stations built so far.
@@ -204,7 +229,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
           ...shared,
           ...(link ? { link } : {}),
           // In memory the link wraps the broker's acceptor; over the network the station's client shapes its own connection.
-          ...(link && options.transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(options.transport.broker) } } : {}),
+          ...(link && transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(transport.broker) } } : {}),
           config,
           ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
           random: seededRandom(options.seed, config.stationId),

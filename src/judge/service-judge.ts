@@ -14,6 +14,7 @@
 import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 import type { UnlockCommand } from '../contract/payloads.js';
 import { PLAUSIBILITY_LIMITS } from '../mqtt/plausibility.js';
+import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import { parseIsoUtc } from '../contract/payloads.js';
 import type { JudgeFinding } from './judge-log.js';
 
@@ -44,6 +45,11 @@ export interface ReceivedCommand {
   fromGateway?: boolean;
   /** Read at stop from what the broker still held, not delivered to the station (`observeRetainedAtStop`). */
   heldAtStop?: boolean;
+  /**
+   * Over MQTT 5, the command's PUBLISH properties as the station got them (MQTT 5.0, 3.3.2.3): the
+   * Message Expiry Interval left, User Properties, Response Topic, Correlation Data. Absent at 3.1.1.
+   */
+  properties?: PublishProperties;
   /**
    * Seen by the fleet's agent on the topic of a station that was offline with a clean session
    * (`StartedFleet`, "commands delivered to nobody"): the broker had no session to deliver it to,
@@ -235,7 +241,7 @@ export class ServiceJudge {
     if (sentAtMs !== undefined) {
       const age = command.now - sentAtMs;
       if (age > command.commandTtlMs) {
-        report('service.stale-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${age} ms before the station's ${stationTime()}; its TTL is ${command.commandTtlMs} ms`);
+        report('service.stale-sent-at', `sent at ${new Date(sentAtMs).toISOString()}, ${age} ms before the station's ${stationTime()}; its TTL is ${command.commandTtlMs} ms${expiryNote(command)}`);
         return;
       }
       const futureSkew = this.#settings['service.future-sent-at']?.skewMs ?? 2000;
@@ -246,7 +252,7 @@ export class ServiceJudge {
         'service.command-to-offline-station',
         command.undelivered
           ? `published at ${stationTime()} while the station was offline with a clean session: the broker delivered it to nobody, and the station will never see it`
-          : `arrived at ${stationTime()} while the station was offline`,
+          : `arrived at ${stationTime()} while the station was offline${expiryNote(command)}`,
       );
       return;
     }
@@ -254,7 +260,7 @@ export class ServiceJudge {
     if (sentAtMs !== undefined && command.onlineSince !== undefined && sentAtMs < command.onlineSince - offlineSkew) {
       report(
         'service.command-to-offline-station',
-        `sent at ${new Date(sentAtMs).toISOString()}, while the station's status said offline (online again at ${new Date(command.onlineSince).toISOString()})`,
+        `sent at ${new Date(sentAtMs).toISOString()}, while the station's status said offline (online again at ${new Date(command.onlineSince).toISOString()})${expiryNote(command)}`,
       );
     }
   }
@@ -319,4 +325,16 @@ function describeBadPayload(payload: Buffer): string {
     return `${payload.length} bytes that are not JSON, starting ${printableJson(payload.subarray(0, 32).toString('latin1'))}`;
   }
   return 'JSON, but not {"commandId": string, "sentAt": string}: publish exactly the contract\'s two fields';
+}
+
+/**
+ * For the findings about a command that waited (stale, sent to an offline station): over MQTT 5,
+ * what its Message Expiry Interval said (MQTT 5.0, section 3.3.2.3.3), since an expiry no longer than
+ * the station's TTL lets the broker drop such a command itself. Nothing at MQTT 3.1.1, which has none.
+ */
+function expiryNote(command: ReceivedCommand): string {
+  if (command.properties === undefined) return '';
+  const left = command.properties.messageExpiryInterval;
+  if (left === undefined) return '; it came over MQTT 5 with no message expiry, so a broker keeps it for as long as the session lasts (set one no longer than the TTL: MQTT 5.0, 3.3.2.3.3)';
+  return `; it came over MQTT 5 with ${left} s of message expiry left`;
 }

@@ -13,7 +13,8 @@ import { CONTRACT_QOS, StationTopics, encodePayload, parsePayload } from '../con
 import { type UnlockCommand } from '../contract/payloads.js';
 import { CONNECT_TIMEOUT_MS, brokerLabel, connectError, createSession, firstConnect, type ClientCertSource, type MqttTransport } from './transport.js';
 import type { ConnectIdentity } from './identity.js';
-import type { LeanClientOptions, MqttSession } from './lean-client/index.js';
+import type { DeliveryInfo, LeanClientOptions, MqttSession, PublishProperties } from './lean-client/index.js';
+import type { Mqtt5Settings } from '../fixture/mqtt-schema.js';
 import { ReconnectBackoff, type FleetReconnect, type RecoveringStation } from './reconnect-policy.js';
 import { ReconnectTimers } from './reconnect-timers.js';
 import { PLAUSIBILITY_LIMITS } from './plausibility.js';
@@ -102,6 +103,12 @@ export interface StationClientOptions {
    * @default systemClock
    */
   linkClock?: Clock;
+  /**
+   * The fixture's `mqtt.mqtt5` section, for a station on an MQTT 5 transport: the Session Expiry
+   * Interval of a persistent session (mqtt5-session.ts). Ignored at 3.1.1.
+   * @default the defaults of `Mqtt5Settings`
+   */
+  mqtt5?: Mqtt5Settings;
 }
 
 /** A command as it reached the station (`onCommand`): what MQTT said of it, and what the station knew. */
@@ -119,7 +126,12 @@ export interface CommandDelivery {
   online: boolean;
   /** When the station's current session went online (the CONNECT of its online status); undefined before. */
   onlineSince: number | undefined;
+  /** Over MQTT 5, the PUBLISH properties it came with (expiry left, user properties, response topic, correlation data); undefined at 3.1.1. */
+  properties: PublishProperties | undefined;
 }
+
+/** Request/response replies waiting for their ack, at most (a dropped command leaves its entry). */
+const MAX_PENDING_REPLIES = 64;
 
 export { SHORT_SESSION_MS, TAKEN_OVER_AFTER, type StationLinkEvent } from './session-watch.js';
 
@@ -177,6 +189,11 @@ export class StationClient implements RecoveringStation {
   #stopped = false;
   /** The timers of the current connection, whose pending reconnect `reconnectWithin` brings forward. */
   #timers: ReconnectTimers | undefined;
+  /**
+   * MQTT 5 request/response (MQTT 5.0, section 4.10): where the ack of a command that named a
+   * Response Topic goes, with its Correlation Data, by command id. Made only when such a command comes.
+   */
+  #replies: Map<string, { responseTopic: string; correlationData?: Buffer }> | undefined;
 
   constructor(options: StationClientOptions) {
     this.#options = options;
@@ -217,7 +234,11 @@ export class StationClient implements RecoveringStation {
         status: (payload) => publish(this.topics.topic('status', { token }), encodePayload('status', payload), true),
         lockState: (payload) =>
           publish(this.topics.topic('lockState', { token, lockId: payload.lockId }), encodePayload('lockState', payload), true),
-        ack: (payload) => publish(this.topics.topic('acks', { token }), encodePayload('acks', payload), false),
+        ack: (payload) => {
+          const reply = this.#replies?.get(payload.commandId);
+          if (reply === undefined) publish(this.topics.topic('acks', { token }), encodePayload('acks', payload), false);
+          else this.#reply(payload.commandId, reply, encodePayload('acks', payload));
+        },
         faultApplied: (event) => options.onFaultApplied?.(event, config),
         ...(options.onLockPhase ? { lockPhase: (event: LockPhase) => options.onLockPhase!(event, config) } : {}),
         ...(options.wantsLockPhases ? { wantsLockPhases: options.wantsLockPhases } : {}),
@@ -227,6 +248,17 @@ export class StationClient implements RecoveringStation {
 
   get token(): string {
     return this.#options.config.token;
+  }
+
+  /**
+   * Answers a command that named a Response Topic there, with its Correlation Data (MQTT 5.0, 4.10.1:
+   * the responder sends the Correlation Data back unchanged). The broker's ACL still decides whether
+   * the station may publish there; the gateway names the station's own acks topic.
+   */
+  #reply(commandId: string, reply: { responseTopic: string; correlationData?: Buffer }, payload: string): void {
+    this.#replies!.delete(commandId);
+    const properties: PublishProperties = reply.correlationData === undefined ? {} : { correlationData: reply.correlationData };
+    this.#client?.publish(reply.responseTopic, payload, { qos: CONTRACT_QOS, retain: false, properties });
   }
 
   /** The station's settings, as the fixture resolved them. */
@@ -332,6 +364,7 @@ export class StationClient implements RecoveringStation {
       },
       connectTimeout: CONNECT_TIMEOUT_MS,
       clock: timers,
+      ...(this.#options.mqtt5?.sessionExpirySeconds === undefined ? {} : { sessionExpirySeconds: this.#options.mqtt5.sessionExpirySeconds }),
       // In memory the broker's acceptor is already the link's (start-fleet.ts); over the network the client shapes its own.
       ...(this.link && this.#options.transport.kind !== 'memory' ? { shaper: this.link } : {}),
       // Built afresh for every CONNECT, the first and each automatic reconnect, so a crash in a later
@@ -352,7 +385,7 @@ export class StationClient implements RecoveringStation {
     };
   }
 
-  #onMessage(topic: string, payload: Buffer, packet: { retain: boolean; qos?: 0 | 1 | 2 } | undefined): void {
+  #onMessage(topic: string, payload: Buffer, packet: DeliveryInfo | undefined): void {
     const address = this.topics.match('unlock', topic);
     if (address?.lockId === undefined || address.token !== this.token) return;
     // Read once here, for the judge and for the station.
@@ -366,12 +399,22 @@ export class StationClient implements RecoveringStation {
       command,
       online: this.model.status === 'online',
       onlineSince: this.#onlineSince,
+      // Always present (undefined at 3.1.1): one shape of object, and nothing spread per command.
+      properties: packet?.properties,
     }, this.#options.config);
     // A command someone published with the retain flag comes again on every subscription: it is
     // not a new command, and firmware acts only on live ones (commands are never retained, docs/design.md).
     // A malformed command is dropped, as firmware would: it has nobody to answer.
     if (packet?.retain || !command) return;
+    const responseTopic = packet?.properties?.responseTopic;
+    if (responseTopic !== undefined) this.#expectReply(command.commandId, responseTopic, packet!.properties!.correlationData);
     this.model.handleUnlock(address.lockId, command.commandId, command.sentAt);
+  }
+
+  #expectReply(commandId: string, responseTopic: string, correlationData: Buffer | undefined): void {
+    const replies = (this.#replies ??= new Map());
+    if (replies.size >= MAX_PENDING_REPLIES) replies.delete(replies.keys().next().value!);
+    replies.set(commandId, correlationData === undefined ? { responseTopic } : { responseTopic, correlationData });
   }
 
   /**

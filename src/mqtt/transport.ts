@@ -13,6 +13,8 @@ import { duplexPair } from './duplex-pair.js';
 import { LeanMqttClient, MQTT_WS_PROTOCOL, type LeanClientOptions, type LeanTarget, type MqttSession, type TlsSource } from './lean-client/index.js';
 import { SimError } from '../errors.js';
 import type { StreamAcceptor } from './broker-link.js';
+import { Mqtt5Session } from './mqtt5-session.js';
+import type { MqttProtocolVersion } from './mqtt-version.js';
 
 /**
  * How the broker's certificate is checked on `mqtts://` and `wss://` (the same for every party of a
@@ -37,7 +39,19 @@ export interface ClientCertificate {
  * A network transport is any URL of docs/mqtt-security.md's four schemes; `tls` applies to
  * `mqtts://` and `wss://` only.
  */
-export type MqttTransport = { kind: 'memory'; broker: StreamAcceptor } | { kind: 'tcp'; url: string; tls?: BrokerTls };
+export type MqttTransport =
+  | { kind: 'memory'; broker: StreamAcceptor }
+  | {
+      kind: 'tcp';
+      url: string;
+      tls?: BrokerTls;
+      /**
+       * MQTT protocol level of every session on this transport: 4 (3.1.1, the lean client) or 5
+       * (MQTT 5.0, mqtt5-session.ts). In memory it is always 4: the embedded broker speaks 3.1.1.
+       * @default 4
+       */
+      protocolVersion?: MqttProtocolVersion;
+    };
 
 export type BrokerScheme = 'mqtt' | 'mqtts' | 'ws' | 'wss';
 
@@ -152,7 +166,7 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
   // A shared no-op logger: by default mqtt.js makes a `debug` instance per client, about 1 KiB
   // each, which a 100,000-station fleet pays 100,000 times (heap snapshot, bench/README.md).
   const base: IClientOptions & { clientCert?: ClientCertificate } = {
-    protocolVersion: 4,
+    protocolVersion: transport.kind === 'tcp' ? (transport.protocolVersion ?? 4) : 4,
     log: silentLog,
     connectTimeout: CONNECT_TIMEOUT_MS,
     reconnectOnConnackError: true,
@@ -195,9 +209,10 @@ export function createMqttClient(transport: MqttTransport, options: IClientOptio
  * after a reconnect: the callers do it in their 'connect' handler, where they can wait for the SUBACK.
  * A `clientCert` given as a function is called as each connection opens, before it dials.
  */
-export function createSession(transport: MqttTransport, options: LeanClientOptions & { clientCert?: ClientCertSource }): MqttSession {
-  const { clientCert, ...rest } = options;
+export function createSession(transport: MqttTransport, options: LeanClientOptions & { clientCert?: ClientCertSource; sessionExpirySeconds?: number }): MqttSession {
+  const { clientCert, sessionExpirySeconds: _onlyMqtt5, ...rest } = options;
   if (transport.kind === 'memory') return new LeanMqttClient(transport.broker, rest);
+  if (transport.protocolVersion === 5) return new Mqtt5Session((mqttOptions) => createMqttClient(transport, mqttOptions), options);
   const address = parseBrokerUrl(transport.url);
   return new LeanMqttClient(leanTarget(address, transport.tls, clientCert), { ...rest, ...urlCredentials(address, rest) });
 }
@@ -284,7 +299,11 @@ function certificateError(error: Error & { code?: string | number }, where: stri
  * notices of `stations` (src/cli/broker-notices.ts); never holds a credential.
  */
 export function refusalCause(error: Error & { code?: string | number }): string | undefined {
-  if (typeof error.code === 'number') return `${error.message.replace(/^Connection refused: /i, '').toLowerCase()} (CONNACK ${error.code})`;
+  if (typeof error.code === 'number') {
+    // MQTT 5.0 reason codes (0x80 and up, section 3.2.2.2) are written in hex, as the standard does.
+    const code = error.code >= 0x80 ? `reason code 0x${error.code.toString(16).toUpperCase()}` : String(error.code);
+    return `${error.message.replace(/^Connection refused: /i, '').toLowerCase()} (CONNACK ${code})`;
+  }
   const code = typeof error.code === 'string' ? error.code : '';
   const alert = CLIENT_CERT_ALERT.exec(code);
   if (alert) return `its client certificate was refused (TLS alert: ${alert[1]!.toLowerCase().replaceAll('_', ' ')})`;
@@ -305,9 +324,12 @@ export function connectError(error: Error & { code?: string | number }, brokerUr
   const where = brokerUrl === undefined ? '' : ` at ${brokerUrl}`;
   const certificate = certificateError(error, where);
   if (certificate) return certificate;
-  if (error.code === 4 || error.code === 5 || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
+  // MQTT 5.0 (3.2.2.2): 0x86 bad user name or password, 0x87 not authorized, 0x8A banned, 0x8C bad authentication method.
+  if (error.code === 4 || error.code === 5 || error.code === 0x86 || error.code === 0x87 || error.code === 0x8a || error.code === 0x8c || /not authori[sz]ed|bad user ?name or password/i.test(error.message)) {
     const reason = error.message.replace(/^Connection refused: /i, '');
-    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${reason}`, { cause: error });
+    // An MQTT 5 reason code (0x80 and up) is named as the standard writes it: what a broker's log and docs show.
+    const code = typeof error.code === 'number' && error.code >= 0x80 ? ` (CONNACK reason code 0x${error.code.toString(16).toUpperCase()})` : '';
+    return new SimError('BROKER_REFUSED', `The MQTT broker${where} refused the connection: ${reason}${code}`, { cause: error });
   }
   const reason = typeof error.code === 'string' ? error.code : error.message;
   return new SimError('BROKER_UNREACHABLE', `The MQTT broker${where} cannot be reached (${reason})`, { cause: error });

@@ -12,13 +12,16 @@ import { SIM_TOPICS } from '../contract/sim-topics.js';
 import { connectError, createSession, type MqttTransport } from '../mqtt/transport.js';
 import type { SharedIdentity } from '../mqtt/identity.js';
 import { redactUrl } from '../shared/redact-url.js';
-import type { MqttSession } from '../mqtt/lean-client/index.js';
+import type { MqttSession, PublishProperties } from '../mqtt/lean-client/index.js';
+import { hexReasonCode, reasonCodeOf } from '../mqtt/mqtt5-session.js';
+import type { MqttProtocolVersion } from '../mqtt/mqtt-version.js';
+import type { StationConfig } from '../fixture/fixture-schema.js';
 import { SimError } from '../errors.js';
 import type { Station } from './http/api-schemas.js';
 import { TopicRouter, type RoutedTopic } from './gateway/topic-router.js';
 import { StationStateCache } from './gateway/station-state-cache.js';
 import { PendingCommands, type CommandTimers } from './gateway/pending-commands.js';
-import { UNLOCK_ACCEPTED, outcomeUnknown, rejectedOutcome, unlockFailed, type UnlockOutcome } from './gateway/unlock-outcome.js';
+import { UNLOCK_ACCEPTED, UNLOCK_FAILURES, outcomeUnknown, rejectedOutcome, unlockFailed, type UnlockOutcome } from './gateway/unlock-outcome.js';
 import { PLAUSIBILITY_LIMITS, RefusalCounter, checkAck, checkLockState, checkStatus, type RefusalReason } from './gateway/plausibility.js';
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
 import { silentLogger, type ServiceLogger } from './service-logger.js';
@@ -48,6 +51,12 @@ export interface MqttGatewayOptions {
    * @default TCP to `mqttUrl`, with TCP_NODELAY on every socket, including after each reconnect
    */
   transport?: MqttTransport;
+  /**
+   * MQTT protocol level of the session to an external broker (over `mqttUrl`, or a `tcp`
+   * transport): 4 is MQTT 3.1.1, 5 is MQTT 5.0 (docs/mqtt-security.md, "MQTT 5"). In memory, 4.
+   * @default the transport's, else the fixture's `mqtt.protocolVersion`, else 4
+   */
+  mqttVersion?: MqttProtocolVersion;
   /** Which stations exist, their locks and their topic templates. */
   fixture: Fixture;
   /**
@@ -105,6 +114,13 @@ export interface StartedMqttGateway extends StationGateway {
    * by reason, since start.
    */
   readonly refusedMessages: Readonly<Record<RefusalReason, number>>;
+  /** The MQTT protocol level the gateway speaks: 4 (3.1.1) or 5. */
+  readonly protocolVersion: MqttProtocolVersion;
+  /**
+   * MQTT 5: what the broker refused, by packet and reason code since start (`"PUBACK 0x87"`,
+   * `"SUBACK 0x87"`, `"CONNACK 0x86"`; MQTT 5.0, sections 3.2.2.2, 3.4.2.1, 3.9.3). Empty at 3.1.1.
+   */
+  readonly brokerRefusals: Readonly<Record<string, number>>;
   stop(): Promise<void>;
 }
 
@@ -118,6 +134,15 @@ export async function startMqttGateway(options: MqttGatewayOptions): Promise<Sta
   const gateway = new MqttStationGateway(options);
   await gateway.start();
   return gateway;
+}
+
+/** The gateway's transport: the one given (at the protocol level asked for, over TCP), else TCP to `mqttUrl`. */
+function gatewayTransport(options: MqttGatewayOptions): MqttTransport {
+  const given = options.transport;
+  if (given?.kind === 'memory') return given;
+  const version = options.mqttVersion ?? given?.protocolVersion ?? options.fixture.mqtt?.protocolVersion;
+  const transport: MqttTransport = given ?? { kind: 'tcp', url: options.mqttUrl };
+  return version === undefined ? transport : { ...transport, protocolVersion: version };
 }
 
 /** QoS 1 unlocks the gateway's session has waiting for a PUBACK at most, and behind them in its queue. */
@@ -144,6 +169,9 @@ class MqttStationGateway implements StartedMqttGateway {
   #failedAttempts = 0;
   readonly #syncWaiters = new Map<string, () => void>();
   readonly #refusals: RefusalCounter;
+  readonly #transport: MqttTransport;
+  readonly protocolVersion: MqttProtocolVersion;
+  readonly #brokerRefusals: Record<string, number> = {};
 
   constructor(options: MqttGatewayOptions) {
     this.#options = options;
@@ -158,6 +186,19 @@ class MqttStationGateway implements StartedMqttGateway {
     this.#commandTimeoutMs = options.commandTimeoutMs ?? options.fixture.api.commandTimeoutMs;
     // A topic only this session uses; it carries nothing but the start-up sync marker.
     this.#syncTopic = SIM_TOPICS.serviceSync(this.clientId);
+    this.#transport = gatewayTransport(options);
+    this.protocolVersion = this.#transport.kind === 'tcp' ? (this.#transport.protocolVersion ?? 4) : 4;
+  }
+
+  get brokerRefusals(): Readonly<Record<string, number>> {
+    return this.#brokerRefusals;
+  }
+
+  /** Counts a refusal the broker gave by reason code (MQTT 5), and returns it as `PACKET 0xNN`. */
+  #countBrokerRefusal(packet: 'CONNACK' | 'PUBACK' | 'SUBACK', code: number): string {
+    const key = `${packet} ${hexReasonCode(code)}`;
+    this.#brokerRefusals[key] = (this.#brokerRefusals[key] ?? 0) + 1;
+    return key;
   }
 
   get connected(): boolean {
@@ -192,11 +233,25 @@ class MqttStationGateway implements StartedMqttGateway {
     const topics = this.#router.topicsOf(token)!;
     const answer = this.#pending.wait(commandId, { token, lockId }, this.#commandTimeoutMs);
     const command = encodePayload('unlock', { commandId, sentAt: new Date(this.#clock.now()).toISOString() });
-    client.publish(topics.topic('unlock', { token, lockId }), command, { qos: CONTRACT_QOS, retain: false }, (error) => {
+    const topic = topics.topic('unlock', { token, lockId });
+    const sent = (error?: Error): void => {
+      if (!error) return;
+      const code = this.protocolVersion === 5 ? reasonCodeOf(error) : undefined;
+      if (code !== undefined && code >= 0x80) {
+        // MQTT 5.0, 3.4.2.1: a PUBACK of 0x80 or more means the broker did not take the message,
+        // so no station has it and no ack will come: the answer is definite.
+        const key = this.#countBrokerRefusal('PUBACK', code);
+        const reason = error.message.replace(/^Publish error: /, '');
+        this.#logger.warn(`unlock ${commandId} for ${token}/${lockId}: the broker refused it (${key} ${reason})`);
+        this.#pending.refuse(commandId, code, reason);
+        return;
+      }
       // Not settled here: the station may have received the command before the failure, and its
       // ack (or the timeout) is the only honest answer.
-      if (error) this.#logger.warn(`unlock ${commandId} for ${token}/${lockId}: publish failed (${error.message})`);
-    });
+      this.#logger.warn(`unlock ${commandId} for ${token}/${lockId}: publish failed (${error.message})`);
+    };
+    if (this.protocolVersion === 5) client.publish(topic, command, { qos: CONTRACT_QOS, retain: false, properties: this.#commandProperties(config, commandId, token) }, sent);
+    else client.publish(topic, command, { qos: CONTRACT_QOS, retain: false }, sent);
     this.#logger.debug(`unlock ${commandId} sent to ${token}/${lockId}`);
 
     const result = await answer;
@@ -211,12 +266,35 @@ class MqttStationGateway implements StartedMqttGateway {
         return { ...outcomeUnknown('ACK_TIMEOUT', config.behaviour.commandTtlMs), commandId };
       case 'cancelled':
         return { ...outcomeUnknown('STOPPED_IN_FLIGHT', config.behaviour.commandTtlMs), commandId };
+      case 'refused':
+        return { ...unlockFailed('BROKER_REFUSED', `${UNLOCK_FAILURES.BROKER_REFUSED} (PUBACK reason code ${hexReasonCode(result.reasonCode)}: ${result.reason})`), commandId };
     }
+  }
+
+  /**
+   * The MQTT 5 properties of an unlock command (MQTT 5.0, section 3.3.2.3):
+   * - Message Expiry Interval (3.3.2.3.3): the station's command TTL, in whole seconds rounded up, so
+   *   the broker drops a command queued for an away station once the station would refuse it anyway
+   *   (the station's own `commandTtlMs` check stays: the broker counts from when it got the command).
+   * - User Properties (3.3.2.3.7): the fixture's `mqtt.mqtt5.commandUserProperties`, as given.
+   * - Response Topic and Correlation Data (3.3.2.3.5, 3.3.2.3.6; 4.10 request/response), when the
+   *   fixture's `mqtt.mqtt5.requestResponse` is on: the station's own acks topic (which the trust
+   *   model lets it publish on) and the command id.
+   */
+  #commandProperties(config: StationConfig, commandId: string, token: string): PublishProperties {
+    const settings = this.#options.fixture.mqtt?.mqtt5;
+    const properties: PublishProperties = { messageExpiryInterval: Math.max(1, Math.ceil(config.behaviour.commandTtlMs / 1000)) };
+    if (settings?.commandUserProperties) properties.userProperties = settings.commandUserProperties;
+    if (settings?.requestResponse === true) {
+      properties.responseTopic = this.#router.topicsOf(token)!.topic('acks', { token });
+      properties.correlationData = Buffer.from(commandId);
+    }
+    return properties;
   }
 
   async start(): Promise<void> {
     const options = this.#options;
-    const client = createSession(options.transport ?? { kind: 'tcp', url: options.mqttUrl }, {
+    const client = createSession(this.#transport, {
       ...options.identity,
       clientId: this.clientId,
       clean: true,
@@ -245,6 +323,9 @@ class MqttStationGateway implements StartedMqttGateway {
           failStart(error);
           return;
         }
+        // MQTT 5.0, 3.2.2.2: a refused CONNACK carries its reason code.
+        const code = this.protocolVersion === 5 ? reasonCodeOf(error) : undefined;
+        if (code !== undefined && code >= 0x80) this.#countBrokerRefusal('CONNACK', code);
         // While the broker is away every reconnect fails the same way, once a second: say it once.
         this.#failedAttempts += 1;
         if (this.#failedAttempts === 1) {
@@ -313,9 +394,14 @@ class MqttStationGateway implements StartedMqttGateway {
     for (const topic of this.#router.filtersOf(['status', 'lockState'])) subscriptions[topic] = { qos: 0 };
     for (const topic of this.#router.filtersOf(['acks'])) subscriptions[topic] = { qos: CONTRACT_QOS };
     const granted = await client.subscribeAsync(subscriptions);
-    const refused = granted.filter((grant) => grant.qos === 128).map((grant) => grant.topic);
+    const refused = granted.filter((grant) => grant.qos === 128);
     if (refused.length > 0) {
-      throw new SimError('BROKER_REFUSED', `The MQTT broker refused the subscription to ${refused.join(', ')}`);
+      // MQTT 5.0, 3.9.3: each refused filter has its own reason code (0x87 not authorized, …).
+      const named = refused.map((grant) => {
+        if (grant.reasonCode === undefined) return grant.topic;
+        return `${grant.topic} (${this.#countBrokerRefusal('SUBACK', grant.reasonCode)})`;
+      });
+      throw new SimError('BROKER_REFUSED', `The MQTT broker refused the subscription to ${named.join(', ')}`);
     }
   }
 

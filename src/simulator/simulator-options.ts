@@ -6,6 +6,7 @@
  * read from the environment, is told which option is wrong before anything starts, instead of
  * meeting a failure deep inside (a port taken as a socket path, a clock without `now`).
  */
+import { MQTT_VERSION_WANTS, isMqttProtocolVersion, type MqttProtocolVersion } from '../mqtt/mqtt-version.js';
 import { SimError } from '../errors.js';
 import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.js';
 import { isLoopbackHost, isPort, MAX_PORT } from '../shared/listen.js';
@@ -87,6 +88,13 @@ export interface SimulatorOptions extends HttpOptions {
   seed?: number;
   /** URL of an external broker (`mqtt://host:port`); when set, no broker is embedded and stations use TCP. */
   broker?: string;
+  /**
+   * MQTT protocol level of every party on the external broker: 4 (MQTT 3.1.1) or 5 (MQTT 5.0,
+   * docs/mqtt-security.md, "MQTT 5"); `--mqtt-version`. Over the fixture's `mqtt.protocolVersion`.
+   * The embedded broker speaks 3.1.1 only, so 5 without `broker` is refused.
+   * @default the fixture's `mqtt.protocolVersion`, else 4
+   */
+  mqttVersion?: MqttProtocolVersion;
   /**
    * How every party checks an `mqtts://` or `wss://` broker, and the service and control client
    * certificate (`--broker-ca`, `--broker-cert`, `--broker-key`, `--broker-servername`,
@@ -223,6 +231,7 @@ const SIMULATOR_RULES: Rules<SimulatorOptions> = {
   insecureBroker: boolean,
   brokerTlsPort: port,
   brokerWsPort: port,
+  mqttVersion: { ok: isMqttProtocolVersion, wants: MQTT_VERSION_WANTS },
   http: boolean,
   onProgress: callback,
   maxHeartbeatRate: { ok: (value) => typeof value === 'number' && Number.isFinite(value) && value >= 0, wants: 'a number of at least 0 (0: no cap)' },
@@ -234,11 +243,12 @@ const SIMULATOR_RULES: Rules<SimulatorOptions> = {
 };
 
 /** The options `startApiProcess` takes: the HTTP side, its fixture and the broker. */
-const API_PROCESS_RULES: Rules<HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker' | 'brokerTls'>> = {
+const API_PROCESS_RULES: Rules<HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker' | 'brokerTls' | 'mqttVersion'>> = {
   ...HTTP_RULES,
   fixture: SIMULATOR_RULES.fixture,
   broker: SIMULATOR_RULES.broker,
   brokerTls: SIMULATOR_RULES.brokerTls,
+  mqttVersion: SIMULATOR_RULES.mqttVersion,
 };
 
 /** What is wrong with one option's value: what the option takes, or a message of its own. */
@@ -287,7 +297,7 @@ export function checkSimulatorOptions(options: unknown): asserts options is Simu
 }
 
 /** As checkSimulatorOptions, for `startApiProcess`. */
-export function checkApiProcessOptions(options: unknown): asserts options is HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker' | 'brokerTls'> {
+export function checkApiProcessOptions(options: unknown): asserts options is HttpOptions & Pick<SimulatorOptions, 'fixture' | 'broker' | 'brokerTls' | 'mqttVersion'> {
   check('startApiProcess', options, API_PROCESS_RULES);
   checkControlExposure(options as HttpOptions);
 }

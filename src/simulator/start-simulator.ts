@@ -19,6 +19,7 @@ import { redactUrl } from '../shared/redact-url.js';
 import { ManualClock, scaledClock, systemClock, type Clock } from '../shared/clock.js';
 import { seededUuids } from '../shared/seeded-ids.js';
 import { SimError } from '../errors.js';
+import { MQTT5_NEEDS_EXTERNAL_BROKER, embeddedBrokerVersionNotice } from '../mqtt/mqtt-version.js';
 import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown, SHIPPED_FIXTURES, type HttpOptions, type ShippedFixtureName, type SimulatorOptions } from './simulator-options.js';
 import { startTranscript, type StartedTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
@@ -208,12 +209,21 @@ class Cleanups {
 async function connectBroker(
   options: Pick<
     SimulatorOptions,
-    'broker' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread' | 'onNotice' | 'brokerAuth' | 'insecureBroker' | 'brokerTlsPort' | 'brokerWsPort'
+    'broker' | 'mqttVersion' | 'mqttPort' | 'host' | 'mqttFallbackToFreePort' | 'brokerThread' | 'onNotice' | 'brokerAuth' | 'insecureBroker' | 'brokerTlsPort' | 'brokerWsPort'
   >,
   cleanups: Cleanups,
   fixture?: Fixture,
 ): Promise<{ transport: MqttTransport; mqttUrl: string; broker: StartedBroker | undefined }> {
-  if (options.broker) return { transport: { kind: 'tcp', url: options.broker }, mqttUrl: redactUrl(options.broker), broker: undefined };
+  // The option wins over the fixture's mqtt.protocolVersion; either applies to an external broker only.
+  const version = options.mqttVersion ?? fixture?.mqtt?.protocolVersion;
+  if (options.broker) {
+    const transport: MqttTransport = { kind: 'tcp', url: options.broker, ...(version === undefined ? {} : { protocolVersion: version }) };
+    return { transport, mqttUrl: redactUrl(options.broker), broker: undefined };
+  }
+  // The embedded broker (aedes) speaks MQTT 3.1.1 only: asked for 5 in so many words, refuse; asked
+  // by the fixture (which may also serve runs against an external broker), say so and run 3.1.1.
+  if (options.mqttVersion === 5) throw new SimError('BAD_REQUEST', MQTT5_NEEDS_EXTERNAL_BROKER);
+  if (options.mqttVersion === undefined && fixture?.mqtt?.protocolVersion === 5) options.onNotice?.(embeddedBrokerVersionNotice(fixture.source));
   const host = options.host ?? '127.0.0.1';
   // Authentication, ACLs, TLS and WebSocket listeners as the fixture and options say; open beyond loopback only when asked.
   const { settings, warning } = embeddedBrokerSettings(fixture ?? { source: '<none>', stations: [], mqtt: {} }, {
@@ -306,7 +316,7 @@ async function serveHttp(
     host: options.host ?? '127.0.0.1',
     fallbackToFreePort: options.fallbackToFreePort ?? false,
     gateway: { transport, clock, identity: await identities.service(), ...(commandIds ? { commandIds } : {}) },
-    beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages }),
+    beforeListen: (app, gateway) => control.register(app, { gatewayRefused: () => gateway.refusedMessages, gatewayBrokerRefused: () => gateway.brokerRefusals }),
     // The client rules' findings join the fleet's in the control plane's judge log (docs/judge.md).
     onJudgeFinding: (finding) => control.hub.emit({ type: 'judge.finding', ...finding }),
     // A reset between tests is a new start for the client rules' counts (docs/judge.md).
@@ -385,6 +395,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
         clock,
         fleetStations: stations,
         judge: fixture.judge,
+        protocolVersion: transport.kind === 'tcp' ? (transport.protocolVersion ?? 4) : 4,
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
       });
       transcript = started;
@@ -406,6 +417,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       seed,
       clock,
       judge: fixture.judge,
+      ...(fixture.mqtt?.mqtt5 === undefined ? {} : { mqtt5: fixture.mqtt.mqtt5 }),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     cleanups.add(() => fleet.stop());
@@ -429,7 +441,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
 
 /** The `/v1` API and the control plane against an external broker, with no fleet of its own. */
 export async function startApiProcess(
-  options: HttpOptions & { fixture?: SimulatorOptions['fixture']; broker: string; brokerTls?: SimulatorOptions['brokerTls'] },
+  options: HttpOptions & Pick<SimulatorOptions, 'fixture' | 'brokerTls' | 'mqttVersion'> & { broker: string },
 ): Promise<StartedApiProcess> {
   checkApiProcessOptions(options);
   const fixture = await resolveFixture(options.fixture);
@@ -437,7 +449,7 @@ export async function startApiProcess(
   const cleanups = new Cleanups();
   try {
     options = { ...options, logger: await openLogFileFirst(options, cleanups) };
-    const connected = await connectBroker({ broker: options.broker }, cleanups);
+    const connected = await connectBroker({ broker: options.broker, ...(options.mqttVersion === undefined ? {} : { mqttVersion: options.mqttVersion }) }, cleanups, fixture);
     const { mqttUrl } = connected;
     const { identities, transport } = await identitiesFor(fixture, connected.transport, mqttUrl, options);
     const clock = makeClock(options.clock, options.timeScale);

@@ -38,6 +38,19 @@ export const DeliverySchema = Type.Object({
   undelivered: Type.Optional(Type.Boolean()),
   /** The payload exactly as it arrived, base64, when `payload` cannot give it back byte for byte (not JSON, or JSON written otherwise). */
   raw: Type.Optional(Type.String()),
+  /**
+   * Over MQTT 5, the PUBLISH properties the command came with (MQTT 5.0, 3.3.2.3): the Message
+   * Expiry Interval left when the broker sent it, User Properties, Response Topic, and Correlation
+   * Data in base64. Absent at 3.1.1 and in older files.
+   */
+  properties: Type.Optional(
+    Type.Object({
+      messageExpiryInterval: Type.Optional(Type.Integer({ minimum: 0 })),
+      userProperties: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))),
+      responseTopic: Type.Optional(Type.String()),
+      correlationData: Type.Optional(Type.String()),
+    }),
+  ),
 });
 export type Delivery = Static<typeof DeliverySchema>;
 
@@ -102,6 +115,8 @@ export const SimEntrySchema = Type.Object({
    * by, for `station-sim transcript judge` (checked there against the fixture schema).
    */
   settings: Type.Optional(Type.Unknown()),
+  /** On the `mqtt-version` entry an MQTT 5 recording starts with: the protocol level (a file without it is MQTT 3.1.1). */
+  protocolVersion: Type.Optional(Type.Union([Type.Literal(4), Type.Literal(5)])),
 });
 /**
  * A finding of the judge (docs/judge.md), as the event stream told it. The fields beyond `rule` and

@@ -15,7 +15,8 @@ import { ServiceJudge } from '../judge/service-judge.js';
 import { ClientJudge } from '../judge/client-judge.js';
 import { readUnlockCommand } from '../mqtt/station-client.js';
 import type { JudgeVerdict } from '../judge/verdict.js';
-import type { ClientEntry, MqttEntry, SimEntry, TranscriptEntry } from './transcript-format.js';
+import type { ClientEntry, Delivery, MqttEntry, SimEntry, TranscriptEntry } from './transcript-format.js';
+import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import { SimError } from '../errors.js';
 
 const settingsChecker = TypeCompiler.Compile(JudgeSettingsSchema);
@@ -158,6 +159,7 @@ export class TranscriptJudge {
       ...(delivery.gateway ? { fromGateway: true } : {}),
       ...(delivery.heldAtStop ? { heldAtStop: true } : {}),
       ...(delivery.undelivered ? { undelivered: true } : {}),
+      ...(delivery.properties === undefined ? {} : { properties: receivedProperties(delivery.properties) }),
     });
   }
 }
@@ -172,4 +174,10 @@ export async function judgeTranscript(entries: AsyncIterable<TranscriptEntry> | 
   const judge = new TranscriptJudge(options);
   for await (const entry of entries) judge.observe(entry);
   return judge.result();
+}
+
+/** MQTT 5 properties as the transcript holds them, back as the station had them (Correlation Data from base64). */
+function receivedProperties(entry: NonNullable<Delivery['properties']>): PublishProperties {
+  const { correlationData, ...rest } = entry;
+  return correlationData === undefined ? rest : { ...rest, correlationData: Buffer.from(correlationData, 'base64') };
 }

@@ -10,6 +10,7 @@ import type { Clock } from '../shared/clock.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import type { ReceivedCommand } from '../judge/service-judge.js';
+import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import type { ClientObservation } from '../judge/client-judge.js';
 import { groupTopics, type StationTopics } from '../contract/topics.js';
 import type { ClientEntry, Delivery, TranscriptEntry } from './transcript-format.js';
@@ -45,6 +46,12 @@ export interface TranscriptOptions {
    * to other stations are recorded as the broker routes them. @default none
    */
   fleetStations?: readonly Pick<StationConfig, 'token' | 'behaviour'>[];
+  /**
+   * The MQTT protocol level of the run. At 5 the file starts with a `sim` entry `mqtt-version`
+   * (`protocolVersion: 5`); a file without it is MQTT 3.1.1.
+   * @default 4
+   */
+  protocolVersion?: 4 | 5;
   /**
    * The fixture's `judge` section, written first (a `sim` entry `judge-settings`), so the run can
    * be judged again offline with the same thresholds. @default not written
@@ -93,6 +100,11 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
     if (out.writableLength > maxPending) stopRecording(`fell more than ${formatMiB(maxPending)} behind (the disk or pipe is slower than the simulator)`);
   };
   const delivered = groupTopics((options.fleetStations ?? []).map((station) => ({ token: station.token, behaviour: station.behaviour }))).byToken;
+  // The protocol level, where it is not MQTT 3.1.1 (a transcript without this entry is 3.1.1): the
+  // unlock entries of an MQTT 5 run carry their PUBLISH properties (`delivery.properties`).
+  if (options.protocolVersion === 5) {
+    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'mqtt-version', detail: 'MQTT 5.0 (protocol level 5)', protocolVersion: 5 });
+  }
   if (options.judge !== undefined) {
     const rules = options.judge.rules ?? {};
     const detail = Object.keys(rules).length === 0 ? 'every rule on, default thresholds' : `rules ${JSON.stringify(rules)}`;
@@ -199,6 +211,12 @@ function mqttEntry(message: ContractMessage, t: string): TranscriptEntry | undef
   };
 }
 
+/** MQTT 5 properties as a transcript holds them: Correlation Data (bytes) in base64. */
+function propertiesEntry(properties: PublishProperties): NonNullable<Delivery['properties']> {
+  const { correlationData, ...rest } = properties;
+  return correlationData === undefined ? rest : { ...rest, correlationData: correlationData.toString('base64') };
+}
+
 /** The unlock entry of a command as its station received it. */
 function deliveryEntry(command: ReceivedCommand, topics: StationTopics): TranscriptEntry {
   const text = command.payload.toString();
@@ -221,6 +239,7 @@ function deliveryEntry(command: ReceivedCommand, topics: StationTopics): Transcr
     ...(command.heldAtStop ? { heldAtStop: true } : {}),
     ...(command.undelivered ? { undelivered: true } : {}),
     ...(rebuilt.equals(command.payload) ? {} : { raw: command.payload.toString('base64') }),
+    ...(command.properties === undefined ? {} : { properties: propertiesEntry(command.properties) }),
   };
   const commandId = command.command?.commandId;
   return {

@@ -16,6 +16,8 @@ import {
   HOST_OPTIONS,
   HTTP_OPTIONS,
   httpOptions,
+  brokerTlsOption,
+  mqttVersionOf,
   seedOf,
   TIME_OPTIONS,
   timeOptions,
@@ -83,6 +85,27 @@ describe('flags checked by the library rules', () => {
     expect(usageProblem(() => seedOf({ seed: '2147483648' }))).toBe('--seed must be a whole number from 0 to 2147483647, not "2147483648"');
   });
 
+  it('takes --mqtt-version 4 or 5, 5 only with --broker, echoing what was typed and refusing what the library refuses', () => {
+    expect(mqttVersionOf({ 'mqtt-version': '4' })).toBe(4);
+    expect(mqttVersionOf({ 'mqtt-version': '5', broker: 'mqtt://127.0.0.1:1' })).toBe(5);
+    expect(mqttVersionOf({})).toBeUndefined();
+    // '5.0' reads as 5, as the number the library is given would.
+    for (const raw of ['3', '6', '5.0', 'five', ' ', '']) {
+      const number = raw.trim() === '' ? Number.NaN : Number(raw);
+      const library = simulatorOptionProblem('mqttVersion', number);
+      expect({ raw, cli: usageProblem(() => mqttVersionOf({ 'mqtt-version': raw, broker: 'mqtt://127.0.0.1:1' })) }).toEqual({
+        raw,
+        cli: library === undefined ? undefined : `--mqtt-version must be ${library.wants}, not ${JSON.stringify(raw)}`,
+      });
+    }
+    expect(simulatorOptionProblem('mqttVersion', 6)?.wants).toBe('4 (MQTT 3.1.1) or 5 (MQTT 5.0)');
+    expect(usageProblem(() => mqttVersionOf({ 'mqtt-version': '5' }))).toBe(
+      '--mqtt-version 5: MQTT 5 needs an external broker (--broker mqtt://host:port): the embedded broker speaks MQTT 3.1.1 only',
+    );
+    expect(brokerTlsOption({ 'mqtt-version': '5', broker: 'mqtt://127.0.0.1:1' })).toEqual({ mqttVersion: 5 });
+    expect(brokerTlsOption({ broker: 'mqtt://127.0.0.1:1' })).toEqual({});
+  });
+
   it('takes the values as SimulatorOptions fields, leaving out those not given', () => {
     expect(httpOptions({ 'http-port': 0, 'access-ttl': 60, 'command-timeout': 100, 'login-throttle': false }, {})).toEqual({
       httpPort: 0,
@@ -148,9 +171,11 @@ describe('typed commands', () => {
     // @ts-expect-error a misspelt flag of `up` does not compile
     expect(up['mqtt-prot']).toBeUndefined();
 
-    const api: ApiFlags = await parsedBy(apiCommand(io), ['--broker', 'mqtt://127.0.0.1:1']);
+    const api: ApiFlags = await parsedBy(apiCommand(io), ['--broker', 'mqtt://127.0.0.1:1', '--mqtt-version', '5']);
     const broker: string = api.broker;
     expect(broker).toBe('mqtt://127.0.0.1:1');
+    const mqttVersion: string | undefined = api['mqtt-version'];
+    expect(mqttVersion).toBe('5');
     // @ts-expect-error `api` has no embedded broker, so no --mqtt-port
     expect(api['mqtt-port']).toBeUndefined();
 

@@ -27,8 +27,12 @@ export interface RunningMosquitto {
   signal(name: NodeJS.Signals): boolean;
 }
 
-/** `users` turns anonymous access off and lets only these name/password pairs in. */
-export async function startMosquitto(options: { users?: Record<string, string> } = {}): Promise<RunningMosquitto> {
+/**
+ * `users` turns anonymous access off and lets only these name/password pairs in. `acl` is the
+ * lines of an ACL file (Mosquitto's `acl_file`: `user`, `topic`, `pattern` with `%u`/`%c`); a
+ * client may then do only what they allow, and an MQTT 5 client hears why (PUBACK 0x87).
+ */
+export async function startMosquitto(options: { users?: Record<string, string>; acl?: string[] } = {}): Promise<RunningMosquitto> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'mosquitto-'));
   // Mosquitto started as root drops to the `mosquitto` user, which must be able to read these files.
@@ -46,6 +50,12 @@ export async function startMosquitto(options: { users?: Record<string, string> }
     lines.push('allow_anonymous false', `password_file ${passwordFile}`);
   }
   else lines.push('allow_anonymous true');
+  if (options.acl) {
+    const aclFile = join(dir, 'acl');
+    await writeFile(aclFile, `${options.acl.join('\n')}\n`);
+    await chmod(aclFile, 0o644);
+    lines.push(`acl_file ${aclFile}`);
+  }
   await writeFile(config, `${lines.join('\n')}\n`);
   const { start, kill, signal } = supervisedServer(MOSQUITTO, ['-c', config], () => waitForPort(port));
   await start();

@@ -78,19 +78,47 @@ import type { Link, LinkOwner, LinkShaper } from './link.js';
 import { openLink } from './open-link.js';
 import type { LeanTarget } from './target.js';
 
+/**
+ * The MQTT 5 properties of a PUBLISH that station-sim uses (MQTT 5.0, section 3.3.2.3). Only an MQTT 5
+ * session (src/mqtt/mqtt5-session.ts) sends or receives them; callers pass them only to one, as the
+ * 3.1.1 protocol has no place for them.
+ */
+export interface PublishProperties {
+  /** Message Expiry Interval, seconds (3.3.2.3.3). */
+  messageExpiryInterval?: number;
+  /** User Properties (3.3.2.3.7), name to value. */
+  userProperties?: Record<string, string | string[]>;
+  /** Response Topic (3.3.2.3.5). */
+  responseTopic?: string;
+  /** Correlation Data (3.3.2.3.6). */
+  correlationData?: Buffer;
+}
+
+/** How a delivery came: retained or not, its QoS and, over MQTT 5, its properties. */
+export interface DeliveryInfo {
+  retain: boolean;
+  qos?: 0 | 1 | 2;
+  properties?: PublishProperties;
+}
+
 /** What the station binding and the gateway use of an MQTT client; mqtt.js's `MqttClient` has the same shape. */
 export interface MqttSession {
   readonly connected: boolean;
   readonly options: { reconnectPeriod?: number };
-  publish(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }, callback?: (error?: Error) => void): unknown;
+  /** `opts.properties` only on an MQTT 5 session (`PublishProperties`). A failure names the PUBACK's reason code over MQTT 5 (`error.code`). */
+  publish(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean; properties?: PublishProperties }, callback?: (error?: Error) => void): unknown;
   publishAsync(topic: string, message: string | Buffer, opts: { qos: 0 | 1; retain?: boolean }): Promise<unknown>;
   subscribe(topic: string, opts: { qos: 0 | 1 }, callback?: (error: Error | null) => void): unknown;
-  /** Resolves with what the broker granted, a QoS or 128 (refused) per filter (MQTT 3.1.1, section 3.9.3). */
-  subscribeAsync(subscriptions: Record<string, { qos: 0 | 1 }>): Promise<{ topic: string; qos: number }[]>;
+  /**
+   * Resolves with what the broker granted, a QoS or 128 (refused) per filter (MQTT 3.1.1, section
+   * 3.9.3); over MQTT 5 a refusal is 128 too, with the SUBACK's own reason code as `reasonCode`
+   * (MQTT 5.0, section 3.9.3: 0x87 not authorized, 0x8F topic filter invalid, …).
+   */
+  subscribeAsync(subscriptions: Record<string, { qos: 0 | 1 }>): Promise<{ topic: string; qos: number; reasonCode?: number }[]>;
   end(force?: boolean): unknown;
   endAsync(force?: boolean): Promise<void>;
   /** `packet.retain` is set on a retained message sent because of a new subscription (MQTT 3.1.1, 3.3.1.3); `packet.qos` is the delivery's QoS. */
-  on(event: 'message', listener: (topic: string, payload: Buffer, packet?: { retain: boolean; qos?: 0 | 1 | 2 }) => void): unknown;
+  on(event: 'message', listener: (topic: string, payload: Buffer, packet?: DeliveryInfo) => void): unknown;
   /** `connack.sessionPresent`: the broker kept this client's session, subscriptions included (MQTT 3.1.1, 3.2.2.2). */
   on(event: 'connect', listener: (connack: { sessionPresent: boolean }) => void): unknown;
   on(event: 'close', listener: () => void): unknown;

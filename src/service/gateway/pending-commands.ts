@@ -11,7 +11,8 @@ export interface CommandTimers {
   clearTimeout(handle: unknown): void;
 }
 
-export type CommandResult = { kind: 'ack'; ack: AckPayload } | { kind: 'timeout' } | { kind: 'cancelled' };
+/** `refused`: the broker would not take the command (an MQTT 5 PUBACK reason code of 0x80 or more). */
+export type CommandResult = { kind: 'ack'; ack: AckPayload } | { kind: 'timeout' } | { kind: 'cancelled' } | { kind: 'refused'; reasonCode: number; reason: string };
 
 interface Pending {
   token: string;
@@ -76,6 +77,14 @@ export class PendingCommands {
     this.#answered.add(ack.commandId);
     if (this.#answered.size > ANSWERED_MEMORY) this.#answered.delete(this.#answered.values().next().value!);
     return 'settled';
+  }
+
+  /**
+   * Ends the wait of `commandId` because the broker refused the command: a PUBACK reason code of
+   * 0x80 or more means it was not delivered to anyone (MQTT 5.0, section 3.4.2.1), so no ack will come.
+   */
+  refuse(commandId: string, reasonCode: number, reason: string): void {
+    this.#pending.get(commandId)?.settle({ kind: 'refused', reasonCode, reason });
   }
 
   /** Ends every wait at once, for shutdown. */

@@ -22,6 +22,12 @@ export const UNLOCK_FAILURES = {
   COMMAND_EXPIRED: 'The command reached the station too late and was not carried out',
   /** Ack with any other reason; the message names the reason when it is a plain word. */
   REJECTED: 'Station rejected the command',
+  /**
+   * MQTT 5 only: the broker answered the command's PUBLISH with a PUBACK reason code of 0x80 or more
+   * (MQTT 5.0, section 3.4.2.1), e.g. 0x87 "not authorized" from an ACL, so it did not pass the
+   * command on. The gateway adds the code and its name.
+   */
+  BROKER_REFUSED: 'The MQTT broker refused the command',
   /** The gateway was stopped before the command was sent: nothing was sent. */
   SERVICE_STOPPING: 'The service is shutting down',
   /** The gateway was stopped while a sent command waited for its ack: the outcome is unknown. */
