@@ -1,5 +1,5 @@
 /**
- * Ending an MQTT session in bounded time, whatever the broker does (issue 29: a `stations` process
+ * Ending an MQTT session in bounded time, whatever the broker does (a `stations` process
  * hung on SIGTERM when its broker went away or went silent during the stop). A polite end
  * (DISCONNECT, then the broker closes) waits on the broker: for the acknowledgements of what is
  * still in flight, and for the close. Past `STOP_LINGER_MS` the connection is dropped instead;

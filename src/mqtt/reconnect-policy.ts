@@ -55,7 +55,7 @@ export class ReconnectBackoff {
 /**
  * Once the broker answers again after an outage, how soon the rest of the fleet follows. A station
  * that has backed off to the widest window may sleep up to `maxMs` (15 s) after the broker is back,
- * so a fleet of 5 came back 13 s after a 30 s outage (issue 29). The first station the broker
+ * so a fleet of 5 came back 13 s after a 30 s outage. The first station the broker
  * accepts again tells the others (`FleetReconnect.answered`), and each one whose reconnect is
  * further off than a draw from the recovery window reconnects at that draw instead: still jittered,
  * so the returning broker sees the fleet spread over the window, and the window grows with the

@@ -30,6 +30,15 @@ export type { UnlockOutcome, UnlockFailure } from './gateway/unlock-outcome.js';
 export { UNLOCK_FAILURES, OUTCOME_UNKNOWN } from './gateway/unlock-outcome.js';
 export { REFUSAL_REASONS, type RefusalReason } from './gateway/plausibility.js';
 
+
+/** How long the gateway waits for its CONNACK before it takes the broker as unreachable. */
+const GATEWAY_CONNECT_TIMEOUT_MS = 10_000;
+
+/** The process's timers, when the options give none (`MqttGatewayOptions.timers`). */
+const globalTimers: CommandTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 /** What the HTTP layer needs from the stations. */
 export interface StationGateway {
   /** The Station object (interface section 2) of a fixture station; undefined for an unknown token. */
@@ -128,7 +137,8 @@ export interface StartedMqttGateway extends StationGateway {
  * Connects to the broker, subscribes to the status, lock-state and ack topics of every template
  * set in the fixture, and resolves once the retained state has (very likely) arrived. Rejects with
  * `BROKER_UNREACHABLE` or `BROKER_REFUSED` when the first connection fails; after the first
- * success, mqtt.js reconnects on its own and stations show offline while the broker is away.
+ * success, its MQTT session reconnects on its own (every `reconnectMs`) and stations show offline
+ * while the broker is away.
  */
 export async function startMqttGateway(options: MqttGatewayOptions): Promise<StartedMqttGateway> {
   const gateway = new MqttStationGateway(options);
@@ -300,7 +310,7 @@ class MqttStationGateway implements StartedMqttGateway {
       clean: true,
       keepalive: options.keepaliveSeconds ?? 30,
       reconnectPeriod: options.reconnectMs ?? 1000,
-      connectTimeout: 10_000,
+      connectTimeout: GATEWAY_CONNECT_TIMEOUT_MS,
       // One session carries every unlock of the API: the station default (100 in flight, 1,000
       // queued) would refuse unlocks beyond 1,100 at once, a load the API otherwise takes.
       maxInflight: GATEWAY_MAX_INFLIGHT,
@@ -414,13 +424,15 @@ class MqttStationGateway implements StartedMqttGateway {
   async #sync(client: MqttSession): Promise<void> {
     const marker = randomUUID();
     const echoed = new Promise<void>((resolve) => this.#syncWaiters.set(marker, resolve));
-    let timer: NodeJS.Timeout | undefined;
+    // On the gateway's own timers, as the ack waits are, so a test's fake timers move this wait too.
+    const timers = this.#options.timers ?? globalTimers;
+    let timer: unknown;
     const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.#options.syncTimeoutMs ?? 2000);
+      timer = timers.setTimeout(resolve, this.#options.syncTimeoutMs ?? 2000);
     });
     client.publish(this.#syncTopic, marker, { qos: CONTRACT_QOS, retain: false });
     await Promise.race([echoed, timeout]);
-    clearTimeout(timer);
+    timers.clearTimeout(timer);
     this.#syncWaiters.delete(marker);
   }
 

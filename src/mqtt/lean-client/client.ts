@@ -52,18 +52,13 @@
  * (packet-codec.ts for the hot packets, mqtt-packet for CONNECT and SUBSCRIBE). The broker still
  * sees an ordinary MQTT connection, with its own session, last will and retained state.
  *
- * TCP sessions stay on this client too, not mqtt.js (issue 17 asked to measure and choose): the
- * semantics above cost about 200 lines with their comments, shared by every link, and TLS and
- * WebSocket are links over Node's own sockets, not protocol code; mqtt.js would double the
- * memory of every idle session and bring back its per-packet plumbing. Measured on 2026-11-25 with
- * `node --expose-gc --import tsx bench/lean-idle-memory.ts lean|mqttjs 1000` (1,000 idle
- * sessions, each subscribed, against one aedes on its own thread over TCP): 10.3 KiB of JS heap
- * per session here against 20.2 KiB for mqtt.js, 74 against 99 KiB of process RSS (both ends of
- * every socket in one process). The semantics cost the hot path little: a clean session keeps
- * nothing for a resend, and `node --import tsx bench/lean-hot-path.ts` gave 2.27 against 2.11 µs
- * of CPU per QoS 1 publication before them, and the same for QoS 0 (lowest of three alternating
- * runs on a loaded 2-core machine); a persistent session, which keeps each PUBLISH until its
- * PUBACK, pays about 0.7 µs more.
+ * TCP sessions stay on this client too, not mqtt.js: the semantics above cost about 200 lines
+ * with their comments, shared by every link, and TLS and WebSocket are links over Node's own
+ * sockets, not protocol code; mqtt.js takes about twice the JS heap per idle session and brings
+ * back its per-packet plumbing (`node --expose-gc --import tsx bench/lean-idle-memory.ts
+ * lean|mqttjs 1000` measures both). The semantics cost the hot path little: a clean session keeps
+ * nothing for a resend (`node --import tsx bench/lean-hot-path.ts` measures a publication's CPU),
+ * and a persistent session keeps each PUBLISH until its PUBACK.
  *
  * The API is the subset of mqtt.js's `MqttClient` that the station binding and the API's gateway
  * use (`MqttSession`), so they read the same with either.

@@ -1,7 +1,7 @@
 /**
  * Bounds how many login password checks (scrypt) run at once. scrypt runs on libuv's thread pool,
  * 4 threads by default: a login flood kept all 4 busy, on a 2-core machine that is every core, and
- * station reads fell by 65 % (issue 15). With `concurrency` checks at a time, the rest of the
+ * station reads fell by 65 %. With `concurrency` checks at a time, the rest of the
  * process keeps a core. Attempts beyond that wait in a first-come queue of at most `maxQueued`;
  * past it an attempt is refused at once (`LOGIN_BUSY`, 503 with Retry-After) rather than queued
  * without bound, so a flood costs memory and latency for nobody but itself.

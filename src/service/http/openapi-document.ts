@@ -1,6 +1,6 @@
 /**
  * Finishes the document `@fastify/swagger` builds from the route schemas into one that validating
- * tools and client generators take as it is (issue 19, "The contracts"):
+ * tools and client generators take as it is:
  * - every schema with a `title` becomes a named component (`#/components/schemas/Station`) and is
  *   referred to wherever it appears, so generated clients get `Station`, not `InlineResponse200`;
  * - every operation has an `operationId` (the route's own, else one made from method and path);

@@ -8,7 +8,7 @@
  * - redaction covers the same fields again, in case some other code logs a request or body.
  * Station tokens in paths do appear: they identify hardware and are not credentials.
  *
- * How much is logged is bounded too (issue 15, "`--log` is unbounded"): request lines are sampled
+ * How much is logged is bounded too: request lines are sampled
  * under load (request-sampler.ts), and a log file is capped in size and rotated (log-file.ts).
  */
 import type { FastifyServerOptions } from 'fastify';

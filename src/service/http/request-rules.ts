@@ -1,6 +1,6 @@
 /**
  * Requests that are ambiguous or that Node would answer on its own, refused with the API's one
- * error shape, a JSON `{message}` (interface section 7; issue 15, items 3 and 4):
+ * error shape, a JSON `{message}` (interface section 7):
  * - an HTTP/1.1 request without Host (RFC 9112, section 3.2: 400);
  * - a header that may appear once given twice (RFC 9110, section 5.3): two `Authorization` headers
  *   resolve to the first here and maybe to the last at a proxy in front, so neither is trusted;

@@ -1,6 +1,6 @@
 /**
  * What one client can hold of the HTTP server, and the answers Node's HTTP server would otherwise
- * give on its own (issue 15, items 2 and 3; docs/api.md, "Limits"):
+ * give on its own (docs/api.md, "Limits"):
  * - a request must arrive whole within `requestTimeoutMs` (its headers within `headersTimeoutMs`),
  *   or it is answered 408: a client that sends less than its Content-Length no longer holds a
  *   connection (and a file descriptor, which the embedded broker's TCP clients share) for good;
@@ -9,7 +9,7 @@
  *   that has sent nothing for the longest, among those still sending a request (headers or body)
  *   first, then idle keep-alive ones; one whose request is in and being answered is never closed.
  *   Half-open connections from many addresses filled the table, and every new connection, the
- *   legitimate ones too, was closed on arrival (issue 29);
+ *   legitimate ones too, was closed on arrival;
  * - a body the server will not read (413, say) is drained, up to a bound, rather than the
  *   connection closed under it, so the client reads the answer instead of failing on EPIPE while
  *   it still writes.
@@ -84,7 +84,7 @@ export function installServerLimits(app: ApiInstance, limits: HttpLimits): void 
   // answer: keep the connection while the rest of the body is drained, within bounds.
   // The draining starts here, before the answer is finished: once it is, Node's server dumps a
   // body nobody reads (IncomingMessage._dump), which drops every 'data' listener and reads the rest
-  // unseen and unbounded (a 1,000 MiB body was read whole, issue 29), so a count started after
+  // unseen and unbounded (a 1,000 MiB body was read whole), so a count started after
   // that never saw a byte.
   app.addHook('onSend', (request, reply, payload, done) => {
     if (hasUnreadBody(request.raw) && !answered.has(request.raw.socket)) {
