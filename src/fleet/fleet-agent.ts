@@ -45,7 +45,7 @@ export interface StartedFleetAgent {
   readRetained(filters: readonly string[], timeoutMs?: number): Promise<{ topic: string; payload: Buffer }[]>;
   /**
    * Subscribes to `filter` (QoS 1, so a message's own QoS shows) until `unwatch`; its messages go
-   * to `onWatched`. Forgotten with a clean session's end: the caller watches again (see `onReconnect`).
+   * to `onWatched`. The agent's session is clean: it subscribes to every watched filter again on each reconnect.
    */
   watch(filter: string): void;
   unwatch(filter: string): void;

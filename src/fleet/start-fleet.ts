@@ -163,6 +163,11 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       await agent?.stop();
     }
   };
+  /** A command as the fleet saw it, delivered or seen going to nobody: to the judge and the transcript. */
+  const take = (received: ReceivedCommand): void => {
+    if (judging) judge.observe(received);
+    options.onCommand?.(received);
+  };
   // One set of callbacks for the whole fleet: each is told its station, so no station holds closures of its own.
   const onCommand = (delivery: CommandDelivery, config: StationConfig): void => {
     const received: ReceivedCommand = {
@@ -180,8 +185,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       ...(delivery.properties === undefined ? {} : { properties: delivery.properties }),
       ...(delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId) ? { fromGateway: true } : {}),
     };
-    if (judging) judge.observe(received);
-    options.onCommand?.(received);
+    take(received);
   };
   if (agent && judging) {
     undelivered = new UndeliveredCommands({
@@ -190,15 +194,12 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       topics: groupTopics(options.stations).distinct,
       clock,
       ...(options.isGatewayCommand ? { isGatewayCommand: options.isGatewayCommand } : {}),
-      judge: (received) => {
-        judge.observe(received);
-        options.onCommand?.(received);
-      },
+      judge: take,
     });
   }
   const { scale: heartbeatScale } = heartbeatBudget(options.stations, options.maxHeartbeatsPerSecond);
   const shared = {
-    transport: transport,
+    transport,
     clock,
     ...(heartbeatScale === 1 ? {} : { heartbeatScale }),
     ...(agent

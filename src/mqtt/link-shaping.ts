@@ -8,8 +8,9 @@
  * In memory it wraps the broker's `StreamAcceptor` for one station; over TCP, TLS or WebSocket it
  * wraps the lean client's own connection (`shape`), between the client and its socket. Either way
  * the lean client and the broker are as they are on a perfect link, and a station with no link
- * conditions is not wrapped at all and pays nothing. The conditions can change while the station runs (`LinkControl.set`): chunks already
- * on their way keep their timing, later ones get the new one.
+ * conditions is not wrapped at all and pays nothing. The conditions can change while the station
+ * runs (`LinkControl.set`): chunks already on their way keep their timing, later ones get the new
+ * one.
  */
 import { Duplex } from 'node:stream';
 import type { Clock, TimerHandle } from '../shared/clock.js';

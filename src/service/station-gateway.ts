@@ -20,7 +20,7 @@ import { SimError } from '../errors.js';
 import type { Station } from './http/api-schemas.js';
 import { TopicRouter, type RoutedTopic } from './gateway/topic-router.js';
 import { StationStateCache } from './gateway/station-state-cache.js';
-import { PendingCommands, type CommandTimers } from './gateway/pending-commands.js';
+import { GLOBAL_TIMERS, PendingCommands, type CommandTimers } from './gateway/pending-commands.js';
 import { UNLOCK_ACCEPTED, UNLOCK_FAILURES, outcomeUnknown, rejectedOutcome, unlockFailed, type UnlockOutcome } from './gateway/unlock-outcome.js';
 import { PLAUSIBILITY_LIMITS, RefusalCounter, checkAck, checkLockState, checkStatus, type RefusalReason } from './gateway/plausibility.js';
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
@@ -34,11 +34,6 @@ export { REFUSAL_REASONS, type RefusalReason } from './gateway/plausibility.js';
 /** How long the gateway waits for its CONNACK before it takes the broker as unreachable. */
 const GATEWAY_CONNECT_TIMEOUT_MS = 10_000;
 
-/** The process's timers, when the options give none (`MqttGatewayOptions.timers`). */
-const globalTimers: CommandTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 /** What the HTTP layer needs from the stations. */
 export interface StationGateway {
   /** The Station object (interface section 2) of a fixture station; undefined for an unknown token. */
@@ -425,7 +420,7 @@ class MqttStationGateway implements StartedMqttGateway {
     const marker = randomUUID();
     const echoed = new Promise<void>((resolve) => this.#syncWaiters.set(marker, resolve));
     // On the gateway's own timers, as the ack waits are, so a test's fake timers move this wait too.
-    const timers = this.#options.timers ?? globalTimers;
+    const timers = this.#options.timers ?? GLOBAL_TIMERS;
     let timer: unknown;
     const timeout = new Promise<void>((resolve) => {
       timer = timers.setTimeout(resolve, this.#options.syncTimeoutMs ?? 2000);

@@ -27,6 +27,12 @@ const ANSWERED_MEMORY = 1024;
 /** What became of an ack: it settled a wait, repeats one already answered, or answers nothing sent. */
 export type AckDelivery = 'settled' | 'duplicate' | 'unexpected';
 
+/** The process's own timers, where none are given. */
+export const GLOBAL_TIMERS: CommandTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
 export class PendingCommands {
   readonly #pending = new Map<string, Pending>();
   /** Recently answered command ids (insertion order, oldest first), bounded by ANSWERED_MEMORY. */
@@ -34,10 +40,7 @@ export class PendingCommands {
   readonly #timers: CommandTimers;
 
   constructor(timers?: CommandTimers) {
-    this.#timers = timers ?? {
-      setTimeout: (callback, ms) => setTimeout(callback, ms),
-      clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-    };
+    this.#timers = timers ?? GLOBAL_TIMERS;
   }
 
   /** Number of commands still waiting. */
