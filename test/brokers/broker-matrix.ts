@@ -98,7 +98,11 @@ export function describeBrokerMatrix(name: BrokerName): void {
       observer = await MqttObserver.connect(broker.url, [`stations/+/acks`, `stations/+/locks/+/state`, `stations/+/status`]);
       // The API knows a station once it has its status: from the retained record, or (on a broker
       // that keeps retained messages from wildcard subscriptions) its next heartbeat.
-      await eventually(async () => expect(await statusOf(token('1'))).toBe('online'), { timeout: 15_000, what: 'the API to see the fleet' });
+      // Every station, not only the first: on RabbitMQ each one is known only from its own heartbeat,
+      // up to a second apart, and a test that unlocks one the API has not heard from yet gets
+      // "Station is offline".
+      const everyStation = ['1', 'JAMMED', 'QUEUE', 'DUP', 'F-1', 'F-2', 'F-3', 'F-4'].map(token);
+      await eventually(async () => expect(await Promise.all(everyStation.map(statusOf))).toEqual(everyStation.map(() => 'online')), { timeout: 15_000, what: 'the API to see the whole fleet' });
     }, 150_000);
 
     afterAll(async () => {
