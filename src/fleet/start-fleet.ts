@@ -182,9 +182,10 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       onlineSince: delivery.onlineSince,
       locks: config.locks,
       commandTtlMs: config.behaviour.commandTtlMs,
-      ...(delivery.properties === undefined ? {} : { properties: delivery.properties }),
-      ...(delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId) ? { fromGateway: true } : {}),
     };
+    // Set, not spread: this runs once per command a station receives.
+    if (delivery.properties !== undefined) received.properties = delivery.properties;
+    if (delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId)) received.fromGateway = true;
     take(received);
   };
   if (agent && judging) {

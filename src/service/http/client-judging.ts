@@ -115,24 +115,26 @@ function observe(
   const token = bearerToken(request.headers.authorization);
   const queryToken = tokenInQuery(request.url);
   const { station, lockId } = routeTarget(request.params, stationOf);
-  return {
+  // Built field by field, not by spreading conditionals: this runs once per request.
+  const observation: ClientObservation = {
     time: now,
     requestId: request.id,
     arrival: facts.arrival,
     arrivalsAtAnswer: facts.arrivalsAtAnswer ?? arrivals,
     receivedAt: facts.receivedAt,
     method: request.method,
-    ...(route === undefined ? {} : { route }),
     status,
     client: request.ip,
-    ...(facts.account === undefined ? {} : { account: facts.account }),
-    ...(token === undefined ? {} : { accessToken: fingerprint(token) }),
-    ...(facts.refreshToken === undefined ? {} : { refreshToken: facts.refreshToken }),
-    ...(queryToken === undefined ? {} : { queryToken }),
-    ...(station === undefined ? {} : { station }),
-    ...(lockId === undefined ? {} : { lockId }),
-    ...(facts.stationStatus === undefined ? {} : { stationStatus: facts.stationStatus }),
   };
+  if (route !== undefined) observation.route = route;
+  if (facts.account !== undefined) observation.account = facts.account;
+  if (token !== undefined) observation.accessToken = fingerprint(token);
+  if (facts.refreshToken !== undefined) observation.refreshToken = facts.refreshToken;
+  if (queryToken !== undefined) observation.queryToken = queryToken;
+  if (station !== undefined) observation.station = station;
+  if (lockId !== undefined) observation.lockId = lockId;
+  if (facts.stationStatus !== undefined) observation.stationStatus = facts.stationStatus;
+  return observation;
 }
 
 /**
