@@ -21,5 +21,7 @@ export default defineConfig({
     // The judge is on in every simulator a test starts; a file whose simulators broke a rule fails
     // unless it says it does so on purpose (test/helpers/judge-findings.ts).
     setupFiles: ['test/helpers/judge-setup.ts'],
+    // The CLI the tests start is the compiled one, built once here when src/ changed after it.
+    globalSetup: ['test/helpers/build-once.ts'],
   },
 });

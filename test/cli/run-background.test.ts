@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CliProcess } from '../helpers/cli-process.js';
+import { CLI_MAIN, CliProcess } from '../helpers/cli-process.js';
 import { eventually } from '../helpers/eventually.js';
 
 let dir: string;
@@ -118,9 +118,8 @@ describe('run --ready-file in the background', () => {
 
   it('under npm (npx: npm → sh -c → node), stops cleanly when the shell dies of the SIGTERM npm passed on', async () => {
     const file = join(dir, 'npx.json');
-    const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
     // `; exit` keeps the shell a parent, as dash running npm's `sh -c` is.
-    const shell = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${main}" run --fixture fixtures/ci.json --ready-file "${file}"; exit $?`], {
+    const shell = spawn('sh', ['-c', `"${process.execPath}" "${CLI_MAIN}" run --fixture fixtures/ci.json --ready-file "${file}"; exit $?`], {
       cwd: fileURLToPath(new URL('../..', import.meta.url)),
       env: { ...process.env, npm_lifecycle_event: 'npx' },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -28,7 +28,7 @@ describe.runIf(tmuxAvailable('the dashboard smoke test'))('dashboard in tmux', (
   it('shows the fleet, unlocks from the keyboard, takes a station offline, and quits on q', async () => {
     // Ink renders nothing but the last frame when CI is set (it checks is-in-ci); the terminal
     // inside tmux is a real one, so the child runs without it.
-    const command = `cd ${ROOT} && env -u CI ${process.execPath} --import tsx src/cli/main.ts up --dashboard --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
+    const command = `cd ${ROOT} && env -u CI ${process.execPath} dist/cli/main.js up --dashboard --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
     expect(tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command).status).toBe(0);
     // Starting takes a while on a loaded machine (tsx compiles, 25 stations connect).
     const first = await waitForScreen((t) => t.includes('CI-1') && t.includes('events live'), 'the fleet table', 45_000);
@@ -66,7 +66,7 @@ describe.runIf(tmuxAvailable('the dashboard smoke test'))('dashboard in tmux', (
     const sim = new CliProcess(['up', '--fixture', 'fixtures/ci.json', '--http-port', '0', '--mqtt-port', '0', '--json']);
     try {
       const { apiUrl, mqttUrl } = await sim.readyJson();
-      const command = `cd ${ROOT} && env -u CI NO_COLOR=1 STATION_SIM_PASSWORD=ci-password ${process.execPath} --import tsx src/cli/main.ts dashboard --url ${apiUrl} --email ci@example.com; echo EXITED-$?; sleep 60`;
+      const command = `cd ${ROOT} && env -u CI NO_COLOR=1 STATION_SIM_PASSWORD=ci-password ${process.execPath} dist/cli/main.js dashboard --url ${apiUrl} --email ci@example.com; echo EXITED-$?; sleep 60`;
       expect(tmux('new-session', '-d', '-s', ATTACHED_SESSION, '-x', '120', '-y', '35', command).status).toBe(0);
       const first = await waitForScreen((t) => t.includes('events live') && t.includes('CI-1'), 'the attached dashboard', 45_000, ATTACHED_SESSION);
       // The broker as the other process's health names it.
@@ -84,7 +84,7 @@ describe.runIf(tmuxAvailable('the dashboard smoke test'))('dashboard in tmux', (
   }, 90_000);
 
   it('up --dashboard draws ages on the simulator\'s clock, and closes and exits 0 on SIGTERM', async () => {
-    const command = `cd ${ROOT} && env -u CI ${process.execPath} --import tsx src/cli/main.ts up --dashboard --clock manual --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
+    const command = `cd ${ROOT} && env -u CI ${process.execPath} dist/cli/main.js up --dashboard --clock manual --fixture fixtures/ci.json --mqtt-port 0 --http-port 0; echo EXITED-$?; sleep 60`;
     expect(tmux('new-session', '-d', '-s', SIGNAL_SESSION, '-x', '80', '-y', '24', command).status).toBe(0);
     await waitForScreen((t) => t.includes('events live') && t.includes('CI-1'), 'the dashboard', 45_000, SIGNAL_SESSION);
     // The manual clock stands still: seconds later, on the wall clock, the station is still seen "0s ago".

@@ -23,7 +23,7 @@ function captionOf(text: string): { state: string; step: number; caption: string
 
 function start(session: string, width: number, height: number, args: string): void {
   // Ink draws only its last frame when CI is set; the terminal inside tmux is a real one.
-  const command = `cd ${ROOT} && env -u CI NO_COLOR=1 ${process.execPath} --import tsx src/cli/main.ts demo ${args}; echo EXITED-$?; sleep 60`;
+  const command = `cd ${ROOT} && env -u CI NO_COLOR=1 ${process.execPath} dist/cli/main.js demo ${args}; echo EXITED-$?; sleep 60`;
   expect(tmux('new-session', '-d', '-s', session, '-x', String(width), '-y', String(height), command).status).toBe(0);
 }
 

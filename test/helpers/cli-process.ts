@@ -6,7 +6,11 @@ import { afterAll } from 'vitest';
 import { eventually } from './eventually.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/**
+ * The compiled CLI, as the package's `bin` runs it: test/helpers/build-once.ts (vitest's global
+ * setup) builds it when `src/` is newer, so a start costs no TypeScript compilation.
+ */
+export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /**
  * CLI processes still running. A test that times out never reaches its own cleanup, and its CLI
@@ -31,7 +35,7 @@ export class CliProcess {
    */
   constructor(args: string[], env: NodeJS.ProcessEnv = {}, options: { wrapper?: string[] } = {}) {
     const [command, ...prefix] = [...(options.wrapper ?? []), process.execPath];
-    this.child = spawn(command!, [...prefix, '--import', 'tsx', MAIN, ...args], {
+    this.child = spawn(command!, [...prefix, CLI_MAIN, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env, FORCE_COLOR: '0' },
     });
