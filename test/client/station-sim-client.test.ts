@@ -8,9 +8,9 @@ import { buildApi } from '../../src/service/build-api.js';
 import type { ApiInstance } from '../../src/service/http/api-instance.js';
 import { ApiError, ApiUnreachableError, createClient, type StationSimClient, type StationSimClientOptions } from '../../src/client/index.js';
 import { freePort } from '../helpers/free-port.js';
-import { FakeGateway } from '../service/support/fake-gateway.js';
+import { FakeGateway } from '../helpers/fake-gateway.js';
 import { ManualClock } from '../../src/shared/clock.js';
-import { ALICE, testFixture } from '../service/support/test-fixture.js';
+import { ALICE, testFixture } from '../helpers/test-fixture.js';
 
 interface Exchange {
   method: string;

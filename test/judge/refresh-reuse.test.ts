@@ -7,8 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JudgeFinding } from '../../src/judge/judge-log.js';
 import { tokenInQuery } from '../../src/service/http/client-judging.js';
-import { buildTestApi, type TestApi } from '../service/support/test-api.js';
-import { ALICE, testFixture } from '../service/support/test-fixture.js';
+import { buildTestApi, type TestApi } from '../helpers/test-api.js';
+import { ALICE, testFixture } from '../helpers/test-fixture.js';
 import { redisAvailable, startRedis, type RunningRedis } from '../helpers/redis-server.js';
 import type { TokenPair } from '../../src/service/http/api-schemas.js';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { MqttClient } from 'mqtt';
 import { CONNECT_TIMEOUT_MS, createMqttClient, firstConnect } from '../../src/mqtt/transport.js';
 import { SimError } from '../../src/errors.js';
-import { startTestBroker, type TestBroker } from '../service/support/test-broker.js';
+import { startTestBroker, type TestBroker } from '../helpers/test-broker.js';
 
 type Authenticate = TestBroker['aedes']['authenticate'];
 const allow: Authenticate = (_client, _user, _password, callback) => callback(null, true);

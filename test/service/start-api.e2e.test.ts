@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import net from 'node:net';
 import { startApi, type StartedApi } from '../../src/service/start-api.js';
 import type { Station, TokenPair } from '../../src/service/http/api-schemas.js';
-import { startTestBroker, type TestBroker } from './support/test-broker.js';
-import { startFakeStation, type FakeStation } from './support/fake-station.js';
-import { ALICE, testFixture } from './support/test-fixture.js';
+import { startTestBroker, type TestBroker } from '../helpers/test-broker.js';
+import { startFakeStation, type FakeStation } from '../helpers/fake-station.js';
+import { ALICE, testFixture } from '../helpers/test-fixture.js';
 import { eventually } from '../helpers/eventually.js';
 
 let broker: TestBroker;

@@ -9,7 +9,7 @@ import { parseFixture } from '../../src/fixture/load-fixture.js';
 import { StationClient } from '../../src/mqtt/station-client.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { reconnectRandom, seededRandom, type Random } from '../../src/station/random.js';
-import { startTestBroker, type TestBroker } from '../service/support/test-broker.js';
+import { startTestBroker, type TestBroker } from '../helpers/test-broker.js';
 import { eventually } from '../helpers/eventually.js';
 
 const [config] = parseFixture({

@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import { ALICE, BOB } from '../support/test-fixture.js';
+import { ALICE, BOB } from '../../helpers/test-fixture.js';
 import { ManualClock } from '../../../src/shared/clock.js';
-import { TEST_SECRET, buildTestApi, type TestApi } from '../support/test-api.js';
+import { TEST_SECRET, buildTestApi, type TestApi } from '../../helpers/test-api.js';
 
 let api: TestApi | undefined;
 afterEach(async () => {

@@ -6,9 +6,9 @@ import { MemorySessionStore } from '../../../src/service/auth/memory-session-sto
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Fixture } from '../../../src/fixture/fixture-schema.js';
 import { AuthService } from '../../../src/service/auth/auth-service.js';
-import { ALICE, testFixture } from '../support/test-fixture.js';
+import { ALICE, testFixture } from '../../helpers/test-fixture.js';
 import { ManualClock } from '../../../src/shared/clock.js';
-import { buildTestApi, type TestApi } from '../support/test-api.js';
+import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
 
 let api: TestApi | undefined;
 afterEach(async () => {

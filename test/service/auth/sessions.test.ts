@@ -8,8 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vite
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ManualClock } from '../../../src/shared/clock.js';
-import { buildTestApi, type TestApi } from '../support/test-api.js';
-import { ALICE, BOB } from '../support/test-fixture.js';
+import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
+import { ALICE, BOB } from '../../helpers/test-fixture.js';
 import { eventually } from '../../helpers/eventually.js';
 import { redisAvailable, startRedis, type RunningRedis } from '../../helpers/redis-server.js';
 import { freePort } from '../../helpers/free-port.js';

@@ -8,8 +8,8 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { startEmbeddedBroker, type InThreadBroker } from '../../../src/broker/embedded-broker.js';
 import { startMqttGateway, type StartedMqttGateway } from '../../../src/service/station-gateway.js';
 import { PLAUSIBILITY_LIMITS } from '../../../src/service/gateway/plausibility.js';
-import { startFakeStation, type FakeStation } from '../support/fake-station.js';
-import { testFixture } from '../support/test-fixture.js';
+import { startFakeStation, type FakeStation } from '../../helpers/fake-station.js';
+import { testFixture } from '../../helpers/test-fixture.js';
 import { eventually } from '../../helpers/eventually.js';
 
 let broker: InThreadBroker;

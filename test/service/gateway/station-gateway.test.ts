@@ -9,9 +9,9 @@ import { startMqttGateway, type StartedMqttGateway } from '../../../src/service/
 import { NEVER_REPORTED } from '../../../src/service/gateway/station-state-cache.js';
 import { SimError } from '../../../src/errors.js';
 import { parseFixture } from '../../../src/fixture/load-fixture.js';
-import { startTestBroker, type TestBroker } from '../support/test-broker.js';
-import { startFakeStation, type FakeStation } from '../support/fake-station.js';
-import { testFixture } from '../support/test-fixture.js';
+import { startTestBroker, type TestBroker } from '../../helpers/test-broker.js';
+import { startFakeStation, type FakeStation } from '../../helpers/fake-station.js';
+import { testFixture } from '../../helpers/test-fixture.js';
 import { eventually } from '../../helpers/eventually.js';
 
 let broker: TestBroker;

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
 import { NEVER_REPORTED, StationStateCache } from '../../../src/service/gateway/station-state-cache.js';
-import { testFixture } from '../support/test-fixture.js';
+import { testFixture } from '../../helpers/test-fixture.js';
 
 const config = testFixture().stations.find((station) => station.token === 'S-1')!;
 const at = '2026-03-01T10:00:00.000Z';

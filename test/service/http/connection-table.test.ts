@@ -13,7 +13,7 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildTestApi, type TestApi } from '../support/test-api.js';
+import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
 import { rawRequest, requestText } from '../../helpers/raw-http.js';
 import { eventually } from '../../helpers/eventually.js';
 

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { BOB } from '../support/test-fixture.js';
-import { buildTestApi, type TestApi } from '../support/test-api.js';
+import { BOB } from '../../helpers/test-fixture.js';
+import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
 
 let api: TestApi;
 let alice: string;

@@ -7,8 +7,8 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { buildTestApi } from '../support/test-api.js';
-import { ALICE } from '../support/test-fixture.js';
+import { buildTestApi } from '../../helpers/test-api.js';
+import { ALICE } from '../../helpers/test-fixture.js';
 import { startSimulator } from '../../../src/simulator/start-simulator.js';
 import type { ApiLoggerOption } from '../../../src/service/build-api.js';
 

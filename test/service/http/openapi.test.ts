@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { buildTestApi, type TestApi } from '../support/test-api.js';
+import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
 
 let api: TestApi;
 let doc: {

@@ -7,10 +7,10 @@ import { afterEach, beforeEach, expect, test } from 'vitest';
 import net from 'node:net';
 import { startApi, type StartedApi } from '../../../src/service/start-api.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
-import { startTestBroker, type TestBroker } from '../support/test-broker.js';
-import { startFakeStation, type FakeStation } from '../support/fake-station.js';
-import { ALICE, testFixture } from '../support/test-fixture.js';
-import { LogCapture } from '../support/log-capture.js';
+import { startTestBroker, type TestBroker } from '../../helpers/test-broker.js';
+import { startFakeStation, type FakeStation } from '../../helpers/fake-station.js';
+import { ALICE, testFixture } from '../../helpers/test-fixture.js';
+import { LogCapture } from '../../helpers/log-capture.js';
 
 let broker: TestBroker;
 let station: FakeStation;

@@ -4,8 +4,8 @@
  * about a request always pass. The one-second window runs on fake timers, not on real waiting.
  */
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import { buildTestApi, type TestApi } from '../support/test-api.js';
-import { LogCapture } from '../support/log-capture.js';
+import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
+import { LogCapture } from '../../helpers/log-capture.js';
 
 interface Line {
   level: number;

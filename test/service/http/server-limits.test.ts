@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
-import { buildTestApi, type TestApi } from '../support/test-api.js';
+import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
 import { rawRequest, requestText } from '../../helpers/raw-http.js';
 import { eventually } from '../../helpers/eventually.js';
 

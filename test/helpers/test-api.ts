@@ -1,9 +1,9 @@
 /** Builds the API over a fake gateway for `inject()` tests, with a few request helpers. */
 import type { LightMyRequestResponse } from 'fastify';
-import { buildApi, type BuildApiOptions } from '../../../src/service/build-api.js';
-import type { ApiInstance } from '../../../src/service/http/api-instance.js';
-import type { TokenPair } from '../../../src/service/http/api-schemas.js';
-import type { Fixture } from '../../../src/fixture/fixture-schema.js';
+import { buildApi, type BuildApiOptions } from '../../src/service/build-api.js';
+import type { ApiInstance } from '../../src/service/http/api-instance.js';
+import type { TokenPair } from '../../src/service/http/api-schemas.js';
+import type { Fixture } from '../../src/fixture/fixture-schema.js';
 import { FakeGateway } from './fake-gateway.js';
 import { ALICE, testFixture } from './test-fixture.js';
 

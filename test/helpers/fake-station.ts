@@ -5,10 +5,10 @@
  * real firmware model in src/station, so these tests pin the contract, not one implementation.
  */
 import mqtt, { type MqttClient } from 'mqtt';
-import { CONTRACT_QOS, DEFAULT_TOPICS, StationTopics, encodePayload, parsePayload } from '../../../src/contract/topics.js';
-import { type UnlockCommand } from '../../../src/contract/payloads.js';
-import type { Topics } from '../../../src/contract/topics.js';
-import type { LockStatus } from '../../../src/contract/statuses.js';
+import { CONTRACT_QOS, DEFAULT_TOPICS, StationTopics, encodePayload, parsePayload } from '../../src/contract/topics.js';
+import { type UnlockCommand } from '../../src/contract/payloads.js';
+import type { Topics } from '../../src/contract/topics.js';
+import type { LockStatus } from '../../src/contract/statuses.js';
 
 export interface FakeStationOptions {
   url: string;

@@ -1,8 +1,8 @@
 /** An in-memory `StationGateway` for HTTP tests that do not need MQTT. */
-import { SimError } from '../../../src/errors.js';
-import type { Fixture } from '../../../src/fixture/fixture-schema.js';
-import type { Station } from '../../../src/service/http/api-schemas.js';
-import type { StationGateway, UnlockOutcome } from '../../../src/service/station-gateway.js';
+import { SimError } from '../../src/errors.js';
+import type { Fixture } from '../../src/fixture/fixture-schema.js';
+import type { Station } from '../../src/service/http/api-schemas.js';
+import type { StationGateway, UnlockOutcome } from '../../src/service/station-gateway.js';
 
 export class FakeGateway implements StationGateway {
   readonly stations = new Map<string, Station>();

@@ -1,6 +1,6 @@
 /** A small fixture for the service tests, validated by the real loader. */
-import { parseFixture } from '../../../src/fixture/load-fixture.js';
-import type { Fixture } from '../../../src/fixture/fixture-schema.js';
+import { parseFixture } from '../../src/fixture/load-fixture.js';
+import type { Fixture } from '../../src/fixture/fixture-schema.js';
 
 export const ALICE = { email: 'alice@example.com', password: 'alice-password' } as const;
 export const BOB = { email: 'bob@example.com', password: 'bob-password' } as const;
