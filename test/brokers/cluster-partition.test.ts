@@ -239,7 +239,13 @@ describe.runIf(available)('a fleet over three hosts through a three-node NATS cl
     await eventually(async () => expect(await onlineCount()).toBe(STATIONS), { timeout: 20_000, what: 'every station online' });
     for (let host = 1; host <= HOSTS; host += 1) {
       const token = stationsOfHost(host)[0]!;
+      const before = new Date().toISOString();
       expect((await api(`/v1/stations/${token}/locks/1/unlock`, { method: 'POST' })).body).toEqual({ success: true });
+      // The ack comes before the lock moves: wait for it to open and close again, or its opening
+      // could land after the next test cut the host off and pass for a command that opened late.
+      const state = `stations/${token}/locks/1/state`;
+      const opened = await observer.waitFor((m) => m.topic === state && m.json?.status === 'unlocked' && m.json.lastUpdated >= before, `lock 1 of ${token} to open`, 10_000);
+      await observer.waitFor((m) => m.topic === state && m.json?.status === 'locked' && m.json.lastUpdated >= opened.json.lastUpdated, `lock 1 of ${token} to close`, 10_000);
     }
   });
 

@@ -39,7 +39,7 @@ describe('station-sim run', () => {
       const result = await runCliToEnd(['run', '--fixture', 'fixtures/ci.json', '--', node, '-e', `process.kill(process.pid, '${signal}')`]);
       expect(result.code, signal).toBe(code);
     }
-  });
+  }, 90_000); // three simulators, one after the other
 
   it('forwards SIGHUP (a closed terminal) to the command, then stops', async () => {
     const cli = new CliProcess(['run', '--fixture', 'fixtures/ci.json', '--', node, '-e', 'console.log("child up"); setInterval(() => {}, 1000)']);
