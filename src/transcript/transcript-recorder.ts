@@ -196,7 +196,7 @@ function mqttEntry(message: ContractMessage, t: string): TranscriptEntry | undef
   } catch {
     // A malformed payload is recorded as the text it was: that may be the bug being hunted.
   }
-  const commandId = typeof payload === 'object' && payload !== null && 'commandId' in payload ? String((payload as { commandId: unknown }).commandId) : undefined;
+  const commandId = typeof payload === 'object' && payload !== null && 'commandId' in payload ? String(payload.commandId) : undefined;
   return {
     t,
     kind: 'mqtt',
