@@ -61,10 +61,13 @@ export interface TranscriptOptions {
 
 export interface StartedTranscript {
   readonly path: string;
-  /** Records a command a station of `fleetStations` received (give it to the fleet's `onCommand`). */
-  recordCommand(command: ReceivedCommand): void;
+  /**
+   * Records a command a station of `fleetStations` received (give it to the fleet's `onCommand`).
+   * This and `recordClientRequest` are function properties: they are handed on detached.
+   */
+  recordCommand: (command: ReceivedCommand) => void;
   /** Records a `/v1` request as the client judge saw it (a `client` entry; the token fingerprint becomes an alias). */
-  recordClientRequest(observation: ClientObservation): void;
+  recordClientRequest: (observation: ClientObservation) => void;
   stop(): Promise<void>;
 }
 
