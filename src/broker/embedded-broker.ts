@@ -69,9 +69,10 @@ export interface StartedBroker extends StreamAcceptor {
   retainedCount(): Promise<number>;
   /**
    * Resolves once what was handed to the broker so far has been processed and its answers handed
-   * back (a round trip to the broker's thread; on this thread, a turn of the event loop).
+   * back (a round trip to the broker's thread; on this thread, a turn of the event loop). A
+   * function property: the simulator's clock is handed it detached.
    */
-  sync(): Promise<void>;
+  sync: () => Promise<void>;
   /**
    * The V8 heap in use on the broker's own thread, in bytes, when it has one (broker-thread.ts);
    * with `collect`, after a full GC there when the process runs with `--expose-gc`. For memory
@@ -84,6 +85,56 @@ export interface StartedBroker extends StreamAcceptor {
 /** The broker on the calling thread, with aedes itself in reach (for hooks such as `authenticate`). */
 export interface InThreadBroker extends StartedBroker {
   readonly aedes: Aedes;
+}
+
+/** What the TLS and WebSocket listeners share with the broker's TCP listener. */
+interface ListenerContext {
+  host: string;
+  /** `host` as a URL writes it (an IPv6 address in brackets). */
+  urlHost: string;
+  secure: tls.TlsOptions | undefined;
+  /** The TLS listeners, told of a new CRL (or certificates) when `station-sim certs` rewrites them. */
+  secured: { setSecureContext(options: tls.SecureContextOptions): void }[];
+  servers: { close(callback: () => void): void }[];
+  maxPacketBytes: number;
+  track: (socket: Duplex) => void;
+  accept: (connection: Duplex, request?: IncomingMessage) => void;
+}
+
+/** The MQTT-over-TLS listener on `port`; returns its URL. */
+async function listenTls(port: number, { host, urlHost, secure, secured, servers, track, accept }: ListenerContext): Promise<string> {
+  if (!secure) throw new SimError('BAD_REQUEST', 'the embedded broker\'s TLS listener needs certificates: give mqtt.certs (a folder made by `station-sim certs`)');
+  const tlsServer = tls.createServer(secure, (socket) => {
+    socket.setNoDelay(true);
+    accept(socket);
+  });
+  tlsServer.on('secureConnection', track);
+  secured.push(tlsServer);
+  const tlsBound = await listen(tlsServer, { port, host, fallbackToFreePort: false, label: 'MQTT TLS' });
+  servers.push(tlsServer);
+  return `mqtts://${urlHost}:${tlsBound.port}`;
+}
+
+/** The MQTT-over-WebSocket listener on `port` (wss with certificates); returns its URL. */
+async function listenWebSocket(port: number, { host, urlHost, secure, secured, servers, maxPacketBytes, track, accept }: ListenerContext): Promise<string> {
+  const httpServer = secure ? https.createServer(secure) : http.createServer();
+  if (secure) secured.push(httpServer as https.Server);
+  const wss = new WebSocketServer({
+    server: httpServer,
+    // Bounds what one WebSocket message may hold (it may carry several MQTT packets); the MQTT limit is the parser's guard.
+    maxPayload: Math.max(2 * maxPacketBytes, 1 << 20),
+    handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
+  });
+  wss.on('connection', (ws, request) => {
+    const stream = createWebSocketStream(ws);
+    stream.on('error', () => undefined); // aedes hears of it as a closed connection
+    track(stream);
+    accept(stream, request);
+  });
+  httpServer.on('connection', (socket: net.Socket) => track(socket));
+  const wsBound = await listen(httpServer, { port, host, fallbackToFreePort: false, label: 'MQTT WebSocket' });
+  servers.push({ close: (callback) => wss.close(() => httpServer.close(() => callback())) });
+  return `${secure ? 'wss' : 'ws'}://${urlHost}:${wsBound.port}`;
 }
 
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Promise<InThreadBroker> {
@@ -100,7 +151,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
   /** Every connection goes in here: its packets are held to the size limit. */
   const accept = (connection: Duplex, request?: IncomingMessage): void => {
     const client = aedes.handle(connection, request);
-    limitPacketSize(client as unknown as SizedClient, connection, maxPacketBytes, refusals);
+    limitPacketSize(client, connection, maxPacketBytes, refusals);
   };
   const track = (socket: Duplex): void => {
     sockets.add(socket);
@@ -122,38 +173,9 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
     const secure = options.certs === undefined ? undefined : tlsOptions(options.certs);
     /** The TLS listeners, told of a new CRL (or certificates) when `station-sim certs` rewrites them. */
     const secured: { setSecureContext(options: tls.SecureContextOptions): void }[] = [];
-    if (options.tlsPort !== undefined) {
-      if (!secure) throw new SimError('BAD_REQUEST', 'the embedded broker\'s TLS listener needs certificates: give mqtt.certs (a folder made by `station-sim certs`)');
-      const tlsServer = tls.createServer(secure, (socket) => {
-        socket.setNoDelay(true);
-        accept(socket);
-      });
-      tlsServer.on('secureConnection', track);
-      secured.push(tlsServer);
-      const tlsBound = await listen(tlsServer, { port: options.tlsPort, host, fallbackToFreePort: false, label: 'MQTT TLS' });
-      servers.push(tlsServer);
-      tlsUrl = `mqtts://${urlHost}:${tlsBound.port}`;
-    }
-    if (options.wsPort !== undefined) {
-      const httpServer = secure ? https.createServer(secure) : http.createServer();
-      if (secure) secured.push(httpServer as https.Server);
-      const wss = new WebSocketServer({
-        server: httpServer,
-        // Bounds what one WebSocket message may hold (it may carry several MQTT packets); the MQTT limit is the parser's guard.
-        maxPayload: Math.max(2 * maxPacketBytes, 1 << 20),
-        handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
-      });
-      wss.on('connection', (ws, request) => {
-        const stream = createWebSocketStream(ws);
-        stream.on('error', () => undefined); // aedes hears of it as a closed connection
-        track(stream);
-        accept(stream, request);
-      });
-      httpServer.on('connection', (socket) => track(socket));
-      const wsBound = await listen(httpServer, { port: options.wsPort, host, fallbackToFreePort: false, label: 'MQTT WebSocket' });
-      servers.push({ close: (callback) => wss.close(() => httpServer.close(() => callback())) });
-      wsUrl = `${secure ? 'wss' : 'ws'}://${urlHost}:${wsBound.port}`;
-    }
+    const more: ListenerContext = { host, urlHost, secure, secured, servers, maxPacketBytes, track, accept };
+    if (options.tlsPort !== undefined) tlsUrl = await listenTls(options.tlsPort, more);
+    if (options.wsPort !== undefined) wsUrl = await listenWebSocket(options.wsPort, more);
     if (options.certs !== undefined && secured.length > 0) servers.push(watchCrl(options.certs, secured));
   } catch (error) {
     await stopAll();
@@ -288,7 +310,7 @@ function createAedes(persistence: ReturnType<typeof indexedMemoryPersistence>, g
     authenticate: (client, username, password, callback) => {
       if (emptyIdPersistent.has(client)) return callback(Object.assign(new Error('identifier rejected'), { returnCode: 2 as const }), false);
       if (!guard) return callback(null, true);
-      guard.authenticate(client, username, password, (error, ok) => callback(error as never, ok));
+      guard.authenticate(client, username, password, (error, ok) => callback(error, ok));
     },
     ...(guard?.security.auth
       ? {

@@ -77,9 +77,9 @@ export class RetainedIndex {
       return;
     }
     let seconds = this.#tree.get(first);
-    if (!seconds) this.#tree.set(first, (seconds = new Map()));
+    if (!seconds) this.#tree.set(first, (seconds = new Map<string, Map<string, RetainedPacket>>()));
     let group = seconds.get(second);
-    if (!group) seconds.set(second, (group = new Map()));
+    if (!group) seconds.set(second, (group = new Map<string, RetainedPacket>()));
     if (!group.has(rest)) this.#size += 1;
     group.set(rest, packet);
   }

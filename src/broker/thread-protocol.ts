@@ -21,8 +21,6 @@ export const DESTROY = 4;
 /** A message routed to a broker tap (towards the simulator only): a topic of `a` bytes, a payload of `b`. */
 export const TAP = 5;
 
-export type RecordKind = typeof OPEN | typeof DATA | typeof END | typeof DESTROY | typeof TAP;
-
 /** One batch as posted: `ops` holds 4 int32 per record, `data` their bytes back to back. */
 export interface Batch {
   ops: Int32Array;
@@ -81,7 +79,7 @@ export class BatchWriter {
     this.#ops = [];
     this.#chunks = [];
     this.#bytes = 0;
-    return { batch: { ops, data }, transfer: [ops.buffer as ArrayBuffer, data.buffer as ArrayBuffer] };
+    return { batch: { ops, data }, transfer: [ops.buffer, data.buffer] };
   }
 }
 

@@ -111,7 +111,7 @@ export async function generateTestPki(options: TestPkiOptions): Promise<TestPkiR
     commonName: string,
     purpose: CertificatePurpose,
   ): Promise<CertRecord> => {
-    const existing = await readGoodPair(certPath, keyPath, caPublicKey, commonName, purpose, now, revokedSerials);
+    const existing = await readGoodPair({ certPath, keyPath, commonName, purpose }, { caPublicKey, now, revokedSerials });
     if (existing) {
       kept += 1;
       return existing;
@@ -143,7 +143,7 @@ export async function generateTestPki(options: TestPkiOptions): Promise<TestPkiR
     stations: sortKeys(stations),
     revoked: previous?.revoked ?? [],
   };
-  const crlWritten = await ensureCrl(dir, ca, index, now, days, caCreated);
+  const crlWritten = await ensureCrl(dir, ca, index, { now, days, caCreated });
   await writeIfChanged(dir, paths.index, `${JSON.stringify(index, null, 2)}\n`, 0o644);
   return { dir, caCreated, issued, kept, crlWritten };
 }
@@ -166,7 +166,7 @@ export async function revokeStation(options: { dir: string; token: string; now?:
   const { ca } = await openCa(dir);
   const already = index.revoked.find((entry) => entry.serial === record.serial);
   if (!already) index.revoked.push({ token, serial: record.serial, revokedAt: now.toISOString() });
-  await ensureCrl(dir, ca, index, now, options.days ?? 365, false);
+  await ensureCrl(dir, ca, index, { now, days: options.days ?? 365, caCreated: false });
   await writeIfChanged(dir, paths.index, `${JSON.stringify(index, null, 2)}\n`, 0o644);
   return { token, serial: record.serial, revokedNow: !already };
 }
@@ -216,13 +216,8 @@ async function openCa(dir: string, now = new Date()): Promise<{ ca: SigningCa; c
  * never quietly gives a revoked station a working certificate.
  */
 async function readGoodPair(
-  certPath: string,
-  keyPath: string,
-  caPublicKey: KeyObject,
-  commonName: string,
-  purpose: CertificatePurpose,
-  now: Date,
-  revokedSerials: ReadonlySet<string>,
+  { certPath, keyPath, commonName, purpose }: { certPath: string; keyPath: string; commonName: string; purpose: CertificatePurpose },
+  { caPublicKey, now, revokedSerials }: { caPublicKey: KeyObject; now: Date; revokedSerials: ReadonlySet<string> },
 ): Promise<CertRecord | undefined> {
   const [certPem, keyPem] = await Promise.all([readOptional(certPath), readOptional(keyPath)]);
   if (certPem === undefined || keyPem === undefined) return undefined;
@@ -241,8 +236,16 @@ async function readGoodPair(
   }
 }
 
-/** Writes the CRL when the revocations changed, it is missing, or it expires within a day. */
-async function ensureCrl(dir: string, ca: SigningCa, index: PkiIndex, now: Date, days: number, caCreated: boolean): Promise<boolean> {
+/**
+ * Writes the CRL when the revocations changed, it is missing, or it expires within a day; `days`
+ * is how long a new one is good for, and `caCreated` says the CA is new (so any CRL there is not its).
+ */
+async function ensureCrl(
+  dir: string,
+  ca: SigningCa,
+  index: PkiIndex,
+  { now, days, caCreated }: { now: Date; days: number; caCreated: boolean },
+): Promise<boolean> {
   const path = pkiPaths(dir).crl;
   const current = caCreated ? undefined : await readOptional(path);
   if (current !== undefined && (await crlIsCurrent(current, ca, index, now))) return false;

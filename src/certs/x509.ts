@@ -48,14 +48,14 @@ export function randomSerial(): string {
 function newKeyPair(): { spki: ArrayBuffer; keyPem: string } {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const der = publicKey.export({ type: 'spki', format: 'der' });
-  const spki = der.buffer.slice(der.byteOffset, der.byteOffset + der.byteLength) as ArrayBuffer;
+  const spki = der.buffer.slice(der.byteOffset, der.byteOffset + der.byteLength);
   return { spki, keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 }
 
 /** The private key of a PKCS#8 PEM, as a WebCrypto signing key. */
 export async function importSigningKey(keyPem: string): Promise<CryptoKey> {
   const der = createPrivateKey(keyPem).export({ type: 'pkcs8', format: 'der' });
-  return webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign']) as Promise<CryptoKey>;
+  return webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign']);
 }
 
 export async function loadSigningCa(certificatePem: string, keyPem: string): Promise<SigningCa> {

@@ -12,7 +12,7 @@ import type { StartedSimulator } from '../simulator/start-simulator.js';
 import { judgeLine } from '../judge/judge-log.js';
 import { writeJunitReport } from '../judge/junit-report.js';
 import { enabledRules, findingCount, formatFinding, ruleGuidance, type JudgeVerdict } from '../judge/verdict.js';
-import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
+import type { JudgeSettings } from '../fixture/judge-schema.js';
 import { printable } from '../transcript/transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
@@ -49,7 +49,7 @@ export async function checkReportPath(outlets: JudgeOutlets): Promise<void> {
     const existing = await stat(path).catch(() => undefined);
     if (existing?.isDirectory()) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
   } catch (error) {
-    throw new SimError('BAD_REQUEST', `cannot write the judge report ${path}: ${openProblem(error as NodeJS.ErrnoException)}`);
+    throw new SimError('BAD_REQUEST', `cannot write the judge report ${path}: ${openProblem(error)}`);
   }
 }
 
@@ -77,8 +77,8 @@ export async function settleJudge(sim: Pick<StartedSimulator, 'fleet' | 'http' |
   }
   const control = sim.http?.control.judge;
   if (!control) return;
-  const own = (): number => findingCount({ summary: sim.fleet.judge.summary() as Record<string, number> });
-  for (let waited = 0; waited < SETTLE_MS && findingCount({ summary: control.summary() as Record<string, number> }) < own(); waited += SETTLE_STEP_MS) {
+  const own = (): number => findingCount({ summary: sim.fleet.judge.summary() });
+  for (let waited = 0; waited < SETTLE_MS && findingCount({ summary: control.summary() }) < own(); waited += SETTLE_STEP_MS) {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_STEP_MS));
   }
 }
@@ -86,7 +86,7 @@ export async function settleJudge(sim: Pick<StartedSimulator, 'fleet' | 'http' |
 /** What the judge found: the control plane's log, or with none this process's fleet's. */
 export function runVerdict(sim: Pick<StartedSimulator, 'fleet' | 'http'>): JudgeVerdict {
   const log = sim.http?.control.judge ?? sim.fleet.judge;
-  return { summary: log.summary() as Record<string, number>, findings: log.findings() };
+  return { summary: log.summary(), findings: log.findings() };
 }
 
 /**
@@ -96,19 +96,18 @@ export function runVerdict(sim: Pick<StartedSimulator, 'fleet' | 'http'>): Judge
 export async function finishJudge(
   io: CliIo,
   verdict: JudgeVerdict,
-  settings: JudgeSettings,
   outlets: JudgeOutlets,
-  judged: { clientJudged?: boolean } = {},
+  { settings, ...judged }: { settings: JudgeSettings; clientJudged?: boolean },
 ): Promise<JudgeVerdict> {
   let failure: SimError | undefined;
   if (outlets.reportPath !== undefined) {
     try {
       await writeJunitReport(outlets.reportPath, { verdict, rules: enabledRules(settings, verdict, judged), timestamp: new Date().toISOString() });
     } catch (error) {
-      failure = new SimError('BAD_REQUEST', `cannot write the judge report ${outlets.reportPath}: ${openProblem(error as NodeJS.ErrnoException)}`);
+      failure = new SimError('BAD_REQUEST', `cannot write the judge report ${outlets.reportPath}: ${openProblem(error)}`);
     }
   }
-  if (outlets.mode !== 'off') notice(io, judgeLine(verdict.summary as Partial<Record<JudgeRuleId, number>>));
+  if (outlets.mode !== 'off') notice(io, judgeLine(verdict.summary));
   if (failure) throw failure;
   return verdict;
 }
@@ -141,7 +140,7 @@ export async function stopJudged(io: CliIo, sim: Pick<StartedSimulator, 'fleet' 
     stopFailure = { error };
   }
   // Without the `/v1` API (`stations` alone) no request was judged: the client rules are skipped, not passed.
-  const verdict = await finishJudge(io, runVerdict(sim), sim.fixture.judge, outlets, { clientJudged: sim.http !== undefined });
+  const verdict = await finishJudge(io, runVerdict(sim), outlets, { settings: sim.fixture.judge, clientJudged: sim.http !== undefined });
   if (stopFailure) throw stopFailure.error;
   return verdict;
 }

@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
 import { upCommand } from './commands/up.js';
 import { brokerCommand } from './commands/broker.js';
 import { stationsCommand } from './commands/stations.js';

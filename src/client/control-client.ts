@@ -231,7 +231,8 @@ export class ControlClient {
   events<T extends SimEventType = Exclude<SimEventType, 'snapshot'>>(filter: EventFilter<T> = {}): SimEventIterator<FilteredEvent<T>> {
     // It can end before it is returned (a URL the WebSocket refuses): then it is never held.
     let ended = false;
-    let iterator: SimEventIterator<FilteredEvent<T>> | undefined;
+    // Undefined until iterateEvents returns: the end callback may run before it does.
+    let iterator: SimEventIterator<FilteredEvent<T>> | undefined = undefined;
     iterator = iterateEvents((handlers) => this.subscribe(handlers), filter, () => {
       ended = true;
       if (iterator) this.#iterators.delete(iterator);
@@ -274,6 +275,30 @@ export class ControlClient {
   }
 
   /**
+   * Pings `current` every interval once scheduled (again on each pong); with no pong within the
+   * timeout it tells `onSilent` why and terminates the connection.
+   */
+  #heartbeat(current: WebSocket, onSilent: (failure: string) => void): { schedule: () => void; stop: () => void } {
+    let timer: TimerHandle | undefined;
+    const stop = (): void => {
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
+      timer = undefined;
+    };
+    const schedule = (): void => {
+      stop();
+      timer = this.#clock.setTimeout(() => {
+        current.ping();
+        timer = this.#clock.setTimeout(() => {
+          timer = undefined;
+          onSilent(`no answer to a ping in ${formatSeconds(this.#pongTimeout)}`);
+          current.terminate();
+        }, this.#pongTimeout);
+      }, this.#pingInterval);
+    };
+    return { schedule, stop };
+  }
+
+  /**
    * Subscribes to `GET /sim/v1/events`. When the stream drops it reconnects with exponential
    * backoff and jitter, and the new connection starts with a fresh snapshot; a refused control
    * token stops it, since retrying cannot help.
@@ -295,23 +320,6 @@ export class ControlClient {
       report({ phase: 'connecting', attempt });
       let failure = 'connection closed';
       let refused = false;
-      // Pings the open connection every interval; a missing pong ends it (the 'close' below reconnects).
-      let heartbeatTimer: TimerHandle | undefined;
-      const stopHeartbeat = (): void => {
-        if (heartbeatTimer !== undefined) this.#clock.clearTimeout(heartbeatTimer);
-        heartbeatTimer = undefined;
-      };
-      const scheduleHeartbeat = (): void => {
-        stopHeartbeat();
-        heartbeatTimer = this.#clock.setTimeout(() => {
-          current.ping();
-          heartbeatTimer = this.#clock.setTimeout(() => {
-            heartbeatTimer = undefined;
-            failure = `no answer to a ping in ${formatSeconds(this.#pongTimeout)}`;
-            current.terminate();
-          }, this.#pongTimeout);
-        }, this.#pingInterval);
-      };
       let current: WebSocket;
       try {
         current = new WebSocket(url, { headers, handshakeTimeout: this.#handshakeTimeout });
@@ -322,11 +330,15 @@ export class ControlClient {
         return;
       }
       socket = current;
+      // A missing pong ends the connection (the 'close' below reconnects).
+      const heartbeat = this.#heartbeat(current, (reason) => {
+        failure = reason;
+      });
       current.on('open', () => {
         report({ phase: 'open' });
-        scheduleHeartbeat();
+        heartbeat.schedule();
       });
-      current.on('pong', scheduleHeartbeat);
+      current.on('pong', heartbeat.schedule);
       current.on('message', (data) => {
         // A connection only counts as good once it delivers: one that opens and closes at once
         // (a proxy with nothing behind it) must keep backing off, not reconnect in a tight loop.
@@ -340,7 +352,7 @@ export class ControlClient {
         if (/Unexpected server response: 401\b/.test(error.message)) refused = true;
       });
       current.on('close', (code, reason) => {
-        stopHeartbeat();
+        heartbeat.stop();
         if (socket === current) socket = undefined;
         if (stopped) return;
         if (code === CLOSE_UNAUTHORIZED) refused = true;

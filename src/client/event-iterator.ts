@@ -57,10 +57,7 @@ export function iterateEvents<T extends SimEventType>(
   const maxBuffered = filter.maxBuffered ?? DEFAULT_MAX_BUFFERED_EVENTS;
   if (!(Number.isInteger(maxBuffered) && maxBuffered >= 1)) throw new TypeError(`maxBuffered must be a whole number of at least 1, not ${String(maxBuffered)}`);
   const accept = acceptor(filter);
-  const queue: FilteredEvent<T>[] = [];
-  let waiting: { resolve: (result: IteratorResult<FilteredEvent<T>>) => void; reject: (error: Error) => void } | undefined;
-  let failure: Error | undefined;
-  let finished = false;
+  const buffer = new EventBuffer<FilteredEvent<T>>();
   let snapshotSeen = false;
   let subscription: EventSubscription | undefined;
   let resolveReady!: (stations: SimStation[]) => void;
@@ -73,45 +70,25 @@ export function iterateEvents<T extends SimEventType>(
   ready.catch(() => {});
 
   const end = (error?: Error): void => {
-    if (finished || failure) return;
-    if (error) {
-      failure = error;
-      rejectReady(error);
-    } else {
-      finished = true;
-      queue.length = 0;
-      rejectReady(new Error('the event stream was closed before its snapshot came'));
-    }
+    if (buffer.ended) return;
+    buffer.finish(error);
+    rejectReady(error ?? new Error('the event stream was closed before its snapshot came'));
     subscription?.close();
     onEnd?.();
-    const pending = waiting;
-    waiting = undefined;
-    if (!pending) return;
-    if (error) {
-      failure = undefined;
-      finished = true;
-      pending.reject(error);
-    } else pending.resolve({ done: true, value: undefined });
+    buffer.release(error);
   };
 
   subscription = subscribe({
     onEvent: (event) => {
-      if (finished || failure) return;
+      if (buffer.ended) return;
       if (event.type === 'snapshot' && !snapshotSeen) {
         snapshotSeen = true;
         resolveReady(event.stations);
       }
       if (!accept(event)) return;
-      const value = event as FilteredEvent<T>;
-      if (waiting) {
-        const pending = waiting;
-        waiting = undefined;
-        pending.resolve({ done: false, value });
-      } else if (queue.length >= maxBuffered) {
-        // The events already held are dropped too: a consumer that reads on would see a gap.
-        queue.length = 0;
+      if (!buffer.offer(event as FilteredEvent<T>, maxBuffered)) {
         end(new Error(`events(): more than ${maxBuffered} events waited unread, so the stream was closed; read faster, filter by type, token or lock, or raise maxBuffered`));
-      } else queue.push(value);
+      }
     },
     onState: (state) => {
       if (state.phase === 'waiting') end(new Error(`the event stream ended: ${state.reason}; events after that may be missed, so the iteration ends`));
@@ -119,26 +96,12 @@ export function iterateEvents<T extends SimEventType>(
     },
   });
   // A URL the WebSocket cannot use is refused before subscribe returns.
-  if (finished || failure) subscription.close();
+  if (buffer.ended) subscription.close();
 
   const iterator: SimEventIterator<FilteredEvent<T>> = {
     ready,
     close: () => end(),
-    next: () => {
-      const value = queue.shift();
-      if (value !== undefined) return Promise.resolve({ done: false, value });
-      if (failure) {
-        const error = failure;
-        failure = undefined;
-        finished = true;
-        return Promise.reject(error);
-      }
-      if (finished) return Promise.resolve({ done: true, value: undefined });
-      if (waiting) return Promise.reject(new Error('events(): next() called again before the last one resolved'));
-      return new Promise((resolve, reject) => {
-        waiting = { resolve, reject };
-      });
-    },
+    next: () => buffer.next(),
     return: () => {
       end();
       return Promise.resolve({ done: true, value: undefined });
@@ -158,4 +121,70 @@ function acceptor(filter: EventFilter<SimEventType>): (event: SimEvent) => boole
     if (filter.lockId !== undefined && (event as { lockId?: unknown }).lockId !== filter.lockId) return false;
     return true;
   };
+}
+
+/** The events read and not yet taken, the one `next()` waiting for them, and how the iteration ended. */
+class EventBuffer<V> {
+  readonly #queue: V[] = [];
+  #waiting: { resolve: (result: IteratorResult<V>) => void; reject: (error: Error) => void } | undefined;
+  /** The error that ended the iteration, until a `next()` has been given it. */
+  #failure: Error | undefined;
+  #finished = false;
+
+  get ended(): boolean {
+    return this.#finished || this.#failure !== undefined;
+  }
+
+  /**
+   * Hands `value` to the waiting `next()`, or holds it. False when `max` events wait unread
+   * already: then the ones held are dropped too, as a consumer that read on would see a gap.
+   */
+  offer(value: V, max: number): boolean {
+    if (this.#waiting) {
+      const pending = this.#waiting;
+      this.#waiting = undefined;
+      pending.resolve({ done: false, value });
+    } else if (this.#queue.length >= max) {
+      this.#queue.length = 0;
+      return false;
+    } else this.#queue.push(value);
+    return true;
+  }
+
+  /** Ends: with `error`, the next `next()` rejects with it; without, the events held are dropped. */
+  finish(error: Error | undefined): void {
+    if (error) this.#failure = error;
+    else {
+      this.#finished = true;
+      this.#queue.length = 0;
+    }
+  }
+
+  /** After `finish`: the `next()` waiting, if any, rejects with `error` or ends done. */
+  release(error: Error | undefined): void {
+    const pending = this.#waiting;
+    this.#waiting = undefined;
+    if (!pending) return;
+    if (error) {
+      this.#failure = undefined;
+      this.#finished = true;
+      pending.reject(error);
+    } else pending.resolve({ done: true, value: undefined });
+  }
+
+  next(): Promise<IteratorResult<V>> {
+    const value = this.#queue.shift();
+    if (value !== undefined) return Promise.resolve({ done: false, value });
+    if (this.#failure) {
+      const error = this.#failure;
+      this.#failure = undefined;
+      this.#finished = true;
+      return Promise.reject(error);
+    }
+    if (this.#finished) return Promise.resolve({ done: true, value: undefined });
+    if (this.#waiting) return Promise.reject(new Error('events(): next() called again before the last one resolved'));
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
 }

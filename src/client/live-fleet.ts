@@ -12,7 +12,7 @@
  */
 import type { Clock } from '../shared/clock.js';
 import type { EventStreamHandlers, EventSubscription } from './event-stream-types.js';
-import type { LockStatus, SimEvent, SimStation, StationStatus } from './sim-types.js';
+import type { LockStatus, SimEvent, StationStatus } from './sim-types.js';
 
 interface StationState {
   status: StationStatus;
@@ -79,7 +79,7 @@ export class LiveFleet {
   #apply(event: SimEvent): void {
     if (event.type === 'snapshot') {
       this.#stations.clear();
-      for (const station of event.stations as SimStation[]) {
+      for (const station of event.stations) {
         this.#stations.set(station.token, { status: station.status, locks: new Map(station.locks.map((lock) => [lock.lockId, lock.status])) });
       }
     } else if (event.type === 'station.status') {

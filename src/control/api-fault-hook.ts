@@ -14,7 +14,7 @@
  * send no answer, so fastify reports nothing for them: they are reported here, with status 0.
  */
 import type { Socket } from 'node:net';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { ApiInstance } from '../service/build-api.js';
 import type { ApiFaults } from './api-faults.js';
 import type { EventHub } from './event-hub.js';
@@ -69,7 +69,7 @@ export function installApiFaultHook(app: ApiInstance, faults: ApiFaults, hub: Ev
       case 'reset':
         reply.hijack();
         request.raw.socket.destroy();
-        reportUnanswered(hub, request, reply, route, fault);
+        reportUnanswered(hub, reply, { method: request.method, route, fault });
         return;
       case 'hang': {
         reply.hijack();
@@ -79,7 +79,7 @@ export function installApiFaultHook(app: ApiInstance, faults: ApiFaults, hub: Ev
         request.raw.resume();
         socket.once('close', () => {
           hung.delete(socket);
-          reportUnanswered(hub, request, reply, route, fault);
+          reportUnanswered(hub, reply, { method: request.method, route, fault });
         });
         return;
       }
@@ -107,7 +107,7 @@ function answer(reply: FastifyReply, fault: ApiFault): void {
 }
 
 /** The `api.request` of a request that got no answer: status 0. */
-function reportUnanswered(hub: EventHub, request: FastifyRequest, reply: FastifyReply, route: string, fault: ApiFault): void {
+function reportUnanswered(hub: EventHub, reply: FastifyReply, { method, route, fault }: { method: string; route: string; fault: ApiFault }): void {
   if (!hub.wantsRequests) return;
-  hub.request({ method: request.method, route, status: 0, ms: Math.max(0, Math.round(reply.elapsedTime)), fault: fault.id });
+  hub.request({ method, route, status: 0, ms: Math.max(0, Math.round(reply.elapsedTime)), fault: fault.id });
 }

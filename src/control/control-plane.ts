@@ -122,7 +122,7 @@ function routeTarget(params: unknown, stationOf: (token: string) => Fixture['sta
   const station = stationOf(token);
   if (!station && !mayTell(token)) return {};
   const knownLock = typeof lockId === 'string' && station?.locks.some((lock) => lock.lockId === lockId) === true;
-  return { token, ...(knownLock || mayTell(lockId) ? { lockId: lockId as string } : {}) };
+  return { token, ...(knownLock || mayTell(lockId) ? { lockId } : {}) };
 }
 
 /**

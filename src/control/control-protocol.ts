@@ -67,7 +67,6 @@ export type FleetRequest = Static<typeof FleetRequestSchema>;
 export type SimEvent = Static<typeof SimEventSchema>;
 export type SimFaultEvent = Static<typeof SimFaultEventSchema>;
 export type SimLockPhaseEvent = Static<typeof SimLockPhaseEventSchema>;
-export type SimJudgeFindingEvent = Static<typeof SimJudgeFindingEventSchema>;
 /** The answer to a control request. */
 export type ControlReply =
   | { requestId: string; ok: true; station: StationSnapshot; fault?: Fault }

@@ -68,6 +68,24 @@ export interface StartedControl {
   stop(): Promise<void>;
 }
 
+/**
+ * Each refusal by the broker as a `broker.refused` event; returns what stops it. Already
+ * rate-limited by the broker (at most 20 a second), so a flood of refusals cannot flood the stream.
+ */
+function forwardRefusals(refusals: BrokerRefusals, hub: EventHub): () => void {
+  return refusals.onRefused((refusal, counts) =>
+    hub.emit({
+      type: 'broker.refused',
+      kind: refusal.kind,
+      ...(refusal.identity === undefined ? {} : { identity: refusal.identity }),
+      ...(refusal.clientId === undefined ? {} : { clientId: refusal.clientId }),
+      ...(refusal.topic === undefined ? {} : { topic: refusal.topic }),
+      reason: refusal.reason,
+      counts,
+    }),
+  );
+}
+
 export async function startControl(options: ControlOptions): Promise<StartedControl> {
   const hub = new EventHub({ fixture: options.fixture, clock: options.clock });
   // Listening from the start, before the fleet and the API: every command and request is journalled.
@@ -94,19 +112,8 @@ export async function startControl(options: ControlOptions): Promise<StartedCont
   // broker retains after the reconnect. Through the broker's tap, nothing passes the session
   // and the tap replays nothing, so there is nothing to forget and nothing would come back.
   if (!options.tap) channel.onConnectionChange(() => hub.readiness.forgetStatuses());
-  // Already rate-limited by the broker (at most 20 a second), so a flood of refusals cannot flood the stream.
   const refusals = options.brokerRefusals;
-  const unlistenRefusals = refusals?.onRefused((refusal, counts) =>
-    hub.emit({
-      type: 'broker.refused',
-      kind: refusal.kind,
-      ...(refusal.identity === undefined ? {} : { identity: refusal.identity }),
-      ...(refusal.clientId === undefined ? {} : { clientId: refusal.clientId }),
-      ...(refusal.topic === undefined ? {} : { topic: refusal.topic }),
-      reason: refusal.reason,
-      counts,
-    }),
-  );
+  const unlistenRefusals = refusals ? forwardRefusals(refusals, hub) : undefined;
   let scenario: StartedScenario | undefined;
   let ownStations: readonly { readonly refusal: string | undefined }[] = [];
   // Counted when health is asked, not as refusals happen: nothing is paid while nobody asks.

@@ -400,5 +400,6 @@ export type SimStreamEvent = Static<typeof SimStreamEventSchema>;
  * `tsc`. (True when each is assignable to the other.)
  */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** @public Imported by nobody: exported only so that the check is not an unused type. */
 export type SnapshotMatchesWire = Assert<Same<StationSnapshot, SimStation>>;
 type Assert<T extends true> = T;

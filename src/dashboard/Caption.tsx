@@ -27,10 +27,13 @@ export interface CaptionState {
 
 /** A narrated story the dashboard shows and steers. */
 export interface CaptionSource {
-  /** The state now; the same object until it changes (React compares it by identity). */
-  current(): CaptionState;
-  /** Calls `listener` after each change; returns the unsubscribe function. */
-  subscribe(listener: () => void): () => void;
+  /**
+   * The state now; the same object until it changes (React compares it by identity). A function
+   * property, not a method: React calls it detached.
+   */
+  current: () => CaptionState;
+  /** Calls `listener` after each change; returns the unsubscribe function. Called detached, as `current`. */
+  subscribe: (listener: () => void) => () => void;
   /** `space`: pause, or resume. */
   togglePause(): void;
   /** `n`: the next step now. */

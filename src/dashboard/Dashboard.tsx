@@ -19,7 +19,7 @@ import { HelpOverlay } from './HelpOverlay.js';
 import { MIN_COLUMNS, MIN_ROWS } from './layout.js';
 import { StationDetail } from './StationDetail.js';
 import { AddressLine, Footer, Header, StatusLine } from './StatusLines.js';
-import { useDashboardModel } from './use-dashboard-model.js';
+import { useDashboardModel, type DashboardModel } from './use-dashboard-model.js';
 
 export type { DashboardProps } from './dashboard-props.js';
 
@@ -34,7 +34,7 @@ export function Dashboard(props: DashboardProps) {
 function DashboardScreen(props: DashboardProps) {
   const { store, icons } = props;
   const model = useDashboardModel(props);
-  const { view, layout, now, selection, choice, tableHeight } = model;
+  const { view, layout, now, selection, choice } = model;
   const { tokens, station, lockIndex } = selection;
   if (!layout.fits) {
     // Keys still work (q quits), and the full screen comes back as soon as the terminal grows.
@@ -82,39 +82,7 @@ function DashboardScreen(props: DashboardProps) {
         <HelpOverlay height={model.bodyHeight} icons={icons} top={view.helpTop} />
       ) : (
         <>
-          {/* The table, or a panel in its place. */}
-          {view.panel === 'faults' ? (
-            <FaultMenu
-              station={station}
-              lockId={station?.locks[lockIndex]?.lockId}
-              scope={view.faultScope}
-              apiFaults={model.apiFaults}
-              height={tableHeight}
-              width={layout.width}
-            />
-          ) : view.panel === 'info' ? (
-            <InfoPanel addresses={model.addresses} notices={model.notices} accounts={model.accounts} account={view.account} height={tableHeight} />
-          ) : view.panel === 'overview' ? (
-            <FleetOverview
-              overview={store.overview()}
-              latency={summariseLatencies(latencies, now, Math.max(1, tableHeight - 6))}
-              slots={latencySlots(latencies, now, 20)}
-              icons={icons}
-              height={tableHeight}
-              width={layout.width}
-            />
-          ) : (
-            <FleetTable
-              rows={model.windowRows}
-              tokens={model.windowTokens}
-              selectedRow={model.selectedRow}
-              columns={model.tableColumns}
-              height={layout.tableRows}
-              icons={icons}
-              now={now}
-              stale={model.stale}
-            />
-          )}
+          <MainPanel model={model} store={store} icons={icons} />
           <StationDetail
             station={station}
             lockIndex={lockIndex}
@@ -127,7 +95,7 @@ function DashboardScreen(props: DashboardProps) {
             width={layout.width}
           />
           <Text wrap="truncate" dimColor>
-            {logTitle(layout.width, view.logSearch, model.logEntries.length, store.log.entries.length, model.back)}
+            {logTitle(layout.width, { search: view.logSearch, matching: model.logEntries.length, total: store.log.entries.length, back: model.back })}
           </Text>
           <EventLog entries={model.shownLog} width={layout.width} height={layout.logRows} showClock={layout.showClock} />
         </>
@@ -137,8 +105,54 @@ function DashboardScreen(props: DashboardProps) {
   );
 }
 
+/** The table, or a panel in its place: the fault menu, the info panel or the fleet overview. */
+function MainPanel({ model, store, icons }: { model: DashboardModel; store: DashboardProps['store']; icons: DashboardProps['icons'] }) {
+  const { view, layout, now, selection, tableHeight } = model;
+  const { station, lockIndex } = selection;
+  const latencies = store.log.latencies;
+  if (view.panel === 'faults') {
+    return (
+      <FaultMenu
+        station={station}
+        lockId={station?.locks[lockIndex]?.lockId}
+        scope={view.faultScope}
+        apiFaults={model.apiFaults}
+        height={tableHeight}
+        width={layout.width}
+      />
+    );
+  }
+  if (view.panel === 'info') {
+    return <InfoPanel addresses={model.addresses} notices={model.notices} accounts={model.accounts} account={view.account} height={tableHeight} />;
+  }
+  if (view.panel === 'overview') {
+    return (
+      <FleetOverview
+        overview={store.overview()}
+        latency={summariseLatencies(latencies, now, Math.max(1, tableHeight - 6))}
+        slots={latencySlots(latencies, now, 20)}
+        icons={icons}
+        height={tableHeight}
+        width={layout.width}
+      />
+    );
+  }
+  return (
+    <FleetTable
+      rows={model.windowRows}
+      tokens={model.windowTokens}
+      selectedRow={model.selectedRow}
+      columns={model.tableColumns}
+      height={layout.tableRows}
+      icons={icons}
+      now={now}
+      stale={model.stale}
+    />
+  );
+}
+
 /** `── events ─── search "ST-1005": 3 of 120 · 5 newer ([ ] scroll) ───`. */
-export function logTitle(width: number, search: string, matching: number, total: number, back: number): string {
+export function logTitle(width: number, { search, matching, total, back }: { search: string; matching: number; total: number; back: number }): string {
   const parts = [
     ...(search === '' ? [] : [`search "${search}": ${matching} of ${total}`]),
     ...(back === 0 ? [] : [`${back} newer below (] or Esc)`]),

@@ -1,5 +1,4 @@
 /** The lines around the fleet: counts and account, addresses, connection progress or stream state, key hints. */
-import type { ReactNode } from 'react';
 import { Text } from './Text.js';
 import type { StreamState } from '../client/control-client.js';
 import type { HealthProgress } from './use-health-progress.js';

@@ -268,14 +268,14 @@ export class ActivityLog {
         return;
       case 'command.acked': {
         const from = before?.locks.find((lock) => lock.lockId === event.lockId)?.pending ?? null;
-        this.#commandStep(event, at, 'acked', 'acked', event.ms, { from, to: event.pending });
+        this.#commandStep(event, at, { stage: 'acked', label: 'acked', ms: event.ms, phase: { from, to: event.pending } });
         return;
       }
       case 'command.rejected':
-        this.#commandStep(event, at, 'rejected', `rejected: ${event.reason}`, event.ms);
+        this.#commandStep(event, at, { stage: 'rejected', label: `rejected: ${event.reason}`, ms: event.ms });
         return;
       case 'command.timeout':
-        this.#commandStep(event, at, 'timeout', 'timed out', event.ms);
+        this.#commandStep(event, at, { stage: 'timeout', label: 'timed out', ms: event.ms });
         return;
       case 'lock.state': {
         // The station's time of the change; the event's own time is when it reached the server.
@@ -399,10 +399,7 @@ export class ActivityLog {
   #commandStep(
     event: { token: string; lockId: string; commandId: string },
     eventAt: number,
-    stage: 'acked' | 'rejected' | 'timeout',
-    label: string,
-    ms: number | undefined,
-    phase?: PhaseChange,
+    { stage, label, ms, phase }: { stage: 'acked' | 'rejected' | 'timeout'; label: string; ms: number | undefined; phase?: PhaseChange },
   ): void {
     const { token, lockId, commandId } = event;
     const id = this.#byCommand.get(commandId);

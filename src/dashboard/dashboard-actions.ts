@@ -112,8 +112,40 @@ export interface DashboardActions {
   clearApiFaults(): Promise<void>;
 }
 
+/** `u`: unlocks as the chosen account, or as one that can reach the station; says so when none can. */
+async function unlockAsAccount(
+  { store, accounts }: DashboardActionsOptions,
+  { token, lockId, chosen }: { token: string; lockId: string; chosen: number },
+): Promise<void> {
+  const choice = accountFor(accounts, chosen, token);
+  const account = choice.account;
+  if (!account) {
+    store.note(
+      accounts.length === 0
+        ? 'no account to unlock as: start the dashboard with --email and STATION_SIM_PASSWORD'
+        : `no account of the fixture can reach ${token}: nothing to unlock as`,
+      'warn',
+    );
+    return;
+  }
+  const id = store.beginUnlock(token, lockId, choice.chosenCannot ? account.email : undefined);
+  try {
+    const result = await account.unlock(token, lockId);
+    // A station of the fleet the API calls unknown is one this account may not reach: a fact of
+    // the fixture the presenter should see as such, not a failure that looks like a bug.
+    if (!result.success && result.message === 'Station not found' && store.get(token)) {
+      const how = accounts.length > 1 ? 'a: switch account' : 'not one of its stations';
+      store.finishUnlock(id, { success: false, message: `${accountName(account)} cannot reach ${token} (${how})`, unreachable: true });
+    } else {
+      store.finishUnlock(id, result);
+    }
+  } catch (error) {
+    store.finishUnlock(id, { success: false, message: describeUnlockError(error) });
+  }
+}
+
 export function createDashboardActions(options: DashboardActionsOptions): DashboardActions {
-  const { control, store, accounts } = options;
+  const { control, store } = options;
   const drainBelow = options.drainBelowCutoffV ?? 0.3;
 
   const run = async (token: string, what: string, echoes: readonly ActionEcho[], call: () => Promise<SimStation | undefined>): Promise<void> => {
@@ -138,32 +170,8 @@ export function createDashboardActions(options: DashboardActionsOptions): Dashbo
   };
 
   return {
-    async unlock(token, lockId, chosen) {
-      const choice = accountFor(accounts, chosen, token);
-      const account = choice.account;
-      if (!account) {
-        store.note(
-          accounts.length === 0
-            ? 'no account to unlock as: start the dashboard with --email and STATION_SIM_PASSWORD'
-            : `no account of the fixture can reach ${token}: nothing to unlock as`,
-          'warn',
-        );
-        return;
-      }
-      const id = store.beginUnlock(token, lockId, choice.chosenCannot ? account.email : undefined);
-      try {
-        const result = await account.unlock(token, lockId);
-        // A station of the fleet the API calls unknown is one this account may not reach: a fact of
-        // the fixture the presenter should see as such, not a failure that looks like a bug.
-        if (!result.success && result.message === 'Station not found' && store.get(token)) {
-          const how = accounts.length > 1 ? 'a: switch account' : 'not one of its stations';
-          store.finishUnlock(id, { success: false, message: `${accountName(account)} cannot reach ${token} (${how})`, unreachable: true });
-        } else {
-          store.finishUnlock(id, result);
-        }
-      } catch (error) {
-        store.finishUnlock(id, { success: false, message: describeUnlockError(error) });
-      }
+    unlock(token, lockId, chosen) {
+      return unlockAsAccount(options, { token, lockId, chosen });
     },
     toggleConnection(station) {
       const online = station.status !== 'online';

@@ -67,7 +67,7 @@ export function reduceKey(view: ViewState, input: string, key: Key, context: Key
   if (input === 'a') return only({ ...view, account: context.accountCount === 0 ? 0 : (view.account + 1) % context.accountCount });
   if (input === 'f' || input === 'i' || input === 's') return togglePanel(view, input === 'f' ? 'faults' : input === 'i' ? 'info' : 'overview');
   const selection = context.selectionOf(view);
-  return (view.panel === 'faults' ? onFaultKey(view, input, selection) : undefined) ?? onSelectionKey(view, input, key, selection, context.layout);
+  return (view.panel === 'faults' ? onFaultKey(view, input, selection) : undefined) ?? onSelectionKey(view, { input, key }, selection, context.layout);
 }
 
 function only(view: ViewState): KeyResult {
@@ -114,7 +114,7 @@ function onFaultKey(view: ViewState, input: string, { station, lockIndex }: Sele
 }
 
 /** Moving through the list and its locks, and the actions on the selected station and lock. */
-function onSelectionKey(view: ViewState, input: string, key: Key, selection: Selection, layout: ScreenLayout): KeyResult {
+function onSelectionKey(view: ViewState, { input, key }: { input: string; key: Key }, selection: Selection, layout: ScreenLayout): KeyResult {
   const { tokens, index, station, lockIndex: lock } = selection;
   const page = layout.tableRows;
   const select = (at: number): KeyResult => {

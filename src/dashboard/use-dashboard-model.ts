@@ -66,6 +66,20 @@ export interface DashboardModel {
   back: number;
 }
 
+/**
+ * The rows of the table in view. The first row in view moves only as far as needed to keep the
+ * selection in view; a ref keeps it between renders, since it follows from the selection rather
+ * than being state of its own.
+ */
+function useTableWindow(list: readonly string[], selectedIndex: number, tableRows: number, store: DashboardProps['store']) {
+  const topRef = useRef(0);
+  const top = scrollTop(topRef.current, selectedIndex, tableRows, list.length);
+  topRef.current = top;
+  const windowTokens = list.slice(top, top + tableRows);
+  const windowRows = windowTokens.map((token) => store.get(token));
+  return { top, windowTokens, windowRows };
+}
+
 export function useDashboardModel(props: DashboardProps): DashboardModel {
   const { control, store, clock } = props;
   // Subscribes this component to the store: it re-renders when a batch of changes is flushed.
@@ -94,15 +108,9 @@ export function useDashboardModel(props: DashboardProps): DashboardModel {
   layoutRef.current = layout;
   const selection = resolveSelection(view, tokensFor(view.filter), store);
   const { tokens: list, index: selectedIndex, token: selectedToken, station } = selection;
-  useStationRefresh(control, store, selectedToken, clock, props.detailRefreshMs ?? 1000);
+  useStationRefresh(control, store, selectedToken, { clock, everyMs: props.detailRefreshMs ?? 1000 });
 
-  // The first row in view moves only as far as needed to keep the selection in view; a ref keeps
-  // it between renders, since it follows from the selection rather than being state of its own.
-  const topRef = useRef(0);
-  const top = scrollTop(topRef.current, selectedIndex, layout.tableRows, list.length);
-  topRef.current = top;
-  const windowTokens = list.slice(top, top + layout.tableRows);
-  const windowRows = windowTokens.map((token) => store.get(token));
+  const { top, windowTokens, windowRows } = useTableWindow(list, selectedIndex, layout.tableRows, store);
   // One object per width, so rows whose station did not change skip their redraw (they are memo'd).
   const maxTokenLength = store.maxTokenLength;
   const columnsOfTable = useMemo(() => tableColumns(layout.width, maxTokenLength), [layout.width, maxTokenLength]);

@@ -8,7 +8,12 @@ import type { FleetStore } from './fleet-store.js';
  * but not faults, timers or the battery model, which the detail pane shows, so the selected
  * station is fetched shortly after it is selected and then every `everyMs`.
  */
-export function useStationRefresh(control: DashboardControl, store: FleetStore, token: string | undefined, clock: Clock, everyMs: number): void {
+export function useStationRefresh(
+  control: DashboardControl,
+  store: FleetStore,
+  token: string | undefined,
+  { clock, everyMs }: { clock: Clock; everyMs: number },
+): void {
   useEffect(() => {
     if (token === undefined) return;
     let timer: TimerHandle | undefined;

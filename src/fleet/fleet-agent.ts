@@ -52,6 +52,35 @@ export interface StartedFleetAgent {
   stop(): Promise<void>;
 }
 
+/** What `StartedFleetAgent.readRetained` does, on the agent's client. */
+async function readRetained(client: MqttClient, filters: readonly string[], timeoutMs: number): Promise<{ topic: string; payload: Buffer }[]> {
+  if (filters.length === 0 || !client.connected) return [];
+  const marker = SIM_TOPICS.reply(`retained-${randomUUID()}`);
+  const found: { topic: string; payload: Buffer }[] = [];
+  let markerBack: () => void = () => undefined;
+  const back = new Promise<void>((resolve) => (markerBack = resolve));
+  const onMessage = (topic: string, payload: Buffer, packet: { retain?: boolean }): void => {
+    if (topic === marker) markerBack();
+    // Only a subscription made now delivers with the flag (the agent's others are from its start);
+    // the caller routes each topic by its own templates.
+    else if (packet.retain && payload.length > 0) found.push({ topic, payload });
+  };
+  client.on('message', onMessage);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await client.subscribeAsync([...filters, marker], { qos: 1 });
+    // The broker answers a client's packets in order: the retained messages of the SUBSCRIBE
+    // are sent before the marker published after it comes back.
+    await client.publishAsync(marker, 'retained-read', { qos: 1 });
+    await Promise.race([back, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await client.unsubscribeAsync([...filters, marker]).catch(() => undefined);
+  } finally {
+    if (timer) clearTimeout(timer);
+    client.off('message', onMessage);
+  }
+  return found;
+}
+
 export async function startFleetAgent(options: FleetAgentOptions): Promise<StartedFleetAgent> {
   const client: MqttClient = createMqttClient(options.transport, {
     ...(options.identity ?? { clientId: `station-sim-agent-${randomUUID()}` }),
@@ -128,33 +157,7 @@ export async function startFleetAgent(options: FleetAgentOptions): Promise<Start
       const qos = 'type' in event && event.type === 'judge.finding' ? 1 : 0;
       client.publish(SIM_TOPICS.events(token), JSON.stringify(event), { qos });
     },
-    readRetained: async (filters, timeoutMs = 2000) => {
-      if (filters.length === 0 || !client.connected) return [];
-      const marker = SIM_TOPICS.reply(`retained-${randomUUID()}`);
-      const found: { topic: string; payload: Buffer }[] = [];
-      let markerBack: () => void = () => undefined;
-      const back = new Promise<void>((resolve) => (markerBack = resolve));
-      const onMessage = (topic: string, payload: Buffer, packet: { retain?: boolean }): void => {
-        if (topic === marker) markerBack();
-        // Only a subscription made now delivers with the flag (the agent's others are from its start);
-        // the caller routes each topic by its own templates.
-        else if (packet.retain && payload.length > 0) found.push({ topic, payload });
-      };
-      client.on('message', onMessage);
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await client.subscribeAsync([...filters, marker], { qos: 1 });
-        // The broker answers a client's packets in order: the retained messages of the SUBSCRIBE
-        // are sent before the marker published after it comes back.
-        await client.publishAsync(marker, 'retained-read', { qos: 1 });
-        await Promise.race([back, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-        await client.unsubscribeAsync([...filters, marker]).catch(() => undefined);
-      } finally {
-        if (timer) clearTimeout(timer);
-        client.off('message', onMessage);
-      }
-      return found;
-    },
+    readRetained: (filters, timeoutMs = 2000) => readRetained(client, filters, timeoutMs),
     watch: (filter) => {
       if (watched.has(filter)) return;
       watched.add(filter);

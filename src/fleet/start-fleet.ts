@@ -7,7 +7,7 @@ import { DEFAULT_MAX_RECONNECT_MS, StationClient, readUnlockCommand, type Comman
 import { FleetReconnect } from '../mqtt/reconnect-policy.js';
 import type { LockPhase } from '../station/station-model.js';
 import { groupTopics } from '../contract/topics.js';
-import { startFleetAgent } from './fleet-agent.js';
+import { startFleetAgent, type StartedFleetAgent } from './fleet-agent.js';
 import { UndeliveredCommands } from './undelivered-commands.js';
 import { heartbeatBudget } from './heartbeat-budget.js';
 import type { SimFaultEvent } from '../control/control-protocol.js';
@@ -126,12 +126,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
   const links = new Map<string, LinkControl>();
   const { identities } = options;
   // Read first: a station whose password cannot be read stops the start before anything connects.
-  const identityOf = new Map<string, ConnectIdentity>();
-  if (identities) {
-    await runBounded(options.stations, concurrency, async (config) => {
-      identityOf.set(config.token, await identities.station(config.token));
-    });
-  }
+  const identityOf = await readStationIdentities(options, concurrency);
   const agentIdentity = options.control === false ? undefined : await identities?.control('agent');
   const judging = options.judge?.enabled !== false;
   // Set once the agent is up; until then no station has been online, so nothing is watched.
@@ -169,25 +164,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     options.onCommand?.(received);
   };
   // One set of callbacks for the whole fleet: each is told its station, so no station holds closures of its own.
-  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => {
-    const received: ReceivedCommand = {
-      token: config.token,
-      lockId: delivery.lockId,
-      qos: delivery.qos,
-      retain: delivery.retain,
-      payload: delivery.payload,
-      command: delivery.command,
-      now: clock.now(),
-      online: delivery.online,
-      onlineSince: delivery.onlineSince,
-      locks: config.locks,
-      commandTtlMs: config.behaviour.commandTtlMs,
-    };
-    // Set, not spread: this runs once per command a station receives.
-    if (delivery.properties !== undefined) received.properties = delivery.properties;
-    if (delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId)) received.fromGateway = true;
-    take(received);
-  };
+  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => take(receivedCommand(delivery, config, clock.now(), options.isGatewayCommand));
   if (agent && judging) {
     undelivered = new UndeliveredCommands({
       agent,
@@ -198,48 +175,11 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       judge: take,
     });
   }
-  const { scale: heartbeatScale } = heartbeatBudget(options.stations, options.maxHeartbeatsPerSecond);
-  const shared = {
-    transport,
-    clock,
-    ...(heartbeatScale === 1 ? {} : { heartbeatScale }),
-    ...(agent
-      ? {
-          onFaultApplied: (event: SimFaultEvent, config: StationConfig) => agent.publishEvent(config.token, event),
-          onLockPhase: (event: LockPhase, config: StationConfig) => agent.publishEvent(config.token, { type: 'lock.phase', ...event }),
-          wantsLockPhases: phasesWanted,
-        }
-      : {}),
-    // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
-    // transcript records what stations receive.
-    ...(judging || options.onCommand ? { onCommand } : {}),
-    ...(undelivered ? { onOnlineChange: undelivered.onOnlineChange } : {}),
-    ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
-    ...(options.mqtt5 === undefined || transport.kind === 'memory' ? {} : { mqtt5: options.mqtt5 }),
-  };
+  const shared = sharedStationOptions(options, { transport, clock, agent, phasesWanted, onCommand: judging || options.onCommand ? onCommand : undefined, undelivered });
   // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot
   // be built or cannot connect) stops it and the stations built so far.
   try {
-    // Once the broker takes one station back after an outage, the others follow within a window.
-    const fleetReconnect = new FleetReconnect({ maxMs: DEFAULT_MAX_RECONNECT_MS });
-    for (const config of options.stations) {
-      const link = linkOf(config, options, clock);
-      if (link) links.set(config.token, link);
-      stations.set(
-        config.token,
-        new StationClient({
-          ...shared,
-          ...(link ? { link } : {}),
-          // In memory the link wraps the broker's acceptor; over the network the station's client shapes its own connection.
-          ...(link && transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(transport.broker) } } : {}),
-          config,
-          ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
-          random: seededRandom(options.seed, config.stationId),
-          reconnectRandom: reconnectRandom(options.seed, config.stationId),
-          fleetReconnect,
-        }),
-      );
-    }
+    buildStations(options, { shared, identityOf, stations, links });
     // Each station holds its own now; the map would otherwise live as long as the fleet's closures.
     identityOf.clear();
     let ready = 0;
@@ -261,39 +201,8 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     judge: judgeLog,
     get: (token) => stations.get(token),
     link: (token) => links.get(token),
-    judgeRetainedCommands: async () => {
-      if (!agent || !judge.enabled || stations.size === 0) return;
-      const { distinct } = groupTopics(options.stations);
-      const retained = await agent.readRetained(distinct.map((topics) => topics.filter('unlock')));
-      if (retained.length === 0) return;
-      const configOf = new Map(options.stations.map((config) => [config.token, config]));
-      for (const { topic, payload } of retained) {
-        const address = distinct.map((topics) => topics.match('unlock', topic)).find((found) => found?.lockId !== undefined);
-        const station = address && stations.get(address.token);
-        const config = address && configOf.get(address.token);
-        if (!address || !station || !config) continue;
-        const received: ReceivedCommand = {
-          token: address.token,
-          lockId: address.lockId!,
-          qos: 1,
-          retain: true,
-          payload,
-          command: readUnlockCommand(payload),
-          now: clock.now(),
-          online: station.connected,
-          onlineSince: undefined,
-          locks: config.locks,
-          commandTtlMs: config.behaviour.commandTtlMs,
-        };
-        // Recorded too, as a retained delivery, so `transcript judge` finds it again.
-        if (judge.observeRetainedAtStop(received)) options.onCommand?.(received);
-      }
-    },
-    onlineCount: () => {
-      let count = 0;
-      for (const station of stations.values()) if (station.connected) count += 1;
-      return count;
-    },
+    judgeRetainedCommands: () => judgeRetainedCommands(options, { agent, judge, stations, clock }),
+    onlineCount: () => countConnected(stations),
     stop,
   };
 }
@@ -325,4 +234,142 @@ async function runBounded<T>(items: T[], limit: number, task: (item: T) => Promi
 function linkOf(config: StationConfig, options: FleetOptions, clock: Clock): LinkControl | undefined {
   if (config.behaviour.link === undefined) return undefined;
   return new LinkControl({ conditions: config.behaviour.link, clock, draw: linkDraw(options.seed, config.stationId) });
+}
+
+/** What `StartedFleet.judgeRetainedCommands` does, for the fleet's agent, judge and stations. */
+async function judgeRetainedCommands(
+  options: FleetOptions,
+  { agent, judge, stations, clock }: { agent: StartedFleetAgent | undefined; judge: ServiceJudge; stations: Map<string, StationClient>; clock: Clock },
+): Promise<void> {
+  if (!agent || !judge.enabled || stations.size === 0) return;
+  const { distinct } = groupTopics(options.stations);
+  const retained = await agent.readRetained(distinct.map((topics) => topics.filter('unlock')));
+  if (retained.length === 0) return;
+  const configOf = new Map(options.stations.map((config) => [config.token, config]));
+  for (const { topic, payload } of retained) {
+    const address = distinct.map((topics) => topics.match('unlock', topic)).find((found) => found?.lockId !== undefined);
+    const station = address && stations.get(address.token);
+    const config = address && configOf.get(address.token);
+    if (!address || !station || !config) continue;
+    const received: ReceivedCommand = {
+      token: address.token,
+      lockId: address.lockId!,
+      qos: 1,
+      retain: true,
+      payload,
+      command: readUnlockCommand(payload),
+      now: clock.now(),
+      online: station.connected,
+      onlineSince: undefined,
+      locks: config.locks,
+      commandTtlMs: config.behaviour.commandTtlMs,
+    };
+    // Recorded too, as a retained delivery, so `transcript judge` finds it again.
+    if (judge.observeRetainedAtStop(received)) options.onCommand?.(received);
+  }
+}
+
+function countConnected(stations: Map<string, StationClient>): number {
+  let count = 0;
+  for (const station of stations.values()) if (station.connected) count += 1;
+  return count;
+}
+
+/** Every station's identity, read before anything connects; empty without `identities`. */
+async function readStationIdentities(options: FleetOptions, concurrency: number): Promise<Map<string, ConnectIdentity>> {
+  const { identities } = options;
+  const identityOf = new Map<string, ConnectIdentity>();
+  if (identities) {
+    await runBounded(options.stations, concurrency, async (config) => {
+      identityOf.set(config.token, await identities.station(config.token));
+    });
+  }
+  return identityOf;
+}
+
+/** A command as a station received it, for the judge and the transcript. Runs once per command a station receives. */
+function receivedCommand(delivery: CommandDelivery, config: StationConfig, now: number, isGatewayCommand: FleetOptions['isGatewayCommand']): ReceivedCommand {
+  const received: ReceivedCommand = {
+    token: config.token,
+    lockId: delivery.lockId,
+    qos: delivery.qos,
+    retain: delivery.retain,
+    payload: delivery.payload,
+    command: delivery.command,
+    now,
+    online: delivery.online,
+    onlineSince: delivery.onlineSince,
+    locks: config.locks,
+    commandTtlMs: config.behaviour.commandTtlMs,
+  };
+  // Set, not spread: this runs once per command a station receives.
+  if (delivery.properties !== undefined) received.properties = delivery.properties;
+  if (delivery.command !== undefined && isGatewayCommand?.(delivery.command.commandId)) received.fromGateway = true;
+  return received;
+}
+
+/** The options every station of the fleet shares: one set of callbacks, each told its station. */
+function sharedStationOptions(
+  options: FleetOptions,
+  { transport, clock, agent, phasesWanted, onCommand, undelivered }: {
+    transport: MqttTransport;
+    clock: Clock;
+    agent: StartedFleetAgent | undefined;
+    phasesWanted: () => boolean;
+    onCommand: ((delivery: CommandDelivery, config: StationConfig) => void) | undefined;
+    undelivered: UndeliveredCommands | undefined;
+  },
+) {
+  const { scale: heartbeatScale } = heartbeatBudget(options.stations, options.maxHeartbeatsPerSecond);
+  return {
+    transport,
+    clock,
+    ...(heartbeatScale === 1 ? {} : { heartbeatScale }),
+    ...(agent
+      ? {
+          onFaultApplied: (event: SimFaultEvent, config: StationConfig) => agent.publishEvent(config.token, event),
+          onLockPhase: (event: LockPhase, config: StationConfig) => agent.publishEvent(config.token, { type: 'lock.phase', ...event }),
+          wantsLockPhases: phasesWanted,
+        }
+      : {}),
+    // `judge.enabled: false` (the bench's judge-off half) leaves the station with no hook unless a
+    // transcript records what stations receive.
+    ...(onCommand ? { onCommand } : {}),
+    ...(undelivered ? { onOnlineChange: undelivered.onOnlineChange } : {}),
+    ...(options.keepaliveSeconds === undefined ? {} : { keepaliveSeconds: options.keepaliveSeconds }),
+    ...(options.mqtt5 === undefined || transport.kind === 'memory' ? {} : { mqtt5: options.mqtt5 }),
+  };
+}
+
+/** Builds a client for each station of the fixture into `stations` (and its link into `links`), none started. */
+function buildStations(
+  options: FleetOptions,
+  { shared, identityOf, stations, links }: {
+    shared: ReturnType<typeof sharedStationOptions>;
+    identityOf: Map<string, ConnectIdentity>;
+    stations: Map<string, StationClient>;
+    links: Map<string, LinkControl>;
+  },
+): void {
+  const { transport, clock } = shared;
+  // Once the broker takes one station back after an outage, the others follow within a window.
+  const fleetReconnect = new FleetReconnect({ maxMs: DEFAULT_MAX_RECONNECT_MS });
+  for (const config of options.stations) {
+    const link = linkOf(config, options, clock);
+    if (link) links.set(config.token, link);
+    stations.set(
+      config.token,
+      new StationClient({
+        ...shared,
+        ...(link ? { link } : {}),
+        // In memory the link wraps the broker's acceptor; over the network the station's client shapes its own connection.
+        ...(link && transport.kind === 'memory' ? { transport: { kind: 'memory', broker: link.acceptor(transport.broker) } } : {}),
+        config,
+        ...(identityOf.has(config.token) ? { identity: identityOf.get(config.token)! } : {}),
+        random: seededRandom(options.seed, config.stationId),
+        reconnectRandom: reconnectRandom(options.seed, config.stationId),
+        fleetReconnect,
+      }),
+    );
+  }
 }

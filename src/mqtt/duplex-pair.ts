@@ -7,7 +7,6 @@
 import { Duplex } from 'node:stream';
 
 export function duplexPair(): [Duplex, Duplex] {
-  let left: Duplex;
   let right: Duplex;
   // Backpressure: a write completes once the peer has room again, so a slow reader slows the writer
   // instead of buffering without bound.
@@ -43,7 +42,7 @@ export function duplexPair(): [Duplex, Duplex] {
         callback(error);
       },
     });
-  left = make(() => right);
+  const left = make(() => right);
   right = make(() => left);
   return [left, right];
 }

@@ -96,6 +96,22 @@ const MAX_READS = 64;
  * connects as before: a client id of its own and whatever credentials the broker URL carries.
  * The CA and the service and control certificates are read here, once; a missing one fails now.
  */
+/**
+ * The TLS settings every client shares: the broker's CA (read now, and only for a secure broker),
+ * the server name to check, and whether not to check.
+ */
+async function brokerTlsOf(options: IdentitiesOptions, fromFixture: (path: string) => string, certs: string | undefined): Promise<BrokerTls> {
+  const { settings } = options;
+  const overrides = options.overrides ?? {};
+  const tlsSettings: BrokerTls = {};
+  const caPath = overrides.ca ?? (settings.tls?.ca === undefined ? undefined : fromFixture(settings.tls.ca)) ?? (certs && resolve(certs, 'ca.crt'));
+  if (options.secure === true && caPath !== undefined) tlsSettings.ca = await readPem(caPath, 'the broker CA');
+  const servername = overrides.servername ?? settings.tls?.serverName;
+  if (servername !== undefined) tlsSettings.servername = servername;
+  if (overrides.insecure) tlsSettings.insecure = true;
+  return tlsSettings;
+}
+
 export async function loadIdentities(options: IdentitiesOptions): Promise<MqttIdentities> {
   const { settings } = options;
   const overrides = options.overrides ?? {};
@@ -109,12 +125,7 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
   const secure = options.secure === true;
   const reads = new Limit(MAX_READS);
 
-  const tlsSettings: BrokerTls = {};
-  const caPath = overrides.ca ?? (settings.tls?.ca === undefined ? undefined : fromFixture(settings.tls.ca)) ?? (certs && resolve(certs, 'ca.crt'));
-  if (secure && caPath !== undefined) tlsSettings.ca = await readPem(caPath, 'the broker CA');
-  const servername = overrides.servername ?? settings.tls?.serverName;
-  if (servername !== undefined) tlsSettings.servername = servername;
-  if (overrides.insecure) tlsSettings.insecure = true;
+  const tlsSettings = await brokerTlsOf(options, fromFixture, certs);
 
   const declared = (role: MqttRole): MqttIdentity => settings.identities?.[role] ?? {};
   const templates = identityTemplates(settings);
@@ -189,11 +200,6 @@ export async function loadIdentities(options: IdentitiesOptions): Promise<MqttId
     service: () => shared('service', randomHex(4)),
     control: (part) => (part === 'agent' ? shared('agent', randomUUID()) : shared('control', randomHex(4))),
   };
-}
-
-/** The identities of a process with no fixture `mqtt` section and no TLS options: as before this module. */
-export function plainIdentities(): Promise<MqttIdentities> {
-  return loadIdentities({ settings: {}, fixtureSource: '<none>' });
 }
 
 async function readText(path: string, what: string): Promise<string> {

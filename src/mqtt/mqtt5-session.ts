@@ -212,7 +212,7 @@ export class Mqtt5Session extends EventEmitter implements MqttSession {
         }
         resolve(
           topics.map((topic, i) => {
-            const code = typeof codes[i] === 'number' ? (codes[i] as number) : (codes[i] as { qos: number }).qos;
+            const code = typeof codes[i] === 'number' ? codes[i] : (codes[i] as { qos: number }).qos;
             return code >= 0x80 ? { topic, qos: 128, reasonCode: code } : { topic, qos: code };
           }),
         );

@@ -133,7 +133,7 @@ export interface CommandDelivery {
 /** Request/response replies waiting for their ack, at most (a dropped command leaves its entry). */
 const MAX_PENDING_REPLIES = 64;
 
-export { SHORT_SESSION_MS, TAKEN_OVER_AFTER, type StationLinkEvent } from './session-watch.js';
+export { TAKEN_OVER_AFTER, type StationLinkEvent } from './session-watch.js';
 
 /**
  * A delivery on an unlock topic read as a command, or undefined when it is not one. A command is
@@ -413,7 +413,7 @@ export class StationClient implements RecoveringStation {
 
   #expectReply(commandId: string, responseTopic: string, correlationData: Buffer | undefined): void {
     const replies = (this.#replies ??= new Map());
-    if (replies.size >= MAX_PENDING_REPLIES) replies.delete(replies.keys().next().value!);
+    if (replies.size >= MAX_PENDING_REPLIES) replies.delete(replies.keys().next().value);
     replies.set(commandId, correlationData === undefined ? { responseTopic } : { responseTopic, correlationData });
   }
 

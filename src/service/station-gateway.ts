@@ -26,9 +26,8 @@ import { PLAUSIBILITY_LIMITS, RefusalCounter, checkAck, checkLockState, checkSta
 import { systemServiceClock, type ServiceClock } from './service-clock.js';
 import { silentLogger, type ServiceLogger } from './service-logger.js';
 
-export type { UnlockOutcome, UnlockFailure } from './gateway/unlock-outcome.js';
-export { UNLOCK_FAILURES, OUTCOME_UNKNOWN } from './gateway/unlock-outcome.js';
-export { REFUSAL_REASONS, type RefusalReason } from './gateway/plausibility.js';
+export type { UnlockOutcome } from './gateway/unlock-outcome.js';
+export type { RefusalReason } from './gateway/plausibility.js';
 
 
 /** How long the gateway waits for its CONNACK before it takes the broker as unreachable. */

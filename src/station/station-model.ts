@@ -531,7 +531,7 @@ export class StationModel {
   }
 
   #remember(key: string, ack: AckPayload): void {
-    const seen = (this.#seenCommands ??= new Map());
+    const seen = (this.#seenCommands ??= new Map<string, AckPayload>());
     seen.set(key, ack);
     if (seen.size > this.#rememberedCommands) {
       const oldest = seen.keys().next().value;

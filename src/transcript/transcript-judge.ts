@@ -52,7 +52,6 @@ export class TranscriptJudge {
   #recordedSettings: JudgeSettings | undefined;
   #service: ServiceJudge | undefined;
   #client: ClientJudge | undefined;
-  #settings: JudgeSettings | undefined;
   readonly #log = new JudgeLog();
   #judged = 0;
   #requests = 0;

@@ -61,10 +61,13 @@ export interface TranscriptOptions {
 
 export interface StartedTranscript {
   readonly path: string;
-  /** Records a command a station of `fleetStations` received (give it to the fleet's `onCommand`). */
-  recordCommand(command: ReceivedCommand): void;
+  /**
+   * Records a command a station of `fleetStations` received (give it to the fleet's `onCommand`).
+   * This and `recordClientRequest` are function properties: they are handed on detached.
+   */
+  recordCommand: (command: ReceivedCommand) => void;
   /** Records a `/v1` request as the client judge saw it (a `client` entry; the token fingerprint becomes an alias). */
-  recordClientRequest(observation: ClientObservation): void;
+  recordClientRequest: (observation: ClientObservation) => void;
   stop(): Promise<void>;
 }
 
@@ -196,7 +199,7 @@ function mqttEntry(message: ContractMessage, t: string): TranscriptEntry | undef
   } catch {
     // A malformed payload is recorded as the text it was: that may be the bug being hunted.
   }
-  const commandId = typeof payload === 'object' && payload !== null && 'commandId' in payload ? String((payload as { commandId: unknown }).commandId) : undefined;
+  const commandId = typeof payload === 'object' && payload !== null && 'commandId' in payload ? String(payload.commandId) : undefined;
   return {
     t,
     kind: 'mqtt',

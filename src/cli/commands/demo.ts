@@ -80,13 +80,13 @@ export function demoCommand(io: CliIo, result: CommandResult): CommandModule<obj
         throw new SimError('BAD_REQUEST', `the demo fixture no longer holds the story: ${problems.join('; ')}`);
       }
       notice(io, `demo: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl} · seed ${sim.seed}`);
-      const control = new ControlClient({ url: sim.apiUrl! });
+      const control = new ControlClient({ url: sim.apiUrl });
       const play = (onEvent: (event: DemoEvent) => void): StartedDemo =>
         startDemo({
           story: DEMO_STORY,
           control,
           simulatorClock: sim.clock,
-          apiUrl: sim.apiUrl!,
+          apiUrl: sim.apiUrl,
           accounts: sim.fixture.accounts,
           onEvent,
           fast: argv.fast,
@@ -97,7 +97,7 @@ export function demoCommand(io: CliIo, result: CommandResult): CommandModule<obj
         control.close();
         await sim.stop();
       };
-      if (withDashboard) await playInDashboard(io, sim, play, stopAll, argv['exit-at-end']);
+      if (withDashboard) await playInDashboard(io, sim, { play, stopAll, exitAtEnd: argv['exit-at-end'] });
       else result.code = await playAsLines(io, play, stopAll);
     },
   };
@@ -107,9 +107,15 @@ export function demoCommand(io: CliIo, result: CommandResult): CommandModule<obj
 async function playInDashboard(
   io: CliIo,
   sim: StartedSimulator,
-  play: (onEvent: (event: DemoEvent) => void) => StartedDemo,
-  stopAll: (demo: StartedDemo) => Promise<void>,
-  exitAtEnd: boolean,
+  {
+    play,
+    stopAll,
+    exitAtEnd,
+  }: {
+    play: (onEvent: (event: DemoEvent) => void) => StartedDemo;
+    stopAll: (demo: StartedDemo) => Promise<void>;
+    exitAtEnd: boolean;
+  },
 ): Promise<void> {
   let caption: DemoCaption | undefined;
   const demo = play((event) => caption?.onEvent(event));

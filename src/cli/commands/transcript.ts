@@ -18,7 +18,6 @@ import { judgeTranscript, type ReplayResult } from '../../transcript/transcript-
 import { resolveFixture } from '../../simulator/start-simulator.js';
 import { judgeLine } from '../../judge/judge-log.js';
 import { findingCount, formatFinding } from '../../judge/verdict.js';
-import type { JudgeRuleId } from '../../fixture/judge-schema.js';
 import { SimError } from '../../errors.js';
 import { UsageError, type CliIo } from '../output.js';
 import { withJudgeReport } from '../options.js';
@@ -58,9 +57,9 @@ export function transcriptCommand(io: CliIo, result: CommandResult = { code: 0 }
               .option('station', { type: 'string', array: true, describe: 'Only entries about this station (repeatable); fleet-wide actions such as a reset are kept' })
               .option('kind', { type: 'string', array: true, describe: `Only entries of this kind (repeatable): ${ENTRY_KINDS.join(', ')}` }),
           handler: async (argv) =>
-            showTranscript(io, argv.file as string, {
-              command: argv.command as string | undefined,
-              filter: entryFilter(argv.station as string[] | undefined, argv.kind as string[] | undefined),
+            showTranscript(io, argv.file, {
+              command: argv.command,
+              filter: entryFilter(argv.station, argv.kind),
             }),
         })
         .command({
@@ -74,7 +73,7 @@ export function transcriptCommand(io: CliIo, result: CommandResult = { code: 0 }
               }),
             ).epilog(JUDGE_EPILOG),
           handler: async (argv) => {
-            result.code = await judgeTranscriptFile(io, argv.file as string, argv.fixture as string | undefined, argv);
+            result.code = await judgeTranscriptFile(io, argv.file, argv.fixture, argv);
           },
         })
         .demandCommand(1, 'name an action: show, judge'),
@@ -109,14 +108,14 @@ async function judgeTranscriptFile(io: CliIo, file: string, fixture: string | un
   const total = findingCount(replay);
   if (total > replay.findings.length) lines.push(`  … ${total - replay.findings.length} earlier findings, counted but not listed`);
   for (const finding of replay.findings) lines.push(`  ${formatFinding(finding)}`);
-  lines.push(judgeLine(replay.summary as Partial<Record<JudgeRuleId, number>>));
+  lines.push(judgeLine(replay.summary));
   io.stdout.write(lines.map(printable).join('\n') + '\n');
   if (replay.unjudgeable > 0) {
     io.stderr.write(
       `station-sim: ${replay.unjudgeable} command${replay.unjudgeable === 1 ? '' : 's'} of ${file} could not be judged: ${replay.unjudgeable === 1 ? 'its entry lacks' : 'their entries lack'} what the station saw (QoS, retain flag, online state): a transcript written before station-sim recorded it, or commands to stations whose fleet ran in another process than the recording one\n`,
     );
   }
-  await finishJudge(io, replay, replay.settings, { ...outlets, mode: 'off' });
+  await finishJudge(io, replay, { ...outlets, mode: 'off' }, { settings: replay.settings });
   return total > 0 || replay.unjudgeable > 0 ? TRANSCRIPT_JUDGE_EXIT.findings : TRANSCRIPT_JUDGE_EXIT.clean;
 }
 

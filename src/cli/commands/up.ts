@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { startSimulator } from '../../simulator/start-simulator.js';
+import { startSimulator, type StartedSimulator } from '../../simulator/start-simulator.js';
 import { printReady, notice, UsageError, type CliIo } from '../output.js';
 import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { runUntilSignal } from '../run-until-signal.js';
@@ -67,28 +67,12 @@ export function upCommand(io: CliIo): CommandModule<object, UpFlags> {
     describe: 'Run everything: embedded MQTT broker, the virtual fleet, the /v1 API and the /sim/v1 control plane',
     builder: (yargs) => yargs.options(UP_OPTIONS),
     handler: async (argv: UpFlags) => {
-      const mqttPort = checked('mqtt-port', 'mqttPort', argv['mqtt-port']);
-      // Both options shape the embedded broker, which --broker replaces: silently ignoring them would
-      // leave someone waiting on a port nothing listens on.
-      if (argv.broker !== undefined && mqttPort !== undefined) {
-        throw new UsageError('--mqtt-port is the embedded broker\'s port; with --broker there is no embedded broker (the port is in the URL)');
-      }
-      if (argv.broker !== undefined && argv['broker-thread'] === false) {
-        throw new UsageError('--no-broker-thread is about the embedded broker; with --broker there is no embedded broker');
-      }
-      const brokerSecurity = brokerSecurityOptions(argv);
-      if (argv.broker !== undefined && Object.keys(brokerSecurity).length > 0) {
-        throw new UsageError('--broker-auth, --insecure-broker, --broker-tls-port and --broker-ws-port are about the embedded broker; with --broker there is no embedded broker');
-      }
+      const { mqttPort, brokerSecurity } = embeddedBrokerFlags(argv);
       const http = httpOptions(argv);
       const judge = judgeOutletsOf(argv);
       await checkReportPath(judge);
       const host = argv.host;
-      const dashboard = argv.dashboard ?? 'off';
-      // Ink draws only its last frame when CI is set, so "auto" leaves the dashboard out there.
-      const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json && !process.env.CI);
-      if (dashboard === 'on' && argv.json) throw new UsageError('--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to');
-      if (dashboard === 'on' && !process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
+      const withDashboard = dashboardWanted(argv);
       // Said on stderr as they come, and kept for the dashboard: once it takes the screen over, the
       // lines above it are gone from view (and, redrawn in place, from the scrollback).
       const notices: string[] = [];
@@ -132,15 +116,7 @@ export function upCommand(io: CliIo): CommandModule<object, UpFlags> {
         // Every fixture account, with the stations it may reach: `a` switches, and `u` on a station
         // the chosen one cannot reach goes as one that can.
         const accounts = sim.fixture.accounts.map((account) => ({ email: account.email, unlock: unlockAs(apiUrl, account.email, account.password), stations: account.stations }));
-        const addresses: DashboardAddresses = {
-          api: apiUrl,
-          ...(sim.controlUrl ? { control: sim.controlUrl } : {}),
-          broker: {
-            url: sim.mqttUrl,
-            embedded: sim.broker !== undefined,
-            ...(sim.broker ? { auth: sim.broker.auth, listeners: [...(sim.broker.tlsUrl ? [`TLS ${sim.broker.tlsUrl}`] : []), ...(sim.broker.wsUrl ? [`WebSocket ${sim.broker.wsUrl}`] : [])] } : {}),
-          },
-        };
+        const addresses = dashboardAddresses(sim, apiUrl);
         // The dashboard owns the terminal until the user quits or a signal comes; then everything stops.
         // Ages and countdowns are drawn on the simulator's clock: it runs scaled or manual with --time-scale / --clock.
         const dashboard = runDashboard({
@@ -168,6 +144,49 @@ export function upCommand(io: CliIo): CommandModule<object, UpFlags> {
         for (const stop of unwatch) stop();
         await stopJudged(io, sim, judge);
       });
+    },
+  };
+}
+
+/**
+ * The `--mqtt-port` given, checked, and the embedded broker's security options; each refused with
+ * `--broker`. These options shape the embedded broker, which --broker replaces: silently ignoring
+ * them would leave someone waiting on a port nothing listens on.
+ */
+function embeddedBrokerFlags(argv: UpFlags): { mqttPort: number | undefined; brokerSecurity: ReturnType<typeof brokerSecurityOptions> } {
+  const mqttPort = checked('mqtt-port', 'mqttPort', argv['mqtt-port']);
+  if (argv.broker !== undefined && mqttPort !== undefined) {
+    throw new UsageError('--mqtt-port is the embedded broker\'s port; with --broker there is no embedded broker (the port is in the URL)');
+  }
+  if (argv.broker !== undefined && argv['broker-thread'] === false) {
+    throw new UsageError('--no-broker-thread is about the embedded broker; with --broker there is no embedded broker');
+  }
+  const brokerSecurity = brokerSecurityOptions(argv);
+  if (argv.broker !== undefined && Object.keys(brokerSecurity).length > 0) {
+    throw new UsageError('--broker-auth, --insecure-broker, --broker-tls-port and --broker-ws-port are about the embedded broker; with --broker there is no embedded broker');
+  }
+  return { mqttPort, brokerSecurity };
+}
+
+/** Whether `--dashboard` (on, off, auto) shows the dashboard here; `on` where it cannot is an error. */
+function dashboardWanted(argv: UpFlags): boolean {
+  const dashboard = argv.dashboard ?? 'off';
+  // Ink draws only its last frame when CI is set, so "auto" leaves the dashboard out there.
+  const withDashboard = dashboard === 'on' || (dashboard === 'auto' && process.stdout.isTTY === true && !argv.json && !process.env.CI);
+  if (dashboard === 'on' && argv.json) throw new UsageError('--dashboard on and --json do not go together: the dashboard takes the terminal that the JSON line goes to');
+  if (dashboard === 'on' && !process.stdout.isTTY) throw new SimError('BAD_REQUEST', NOT_A_TTY_MESSAGE);
+  return withDashboard;
+}
+
+/** What the dashboard's info panel shows of where things are. */
+function dashboardAddresses(sim: StartedSimulator, apiUrl: string): DashboardAddresses {
+  return {
+    api: apiUrl,
+    ...(sim.controlUrl ? { control: sim.controlUrl } : {}),
+    broker: {
+      url: sim.mqttUrl,
+      embedded: sim.broker !== undefined,
+      ...(sim.broker ? { auth: sim.broker.auth, listeners: [...(sim.broker.tlsUrl ? [`TLS ${sim.broker.tlsUrl}`] : []), ...(sim.broker.wsUrl ? [`WebSocket ${sim.broker.wsUrl}`] : [])] } : {}),
     },
   };
 }

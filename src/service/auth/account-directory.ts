@@ -38,7 +38,7 @@ export class AccountDirectory {
       const id = normaliseEmail(spec.email);
       accounts.set(id, { id, email: spec.email, stations: new Set(spec.stations), password: hashes[index]! });
     });
-    return new AccountDirectory(accounts, decoy!);
+    return new AccountDirectory(accounts, decoy);
   }
 
   /**

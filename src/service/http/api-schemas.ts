@@ -88,9 +88,7 @@ export const LockParamsSchema = Type.Object(
   strict,
 );
 
-export type Credentials = Static<typeof CredentialsSchema>;
 export type TokenPair = Static<typeof TokenPairSchema>;
 export type Lock = Static<typeof LockSchema>;
 export type Station = Static<typeof StationSchema>;
 export type UnlockResult = Static<typeof UnlockResultSchema>;
-export type ErrorBody = Static<typeof ErrorBodySchema>;

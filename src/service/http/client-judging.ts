@@ -57,6 +57,8 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
   const stationOf = new Map(options.stations.map((station) => [station.token, station]));
   options.onReset?.(() => judge.forgetAfterReset());
   const fingerprint = fingerprints(randomBytes(32));
+  // Made once: what observe() looks things up in for every request.
+  const context: ObserveContext = { clock: options.clock, fingerprint, stationOf };
   let arrivals = 0;
   app.decorateRequest('clientFacts', undefined);
   // Callback hooks, not async ones: they run on every request.
@@ -70,7 +72,7 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const observation = observe(request, reply.statusCode, options.clock.now(), arrivals, fingerprint, stationOf);
+    const observation = observe(request, reply.statusCode, arrivals, context);
     if (observation) {
       judge.observe(observation);
       options.onObservation?.(observation);
@@ -100,15 +102,16 @@ function fingerprints(key: Buffer): (token: string) => string {
   };
 }
 
+/** What observe() needs besides the request: the clock, the token hashing and the fixture's stations. */
+interface ObserveContext {
+  clock: ServiceClock;
+  fingerprint: (token: string) => string;
+  stationOf: ReadonlyMap<string, ClientJudgingOptions['stations'][number]>;
+}
+
 /** The request as the judge sees it; undefined for the control plane's requests, which it does not judge. */
-function observe(
-  request: FastifyRequest,
-  status: number,
-  now: number,
-  arrivals: number,
-  fingerprint: (token: string) => string,
-  stationOf: ReadonlyMap<string, ClientJudgingOptions['stations'][number]>,
-): ClientObservation | undefined {
+function observe(request: FastifyRequest, status: number, arrivals: number, { clock, fingerprint, stationOf }: ObserveContext): ClientObservation | undefined {
+  const now = clock.now();
   const route = request.routeOptions.url;
   if (route === undefined ? request.url.startsWith('/sim/') : route.startsWith('/sim/')) return undefined;
   const facts: ClientFacts = request.clientFacts ?? { arrival: arrivals, receivedAt: now };
@@ -153,7 +156,7 @@ function routeTarget(params: unknown, stationOf: ReadonlyMap<string, ClientJudgi
   const known = stationOf.get(station);
   if (!known && !mayTell(station)) return {};
   const knownLock = typeof lockId === 'string' && known?.locks.some((lock) => lock.lockId === lockId) === true;
-  return { station, ...(knownLock || mayTell(lockId) ? { lockId: lockId as string } : {}) };
+  return { station, ...(knownLock || mayTell(lockId) ? { lockId } : {}) };
 }
 
 /** Query parameter names that say "a token" (RFC 6750, section 2.3 names `access_token`). */

@@ -33,6 +33,8 @@ export function installJsonBodyParser(app: ApiInstance): void {
       done(null, undefined);
       return;
     }
-    parseJson(request, text, done);
+    // fastify's default JSON parser answers through `done` and returns nothing; only its type
+    // (a parser may be async) says it might return a promise.
+    void parseJson(request, text, done);
   });
 }

@@ -73,7 +73,7 @@ export function loggerOptionProblem(option: unknown): string | undefined {
   if (unknown !== undefined) return `logger has no setting ${JSON.stringify(unknown)}; it takes ${[...SETTINGS].join(', ')}`;
   const { level, stream, file, maxFileBytes, maxFiles, maxRequestsPerSecond } = settings;
   if (level !== undefined && !LEVELS.has(level as string)) return `logger.level must be one of ${[...LEVELS].join(', ')}`;
-  if (stream !== undefined && typeof (stream as { write?: unknown } | null)?.write !== 'function') return 'logger.stream must have a write(line) method';
+  if (stream !== undefined && !hasWriteMethod(stream)) return 'logger.stream must have a write(line) method';
   if (file !== undefined && (typeof file !== 'string' || file === '')) return 'logger.file must be a file path';
   if (file !== undefined && stream !== undefined) return 'logger.file and logger.stream do not go together: the lines go to one or the other';
   if (maxFileBytes !== undefined && !LOGGER_LIMITS.maxFileBytes.ok(maxFileBytes)) return `logger.maxFileBytes must be ${LOGGER_LIMITS.maxFileBytes.wants}`;
@@ -93,7 +93,7 @@ export function loggerOptionProblem(option: unknown): string | undefined {
 export async function openLogFileOf(
   settings: ApiLoggerSettings,
   onNotice?: (message: string) => void,
-): Promise<{ option: Omit<ApiLoggerSettings, 'file' | 'maxFileBytes' | 'maxFiles'>; close(): Promise<void> }> {
+): Promise<{ option: Omit<ApiLoggerSettings, 'file' | 'maxFileBytes' | 'maxFiles'>; close: () => Promise<void> }> {
   const { file, maxFileBytes, maxFiles, ...rest } = settings;
   if (file === undefined) return { option: rest, close: async () => {} };
   const opened: LogFile = await openLogFile({
@@ -112,6 +112,10 @@ export interface RequestLogging {
   start(log: Parameters<RequestSampler['start']>[0]): void;
   /** Writes the last sampling summary, then flushes and closes the log file, if any. */
   stop(): Promise<void>;
+}
+
+function hasWriteMethod(value: unknown): boolean {
+  return typeof (value as { write?: unknown } | null | undefined)?.write === 'function';
 }
 
 /**

@@ -133,7 +133,7 @@ class ConnectionTable {
   }
 
   requestStarted(request: IncomingMessage, response: ServerResponse): void {
-    const entry = this.#entries.get(request.socket as Socket);
+    const entry = this.#entries.get(request.socket);
     if (!entry) return;
     entry.request = request;
     entry.bytesAtIdle = undefined;
@@ -145,7 +145,7 @@ class ConnectionTable {
   }
 
   upgraded(request: IncomingMessage): void {
-    const entry = this.#entries.get(request.socket as Socket);
+    const entry = this.#entries.get(request.socket);
     if (entry) entry.upgraded = true;
   }
 
