@@ -98,7 +98,7 @@ export async function finishJudge(
   verdict: JudgeVerdict,
   settings: JudgeSettings,
   outlets: JudgeOutlets,
-  judged: { clientJudged?: boolean } = {},
+  judged: { clientJudged?: boolean; brokerJudged?: boolean } = {},
 ): Promise<JudgeVerdict> {
   let failure: SimError | undefined;
   if (outlets.reportPath !== undefined) {
@@ -140,8 +140,10 @@ export async function stopJudged(io: CliIo, sim: Pick<StartedSimulator, 'fleet' 
   } catch (error) {
     stopFailure = { error };
   }
-  // Without the `/v1` API (`stations` alone) no request was judged: the client rules are skipped, not passed.
-  const verdict = await finishJudge(io, runVerdict(sim), sim.fixture.judge, outlets, { clientJudged: sim.http !== undefined });
+  // Without the `/v1` API (`stations` alone) no request was judged: the client rules are skipped, not
+  // passed; so are the embedded broker's rules with an external broker.
+  const judged = { clientJudged: sim.http !== undefined, brokerJudged: sim.broker !== undefined };
+  const verdict = await finishJudge(io, runVerdict(sim), sim.fixture.judge, outlets, judged);
   if (stopFailure) throw stopFailure.error;
   return verdict;
 }
