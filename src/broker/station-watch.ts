@@ -3,7 +3,8 @@
  * client that sent it. A `StationWatch` runs on the broker's own thread (or beside it, with the
  * broker on the calling thread) and passes on only misdeeds:
  *
- * - a command to a station the fixture does not have (the broker delivers it to nobody);
+ * - a command to a station the fixture does not have (the broker delivers it to nobody), unless a
+ *   client with that station's client id has published (a station of another fixture, another process);
  * - a command published retained to a station of the watching fleet (MQTT 3.1.1, section 3.3.1.3
  *   clears the flag on live deliveries, so the station cannot tell);
  * - a station's `status`, lock `state` or ack published by a client that is not that station.
@@ -69,6 +70,8 @@ export class StationWatch {
   readonly #clientId: { pre: string; post: string } | RegExp;
   /** Per connection: the station it is (its token), or null for any other client. */
   readonly #owners = new WeakMap<object, string | null>();
+  /** Tokens of station-shaped client ids the fixture does not have: stations another process runs. */
+  readonly #elsewhere = new Set<string>();
 
   constructor(spec: StationWatchSpec) {
     this.#topics = spec.templates.map((templates) => new StationTopics(templates));
@@ -99,7 +102,7 @@ export class StationWatch {
       if (unlock?.lockId !== undefined) {
         const known = this.#stations.get(unlock.token);
         if (known === undefined || known >> 1 !== index) {
-          unknown ??= unlock;
+          if (!this.#elsewhere.has(unlock.token)) unknown ??= unlock;
           continue;
         }
         if (packet.retain === true && (known & 1) === 1 && packet.payload.length > 0) return misdeed('retained-command', 'unlock', { packet, clientId, ...unlock });
@@ -134,7 +137,11 @@ export class StationWatch {
     else if (id.length > shape.pre.length + shape.post.length && id.startsWith(shape.pre) && id.endsWith(shape.post)) {
       token = id.slice(shape.pre.length, id.length - shape.post.length);
     }
-    return token !== undefined && this.#stations.has(token) ? token : undefined;
+    if (token === undefined || this.#stations.has(token)) return token;
+    // A station of another fixture on the same broker (its own process): it exists, so a command to
+    // it is not to a station that does not exist; nothing else of it is this fleet's to judge.
+    if (this.#elsewhere.size < MAX_STATIONS_ELSEWHERE) this.#elsewhere.add(token);
+    return undefined;
   }
 
   /** Whether `topic` is one of the station's own status, lock state or ack topics: string comparisons only. */
@@ -154,6 +161,8 @@ export class StationWatch {
   }
 }
 
+/** Stations of other fixtures remembered at most (past it, a command to one may be taken for a command to nobody). */
+const MAX_STATIONS_ELSEWHERE = 100_000;
 const KINDS: readonly TopicKind[] = ['status', 'lockState', 'unlock', 'acks'];
 /** What a station publishes, and so what another client may not publish for it. */
 const SPOOFABLE = ['status', 'lockState', 'acks'] as const;

@@ -51,6 +51,14 @@ describe('the station watch', () => {
     expect(classify(custom.topic('unlock', { token: 'C', lockId: '1' }), backend)).toBeUndefined();
   });
 
+  it('takes a station of another fixture on the same broker, known by its client id, for one that exists', () => {
+    const watch = new StationWatch(SPEC);
+    const command = { topic: byDefault.topic('unlock', { token: 'ELSEWHERE', lockId: '1' }), payload, retain: false };
+    expect(watch.classify(command, backend)?.kind).toBe('unknown-station');
+    expect(watch.classify({ topic: byDefault.topic('status', { token: 'ELSEWHERE' }), payload: '{}', retain: true }, { id: 'station-sim-ELSEWHERE' })).toBeUndefined();
+    expect(watch.classify(command, backend)).toBeUndefined();
+  });
+
   it("finds a command published retained to the fleet's station, not its clearing nor one to another shard's", () => {
     expect(classify(byDefault.topic('unlock', { token: 'A', lockId: '1' }), backend, true)).toBe('retained-command');
     expect(classify(byDefault.topic('unlock', { token: 'A', lockId: '1' }), backend, true, Buffer.alloc(0))).toBeUndefined();
