@@ -70,6 +70,8 @@ export class StationWatch {
   readonly #clientId: { pre: string; post: string } | RegExp;
   /** Per connection: the station it is (its token), or null for any other client. */
   readonly #owners = new WeakMap<object, string | null>();
+  /** Whether a station can be told from another client by its client id (the template names the token). */
+  readonly #spoofing: boolean;
   /** Tokens of station-shaped client ids the fixture does not have: stations another process runs. */
   readonly #elsewhere = new Set<string>();
 
@@ -78,6 +80,8 @@ export class StationWatch {
     for (const station of spec.stations) this.#stations.set(station.token, station.templates * 2 + (station.fleet ? 1 : 0));
     this.#heads = [...new Set(this.#topics.flatMap((topics) => KINDS.map((kind) => headOf(topics.filter(kind, { token: '{token}', lockId: '{lockId}' })))))];
     this.#own = this.#topics.map(ownShape);
+    // Without `{token}` every station has the same client id, and no PUBLISH shows which one sent it.
+    this.#spoofing = spec.clientId.includes('{token}');
     const [pre, post, ...more] = spec.clientId.split('{token}');
     this.#clientId = more.length === 0 && post !== undefined ? { pre: pre!, post } : templateRegExp(spec.clientId);
   }
@@ -108,6 +112,7 @@ export class StationWatch {
         if (packet.retain === true && (known & 1) === 1 && packet.payload.length > 0) return misdeed('retained-command', 'unlock', { packet, clientId, ...unlock });
         return undefined;
       }
+      if (!this.#spoofing) continue;
       for (const kind of SPOOFABLE) {
         const address = topics.match(kind, topic);
         const known = address && this.#stations.get(address.token);

@@ -75,6 +75,12 @@ describe('the station watch', () => {
     expect(classify(byDefault.topic('status', { token: 'NOBODY' }), backend)).toBeUndefined();
   });
 
+  it('judges no spoofing when the client id template names no token (every station has the same id)', () => {
+    const watch = new StationWatch({ ...SPEC, clientId: 'one-for-all' });
+    expect(watch.classify({ topic: byDefault.topic('status', { token: 'A' }), payload: '{}', retain: true }, { id: 'one-for-all' })).toBeUndefined();
+    expect(watch.classify({ topic: byDefault.topic('unlock', { token: 'ST-9999', lockId: '1' }), payload, retain: false }, backend)?.kind).toBe('unknown-station');
+  });
+
   it('says who published what, where', () => {
     const found = new StationWatch(SPEC).classify({ topic: byDefault.topic('lockState', { token: 'A', lockId: '2' }), payload: '{}', retain: true }, backend);
     expect(found).toEqual({ kind: 'spoofed', message: 'lockState', topic: byDefault.topic('lockState', { token: 'A', lockId: '2' }), token: 'A', lockId: '2', clientId: 'backend', retain: true, payload: Buffer.from('{}') });
