@@ -110,16 +110,7 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
   };
   const fixtureTokens = options.brokerWatch ? new Set(options.brokerWatch.fixtureTokens) : undefined;
   const delivered = groupTopics((options.fleetStations ?? []).map((station) => ({ token: station.token, behaviour: station.behaviour }))).byToken;
-  // The protocol level, where it is not MQTT 3.1.1 (a transcript without this entry is 3.1.1): the
-  // unlock entries of an MQTT 5 run carry their PUBLISH properties (`delivery.properties`).
-  if (options.protocolVersion === 5) {
-    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'mqtt-version', detail: 'MQTT 5.0 (protocol level 5)', protocolVersion: 5 });
-  }
-  if (options.judge !== undefined) {
-    const rules = options.judge.rules ?? {};
-    const detail = Object.keys(rules).length === 0 ? 'every rule on, default thresholds' : `rules ${JSON.stringify(rules)}`;
-    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'judge-settings', detail, settings: options.judge });
-  }
+  for (const entry of headerEntries(options)) write(entry);
   const stopMessages = options.hub.onContractMessage((message) => {
     // The station's own view of its commands is recorded instead (recordCommand), and the broker's
     // watch's of a command to no station (recordPublished).
@@ -180,6 +171,21 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
         out.end();
       })),
   };
+}
+
+/** The entries a transcript starts with: its MQTT protocol level when not 3.1.1, and the judge's settings. */
+function headerEntries(options: Pick<TranscriptOptions, 'clock' | 'protocolVersion' | 'judge'>): TranscriptEntry[] {
+  const t = new Date(options.clock.now()).toISOString();
+  const entries: TranscriptEntry[] = [];
+  // The protocol level, where it is not MQTT 3.1.1 (a transcript without this entry is 3.1.1): the
+  // unlock entries of an MQTT 5 run carry their PUBLISH properties (`delivery.properties`).
+  if (options.protocolVersion === 5) entries.push({ t, kind: 'sim', event: 'mqtt-version', detail: 'MQTT 5.0 (protocol level 5)', protocolVersion: 5 });
+  if (options.judge !== undefined) {
+    const rules = options.judge.rules ?? {};
+    const detail = Object.keys(rules).length === 0 ? 'every rule on, default thresholds' : `rules ${JSON.stringify(rules)}`;
+    entries.push({ t, kind: 'sim', event: 'judge-settings', detail, settings: options.judge });
+  }
+  return entries;
 }
 
 /** The file at `path`, opened (replaced if it exists); a file that cannot be opened is a BAD_REQUEST saying why. */
