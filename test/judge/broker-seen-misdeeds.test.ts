@@ -15,6 +15,7 @@ import { ControlClient, createClient } from '../../src/client/index.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { judgeTranscript } from '../../src/transcript/transcript-judge.js';
 import { TranscriptReader } from '../../src/transcript/transcript-reader.js';
+import { formatTimeline, parseEntry } from '../../src/transcript/transcript-format.js';
 import { StationTopics, DEFAULT_TOPICS } from '../../src/contract/topics.js';
 import type { JudgeFinding } from '../../src/judge/judge-log.js';
 import { enabledRules } from '../../src/judge/verdict.js';
@@ -130,6 +131,14 @@ for (const brokerThread of [true, false]) {
       const replay = await judgeTranscript(new TranscriptReader(createReadStream(path)));
       expect(replay.summary).toEqual(live);
       expect(replay.unjudgeable).toBe(0);
+      // Only the misdeeds carry what the broker saw, and `transcript show` says it.
+      const entries = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => parseEntry(line)!);
+      const published = entries.filter((entry) => entry.kind === 'mqtt' && entry.published !== undefined);
+      expect(published).toHaveLength(6);
+      const shown = formatTimeline(published).join('\n');
+      expect(shown).toContain('(published to no station, by client "careless-backend")');
+      expect(shown).toContain('(published retained, by client "careless-backend")');
+      expect(shown).toContain('(published not by the station, by client "careless-backend")');
     });
   });
 }
