@@ -17,6 +17,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
 import type { LinkEnd, LinkPeer } from '../mqtt/broker-link.js';
 import type { EmbeddedBrokerOptions, RefusalListener, StartedBroker } from './embedded-broker.js';
+import type { StationMisdeed } from './station-watch.js';
 import type { RefusalCounts } from './refusal-log.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';
@@ -74,6 +75,25 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
         }
       };
     },
+    watchStations: async (spec, listener) => {
+      const watchId = link.addWatch(listener);
+      try {
+        await link.call({ method: 'watchStations', watchId, spec });
+      } catch (error) {
+        link.removeWatch(watchId);
+        throw error;
+      }
+      return async () => {
+        try {
+          await link.call({ method: 'unwatchStations', watchId });
+        } catch (error) {
+          // A watch dies with the broker's thread: once that is gone there is nothing to remove.
+          if (!link.gone) throw error;
+        } finally {
+          link.removeWatch(watchId);
+        }
+      };
+    },
     retainedCount: () => link.call({ method: 'retainedCount' }) as Promise<number>,
     threadHeapUsed: ({ collect = false } = {}) => link.call({ method: 'heapUsed', collect }) as Promise<number>,
     sync: async () => {
@@ -109,6 +129,7 @@ export class ThreadLink {
   /** The client side of every open connection: what to do with the broker's bytes and its closing. */
   readonly #clients = new Map<number, ClientSide>();
   readonly #taps = new Map<number, TapListener>();
+  readonly #watches = new Map<number, (misdeed: StationMisdeed) => void>();
   readonly #refusalListeners = new Set<RefusalListener>();
   /** Refusals counted on the broker's thread, as of its last report. */
   refusedCounts: RefusalCounts = { connect: 0, publish: 0, subscribe: 0, 'packet-too-large': 0 };
@@ -151,6 +172,12 @@ export class ThreadLink {
         case 'failed':
           settleReady.reject(toSimError(message));
           return;
+        case 'misdeed': {
+          const listener = this.#watches.get(message.watchId);
+          const { payload } = message.misdeed;
+          if (listener) callSafely(() => listener({ ...message.misdeed, payload: Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength) }));
+          return;
+        }
       }
     });
     let started = false;
@@ -259,6 +286,16 @@ export class ThreadLink {
 
   removeTap(tapId: number): void {
     this.#taps.delete(tapId);
+  }
+
+  addWatch(listener: (misdeed: StationMisdeed) => void): number {
+    const watchId = (this.#nextId = (this.#nextId + 1) | 0);
+    this.#watches.set(watchId, listener);
+    return watchId;
+  }
+
+  removeWatch(watchId: number): void {
+    this.#watches.delete(watchId);
   }
 
   /** Sends what is batched, then the call, so the broker sees them in that order. */

@@ -93,6 +93,7 @@ class ThreadConnection extends Duplex {
 
 const connections = new Map<number, ThreadConnection>();
 const untaps = new Map<number, () => Promise<void>>();
+const unwatches = new Map<number, () => Promise<void>>();
 const broker = await startEmbeddedBroker(workerData as BrokerThreadData).catch((error: Error & { code?: string }) => {
   // A port that is taken, say: the simulator's thread reports it, and this thread just ends.
   post({ type: 'failed', code: error.code ?? 'INTERNAL', message: error.message });
@@ -156,6 +157,23 @@ async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Pro
       const untap = untaps.get(call.tapId);
       untaps.delete(call.tapId);
       await untap?.();
+      return undefined;
+    }
+    case 'watchStations': {
+      // Classified here, on the broker's thread: only a misdeed is posted, at once (they are rare,
+      // and a flood of them is the misdeed's cost, not every unlock's).
+      const { watchId } = call;
+      const unwatch = await broker.watchStations(call.spec, (misdeed) =>
+        // A copy of the payload alone: a view would clone the whole buffer it is a view of.
+        post({ type: 'misdeed', watchId, misdeed: { ...misdeed, payload: new Uint8Array(misdeed.payload) } }),
+      );
+      unwatches.set(watchId, unwatch);
+      return undefined;
+    }
+    case 'unwatchStations': {
+      const unwatch = unwatches.get(call.watchId);
+      unwatches.delete(call.watchId);
+      await unwatch?.();
       return undefined;
     }
     case 'retainedCount':

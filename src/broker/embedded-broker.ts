@@ -23,6 +23,7 @@ import { listen } from '../shared/listen.js';
 import { SimError } from '../errors.js';
 import { indexedMemoryPersistence } from './retained-index.js';
 import type { BrokerTap, StreamAcceptor } from '../mqtt/broker-link.js';
+import { watchStationTopics, type StationMisdeed, type StationWatchSpec } from './station-watch.js';
 
 export interface EmbeddedBrokerOptions {
   /** TCP port; 0 picks a free one. @default 1883 */
@@ -65,6 +66,14 @@ export interface StartedBroker extends StreamAcceptor {
   onRefused(listener: RefusalListener): () => void;
   /** Listens to routed messages inside the broker (see `BrokerTap`). */
   readonly tap: BrokerTap;
+  /**
+   * Watches every PUBLISH for what only the broker sees of the fixture's stations (station-watch.ts,
+   * docs/judge.md): a command to a station the fixture does not have, a command published retained,
+   * a station's message published by another client. `spec` is handed over once; `listener` hears
+   * misdeeds only (on the broker's own thread, nothing else crosses). Resolves to the function that
+   * stops the watch.
+   */
+  watchStations(spec: StationWatchSpec, listener: (misdeed: StationMisdeed) => void): Promise<() => Promise<void>>;
   /** How many retained messages the broker holds. */
   retainedCount(): Promise<number>;
   /**
@@ -200,6 +209,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions = {}): 
       accept(stream);
     },
     tap: (filters, listener) => tap(aedes, filters, listener),
+    watchStations: (spec, listener) => watchStations(aedes, spec, listener),
     retainedCount: async () => persistence.retainedCount,
     refusedCounts: () => ({ ...refusals.counts }),
     onRefused: (listener) => {
@@ -320,6 +330,12 @@ function createAedes(persistence: ReturnType<typeof indexedMemoryPersistence>, g
         }
       : {}),
   });
+}
+
+/** `StartedBroker.watchStations` on `aedes`: misdeeds on the station topics to `listener`, until the returned function is called. */
+async function watchStations(aedes: Aedes, spec: StationWatchSpec, listener: (misdeed: StationMisdeed) => void): Promise<() => Promise<void>> {
+  const unwatch = watchStationTopics(aedes, spec, listener);
+  return async () => unwatch();
 }
 
 /** `StartedBroker.tap` on `aedes`: every message on `filters` to `listener`, until the returned function is called. */

@@ -9,6 +9,7 @@
 
 import type { BrokerSecurity } from './broker-security.js';
 import type { BrokerRefusal, RefusalCounts } from './refusal-log.js';
+import type { StationMisdeed, StationWatchSpec } from './station-watch.js';
 
 /** A connection opened (towards the broker only). */
 export const OPEN = 1;
@@ -144,6 +145,9 @@ export interface BrokerThreadData {
 export type BrokerCall =
   | { method: 'tap'; tapId: number; filters: string[] }
   | { method: 'untap'; tapId: number }
+  /** Starts a station watch (station-watch.ts): its spec crosses once, and only its misdeeds come back (`misdeed`). */
+  | { method: 'watchStations'; watchId: number; spec: StationWatchSpec }
+  | { method: 'unwatchStations'; watchId: number }
   | { method: 'retainedCount' }
   | { method: 'sync' }
   /** The broker thread's V8 heap in use, bytes; after a full GC first when `collect` (and `gc` is exposed). */
@@ -157,5 +161,7 @@ export type FromBroker =
   /** A refusal (at most 20 a second are posted), with every refusal counted so far. */
   | { type: 'refused'; refusal: BrokerRefusal; counts: RefusalCounts }
   | { type: 'failed'; code: string; message: string }
+  /** A misdeed a station watch saw; its payload arrives as a Uint8Array (structured clone). */
+  | { type: 'misdeed'; watchId: number; misdeed: Omit<StationMisdeed, 'payload'> & { payload: Uint8Array } }
   | { type: 'batch'; batch: Batch }
   | { type: 'reply'; id: number; value?: unknown; error?: { code?: string; message: string } };

@@ -97,7 +97,7 @@ export async function finishJudge(
   io: CliIo,
   verdict: JudgeVerdict,
   outlets: JudgeOutlets,
-  { settings, ...judged }: { settings: JudgeSettings; clientJudged?: boolean },
+  { settings, ...judged }: { settings: JudgeSettings; clientJudged?: boolean; brokerJudged?: boolean },
 ): Promise<JudgeVerdict> {
   let failure: SimError | undefined;
   if (outlets.reportPath !== undefined) {
@@ -139,8 +139,10 @@ export async function stopJudged(io: CliIo, sim: Pick<StartedSimulator, 'fleet' 
   } catch (error) {
     stopFailure = { error };
   }
-  // Without the `/v1` API (`stations` alone) no request was judged: the client rules are skipped, not passed.
-  const verdict = await finishJudge(io, runVerdict(sim), outlets, { settings: sim.fixture.judge, clientJudged: sim.http !== undefined });
+  // Without the `/v1` API (`stations` alone) no request was judged: the client rules are skipped, not
+  // passed; so are the embedded broker's rules with an external broker.
+  const judged = { settings: sim.fixture.judge, clientJudged: sim.http !== undefined, brokerJudged: sim.broker !== undefined };
+  const verdict = await finishJudge(io, runVerdict(sim), outlets, judged);
   if (stopFailure) throw stopFailure.error;
   return verdict;
 }

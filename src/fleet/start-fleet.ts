@@ -22,7 +22,8 @@ import { LinkControl } from '../mqtt/link-shaping.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import { JudgeLog } from '../judge/judge-log.js';
-import { ServiceJudge, type ReceivedCommand } from '../judge/service-judge.js';
+import { ServiceJudge, type PublishedMisdeed, type ReceivedCommand } from '../judge/service-judge.js';
+import type { StationMisdeed } from '../broker/station-watch.js';
 
 export interface FleetOptions {
   stations: StationConfig[];
@@ -64,6 +65,12 @@ export interface FleetOptions {
    * @default ignored
    */
   onCommand?: (command: ReceivedCommand) => void;
+  /**
+   * Told every misdeed the embedded broker passed on (`StartedFleet.judgePublished`), as the judge
+   * sees it: the transcript records them for `station-sim transcript judge`.
+   * @default ignored
+   */
+  onPublished?: (seen: PublishedMisdeed) => void;
   /**
    * Whether a command id is one station-sim's own `/v1` gateway in this process published: no
    * service rule is told of those (docs/judge.md, "Who is blamed").
@@ -113,6 +120,12 @@ export interface StartedFleet {
    * calls it at stop, before the verdict (src/cli/judge-notice.ts).
    */
   judgeRetainedCommands(): Promise<void>;
+  /**
+   * Judges a misdeed the embedded broker saw on the fixture's station topics (a command to an
+   * unknown station, a command published retained, a spoofed station message: docs/judge.md,
+   * "What the broker sees"); `startSimulator` hands the broker's station watch to it.
+   */
+  judgePublished(misdeed: StationMisdeed): void;
   /** Clean shutdown: every station publishes `offline` before it disconnects. */
   stop(): Promise<void>;
 }
@@ -202,6 +215,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     get: (token) => stations.get(token),
     link: (token) => links.get(token),
     judgeRetainedCommands: () => judgeRetainedCommands(options, { agent, judge, stations, clock }),
+    judgePublished: (misdeed) => judgePublished(options, { judge, clock }, misdeed),
     onlineCount: () => countConnected(stations),
     stop,
   };
@@ -267,6 +281,16 @@ async function judgeRetainedCommands(
     // Recorded too, as a retained delivery, so `transcript judge` finds it again.
     if (judge.observeRetainedAtStop(received)) options.onCommand?.(received);
   }
+}
+
+/** What `StartedFleet.judgePublished` does: a misdeed the embedded broker saw, to the judge and the transcript. */
+function judgePublished(options: FleetOptions, { judge, clock }: { judge: ServiceJudge; clock: Clock }, misdeed: StationMisdeed): void {
+  if (options.judge?.enabled === false) return;
+  const command = misdeed.message === 'unlock' ? readUnlockCommand(misdeed.payload) : undefined;
+  const seen: PublishedMisdeed = { ...misdeed, command, now: clock.now() };
+  if (command !== undefined && options.isGatewayCommand?.(command.commandId)) seen.fromGateway = true;
+  judge.observePublished(seen);
+  options.onPublished?.(seen);
 }
 
 function countConnected(stations: Map<string, StationClient>): number {

@@ -22,6 +22,7 @@ export interface JudgeRule {
 const MQTT_CONTRACT = 'docs/design.md#default-mqtt-topic-contract-mqtt-311-json-payloads-qos-1';
 const STATES = 'docs/service-interface.md#3-states-and-transitions';
 const AUTHENTICATION = 'docs/service-interface.md#5-authentication';
+const TRUST_MODEL = 'docs/design.md#trust-model-who-may-do-what';
 
 const CATALOGUE: Record<JudgeRuleId, Omit<JudgeRule, 'id' | 'party'>> = {
   'service.command-to-offline-station': {
@@ -74,6 +75,16 @@ const CATALOGUE: Record<JudgeRuleId, Omit<JudgeRule, 'id' | 'party'>> = {
     description: 'More new commands (fresh ids) to one lock within a short window than a retry should send: a retry storm opens the lock again and again.',
     source: MQTT_CONTRACT,
   },
+  'service.command-to-unknown-station': {
+    fix: 'Publish commands only to stations that exist: take the token from the station list (`GET /v1/stations`) or the retained statuses, never from user input unchecked.',
+    description: 'A command was published to a station that does not exist: the broker delivers it to nobody, and the caller waits for an ack that never comes. Judged on the embedded broker only.',
+    source: MQTT_CONTRACT,
+  },
+  'service.spoofed-station-message': {
+    fix: "Publish only commands; a station's `status`, lock `state` and acks are the station's own, and a broker's ACL should refuse anyone else (docs/mqtt-security.md).",
+    description: "A client that is not the station published the station's status, a lock state or an ack: everyone who reads it is misled. Judged on the embedded broker only.",
+    source: TRUST_MODEL,
+  },
   'client.token-after-401': {
     fix: "On a 401, refresh the access token (POST /v1/auth/refresh) and retry once with the new one; if the refresh is refused, log in again.",
     description: 'An access token was sent again after the API answered it 401: the client must refresh, then log in if the refresh is refused too (5.5).',
@@ -110,6 +121,12 @@ const CATALOGUE: Record<JudgeRuleId, Omit<JudgeRule, 'id' | 'party'>> = {
     source: STATES,
   },
 };
+
+/**
+ * The rules only the embedded broker can judge: it sees who published a message (docs/judge.md,
+ * "What the broker sees"). With an external broker they are not judged.
+ */
+export const EMBEDDED_BROKER_RULES: readonly JudgeRuleId[] = ['service.command-to-unknown-station', 'service.spoofed-station-message'];
 
 /** Every rule, in the order of the ids. */
 export const JUDGE_RULES: readonly JudgeRule[] = JUDGE_RULE_IDS.map((id) => ({ id, party: partyOf(id), ...CATALOGUE[id] }));

@@ -58,6 +58,32 @@ export interface ReceivedCommand {
   undelivered?: boolean;
 }
 
+/**
+ * A PUBLISH the embedded broker passed on as a misdeed (src/broker/station-watch.ts): a command to
+ * a station the fixture does not have, a command published retained, or a station's message
+ * published by another client. No station's delivery shows any of them as such.
+ */
+export interface PublishedMisdeed {
+  kind: 'unknown-station' | 'retained-command' | 'spoofed';
+  /** Which message of the contract the topic is. */
+  message: 'status' | 'lockState' | 'unlock' | 'acks';
+  topic: string;
+  /** The station the topic names. */
+  token: string;
+  lockId?: string;
+  /** The publisher's client id. */
+  clientId: string;
+  /** The PUBLISH's retain flag as the broker got it. */
+  retain: boolean;
+  payload: Buffer;
+  /** A command's payload read as the station would (`readUnlockCommand`); undefined for other messages. */
+  command: UnlockCommand | undefined;
+  /** When the fleet heard of it. */
+  now: number;
+  /** Published by station-sim's own `/v1` gateway (its command ids are known): no rule is told. */
+  fromGateway?: boolean;
+}
+
 /** A finding of a service rule: it always names the station that received the command. */
 export type ServiceFinding = JudgeFinding & { token: string };
 
@@ -93,8 +119,12 @@ export class ServiceJudge {
   readonly #maxRemembered: number;
   /** Only stations that received a command have an entry (the fleet's own stations: bounded by it). */
   readonly #stations = new Map<string, StationMemory>();
-  /** Retained commands already told, `token\nlockId\npayload`, so a read at stop does not tell them again. */
-  readonly #retainedTold = new Set<string>();
+  /**
+   * Retained commands already told, `token\nlockId\npayload`, and who told them: the broker (at
+   * their publication) or a delivery. A read at stop tells none of them again, and a delivery on
+   * a subscription none the broker told.
+   */
+  readonly #retainedTold = new Map<string, 'broker' | 'delivery'>();
   /** commandId → what the command was and which station it went to, oldest first (Map order is insertion order). */
   readonly #commands = new Map<string, { token: string; lockId: string; sentAt: string | undefined }>();
 
@@ -133,8 +163,7 @@ export class ServiceJudge {
     // Retained: sent again by the broker on a subscription, not by the service now; the station
     // ignores it, and what else is wrong with it was judged when it came live.
     if (command.retain) {
-      this.#retainedTold.add(retainedKey(command));
-      if (this.#retainedTold.size > this.#maxRemembered) this.#retainedTold.delete(this.#retainedTold.values().next().value as string);
+      if (!this.#tellRetained(retainedKey(command), 'delivery')) return;
       report(
         'service.retained-command',
         command.heldAtStop
@@ -194,6 +223,49 @@ export class ServiceJudge {
     return true;
   }
 
+  /**
+   * A misdeed the embedded broker saw (`PublishedMisdeed`): judged by the rule it breaks. A retained
+   * command told here is not told again when a station receives it on a subscription, or at stop.
+   */
+  observePublished(seen: PublishedMisdeed): void {
+    if (!this.#enabled || seen.fromGateway) return;
+    const where = { token: seen.token, lockId: seen.lockId ?? '', now: seen.now };
+    const commandId = seen.command?.commandId;
+    switch (seen.kind) {
+      case 'unknown-station':
+        this.#report(where, 'service.command-to-unknown-station', `published by client ${printableJson(seen.clientId)} to station ${printableJson(seen.token)}, which the fixture does not have: the broker delivered it to nobody`, commandId);
+        return;
+      case 'retained-command':
+        // Clearing a retained message (an empty payload, MQTT 3.1.1, 3.3.1.3) is no command.
+        if (seen.payload.length === 0 || !this.#tellRetained(retainedKey({ ...where, payload: seen.payload }), 'broker')) return;
+        this.#report(
+          where,
+          'service.retained-command',
+          `published retained by client ${printableJson(seen.clientId)}, seen by the broker: it keeps it and hands it to the station on every subscription (a live delivery clears the flag); clear it with an empty retained payload`,
+          commandId,
+        );
+        return;
+      case 'spoofed':
+        this.#report(
+          where,
+          'service.spoofed-station-message',
+          `client ${printableJson(seen.clientId)} published the station's ${SPOOFED_MESSAGE[seen.message]}${seen.lockId === undefined ? '' : ` of lock ${printableJson(seen.lockId)}`}; only the station may`,
+          seen.message === 'acks' ? ackCommandId(seen.payload) : undefined,
+        );
+        return;
+    }
+  }
+
+  /** Marks a retained command told; false when it must not be told (again). */
+  #tellRetained(key: string, by: 'broker' | 'delivery'): boolean {
+    const told = this.#retainedTold.get(key);
+    // Each delivery on a subscription is told, as before; one the broker told at publication is not.
+    if (told === 'broker' || (told === 'delivery' && by === 'broker')) return false;
+    this.#retainedTold.set(key, by);
+    if (this.#retainedTold.size > this.#maxRemembered) this.#retainedTold.delete(this.#retainedTold.keys().next().value as string);
+    return true;
+  }
+
   #remember(command: ReceivedCommand, body: UnlockCommand): void {
     this.#commands.set(body.commandId, { token: command.token, lockId: command.lockId, sentAt: body.sentAt });
     if (this.#commands.size > this.#maxRemembered) this.#commands.delete(this.#commands.keys().next().value as string);
@@ -223,13 +295,14 @@ export class ServiceJudge {
     report(`${lock.arrivals.length} commands with fresh ids to lock ${command.lockId} within ${windowMs} ms; at most ${max} allowed: a retry reuses the command's id, and a retry loop waits for the ack`);
   }
 
-  #report(command: ReceivedCommand, rule: JudgeRuleId, detail: string, commandId: string | undefined): void {
+  #report(command: Pick<ReceivedCommand, 'token' | 'lockId' | 'now'>, rule: JudgeRuleId, detail: string, commandId: string | undefined): void {
     if (this.#settings[rule]?.enabled === false) return;
     this.#onFinding({
       time: new Date(command.now).toISOString(),
       rule,
       token: command.token,
-      lockId: command.lockId,
+      // A misdeed on a station's status or acks topic names no lock.
+      ...(command.lockId === '' ? {} : { lockId: command.lockId }),
       ...(commandId === undefined ? {} : { commandId }),
       detail,
     });
@@ -312,7 +385,21 @@ function printableJson(value: unknown): string {
   return (text.length > 80 ? `${text.slice(0, 79)}…` : text).replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function retainedKey(command: ReceivedCommand): string {
+/** What a spoofed message is, in a finding's words. */
+const SPOOFED_MESSAGE: Record<PublishedMisdeed['message'], string> = { status: 'status', lockState: 'lock state', acks: 'ack', unlock: 'command' };
+
+/** The command id of an ack's payload, when it has one. */
+function ackCommandId(payload: Buffer): string | undefined {
+  try {
+    const body = JSON.parse(payload.toString()) as unknown;
+    const id = typeof body === 'object' && body !== null ? (body as { commandId?: unknown }).commandId : undefined;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function retainedKey(command: Pick<ReceivedCommand, 'token' | 'lockId' | 'payload'>): string {
   return `${command.token}\n${command.lockId}\n${command.payload.toString('latin1')}`;
 }
 

@@ -6,8 +6,8 @@
  * station and the command, a client rule may name the account or the request instead, so nothing
  * here assumes a station.
  */
-import { JUDGE_RULES } from './rule-catalogue.js';
-import type { JudgeSettings } from '../fixture/judge-schema.js';
+import { EMBEDDED_BROKER_RULES, JUDGE_RULES } from './rule-catalogue.js';
+import type { JudgeRuleId, JudgeSettings } from '../fixture/judge-schema.js';
 
 /** A finding as the outlets read it: the evidence it has, by name. */
 export interface FindingEvidence {
@@ -79,6 +79,13 @@ function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** Why a rule with no findings was not judged in a run, if it was not. */
+function skippedBecause(id: JudgeRuleId, party: string, options: { clientJudged?: boolean; brokerJudged?: boolean }): { skipped?: string } {
+  if (party === 'client' && options.clientJudged === false) return { skipped: 'no /v1 API in this run, so no request was judged' };
+  if (options.brokerJudged === false && EMBEDDED_BROKER_RULES.includes(id)) return { skipped: 'judged on the embedded broker only, which did not carry this run' };
+  return {};
+}
+
 /** A rule of the judge as a report lists it. */
 export interface ReportedRule {
   id: string;
@@ -91,14 +98,15 @@ export interface ReportedRule {
  * The rules a run was judged by: the catalogue's, less those the fixture switched off
  * (`enabled: false`), plus any rule with findings that the catalogue does not know (a finding
  * is never dropped from a report). With `clientJudged: false` (no `/v1` API in the run) the
- * client rules are listed as skipped, not as passed.
+ * client rules are listed as skipped, not as passed; with `brokerJudged: false` (an external broker)
+ * so are the rules only the embedded broker can judge (`EMBEDDED_BROKER_RULES`).
  */
-export function enabledRules(settings: JudgeSettings, verdict?: Pick<JudgeVerdict, 'summary'>, options: { clientJudged?: boolean } = {}): ReportedRule[] {
+export function enabledRules(settings: JudgeSettings, verdict?: Pick<JudgeVerdict, 'summary'>, options: { clientJudged?: boolean; brokerJudged?: boolean } = {}): ReportedRule[] {
   const rules = (settings.rules ?? {}) as Record<string, { enabled?: boolean } | undefined>;
   const enabled: ReportedRule[] = JUDGE_RULES.filter((rule) => rules[rule.id]?.enabled !== false).map((rule) => ({
     id: rule.id,
     party: rule.party,
-    ...(rule.party === 'client' && options.clientJudged === false && !(verdict?.summary[rule.id] ?? 0) ? { skipped: 'no /v1 API in this run, so no request was judged' } : {}),
+    ...(!(verdict?.summary[rule.id] ?? 0) ? skippedBecause(rule.id, rule.party, options) : {}),
   }));
   for (const id of Object.keys(verdict?.summary ?? {})) {
     if (!enabled.some((rule) => rule.id === id)) enabled.push({ id, party: id.split('.')[0] ?? 'judge' });

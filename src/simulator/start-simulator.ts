@@ -26,6 +26,7 @@ import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
 import { openLogFileOf } from '../service/http/request-logging.js';
 import { startControl, type StartedControl } from '../control/start-control.js';
+import { stationWatchSpec } from './station-watch-spec.js';
 
 // The options are declared with the rules that check them (simulator-options.ts); callers of
 // startSimulator take them from here.
@@ -386,6 +387,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
     const context: HttpContext = { fixture, transport, mqttUrl, identities, clock, options, cleanups };
     const control = options.http === false ? undefined : await startControlFor({ ...context, broker, seed });
     const stations = shardStations(fixture.stations, options.shard);
+    // What only the embedded broker sees is judged there, for a fleet here (docs/judge.md, "What the broker sees").
+    const brokerWatch = broker !== undefined && fixture.judge?.enabled !== false && stations.length > 0;
     let transcript: StartedTranscript | undefined;
     if (options.record !== undefined) {
       if (!control) throw new SimError('BAD_REQUEST', 'a transcript needs the control plane (do not combine record with http: false)');
@@ -396,6 +399,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
         fleetStations: stations,
         judge: fixture.judge,
         protocolVersion: transport.kind === 'tcp' ? (transport.protocolVersion ?? 4) : 4,
+        ...(brokerWatch ? { brokerWatch: { fixtureTokens: fixture.stations.map((station) => station.token) } } : {}),
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
       });
       transcript = started;
@@ -411,7 +415,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       stations,
       isGatewayCommand: (commandId) => gatewayCommands.has(commandId),
       maxHeartbeatsPerSecond: maxHeartbeats,
-      ...(transcript ? { onCommand: transcript.recordCommand } : {}),
+      ...(transcript ? { onCommand: transcript.recordCommand, onPublished: transcript.recordPublished } : {}),
       transport,
       identities,
       seed,
@@ -421,6 +425,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<St
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     cleanups.add(() => fleet.stop());
+    if (brokerWatch) {
+      // Classified on the broker's thread; only misdeeds come back, to the fleet's judge.
+      const unwatch = await broker.watchStations(stationWatchSpec(fixture, stations), (misdeed) => fleet.judgePublished(misdeed));
+      cleanups.add(unwatch);
+    }
     control?.watchStations(fleet.stations.values());
     // Under a manual clock a run replays exactly, command ids included (docs/fixtures.md,
     // "Reproducible runs"); otherwise they are random, as two processes on one broker need.

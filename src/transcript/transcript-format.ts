@@ -54,6 +54,20 @@ export const DeliverySchema = Type.Object({
 });
 export type Delivery = Static<typeof DeliverySchema>;
 
+/** What the embedded broker saw of a misdeed's PUBLISH (see `MqttEntrySchema.published`). */
+export const PublishedSchema = Type.Object({
+  /** A command to a station the fixture does not have, a command published retained, or a station's message published by another client. */
+  misdeed: Type.Union([Type.Literal('unknown-station'), Type.Literal('retained-command'), Type.Literal('spoofed')]),
+  /** The publisher's client id. */
+  clientId: Type.String(),
+  retain: Type.Boolean(),
+  /** Published by station-sim's own `/v1` gateway in the recording process. */
+  gateway: Type.Optional(Type.Boolean()),
+  /** The payload exactly as published, base64, when `payload` cannot give it back byte for byte. */
+  raw: Type.Optional(Type.String()),
+});
+export type Published = Static<typeof PublishedSchema>;
+
 // The entry schemas leave `additionalProperties` open on purpose: a reader must still show a file
 // written by a newer recorder that adds a field, and every field it prints is checked here.
 export const MqttEntrySchema = Type.Object({
@@ -77,6 +91,12 @@ export const MqttEntrySchema = Type.Object({
    * whose unlock entries are the broker's view.
    */
   delivery: Type.Optional(DeliverySchema),
+  /**
+   * On an entry the embedded broker passed on as a misdeed (src/broker/station-watch.ts; docs/judge.md,
+   * "What the broker sees"): what it was, who published it and with which retain flag, for
+   * `station-sim transcript judge`. Recorded only for misdeeds; absent in older files.
+   */
+  published: Type.Optional(PublishedSchema),
 });
 export const ApiEntrySchema = Type.Object({
   t: TimeSchema,
@@ -275,7 +295,7 @@ export function formatEntry(entry: TranscriptEntry, origin: number): string {
     case 'mqtt': {
       const arrow = entry.direction === 'down' ? '→' : '←';
       const where = `${entry.station}${entry.lockId ? `/${entry.lockId}` : ''}`;
-      const notes = entry.delivery ? describeDelivery(entry.delivery) : '';
+      const notes = entry.published ? describePublished(entry.published) : entry.delivery ? describeDelivery(entry.delivery) : '';
       const delivery = notes ? `  ${notes}` : '';
       // JSON.stringify escapes C0 controls but leaves DEL and C1 as they are.
       return `${offset}  MQTT  ${arrow} ${printable(where)}  ${printable(entry.topic)}  ${printable(JSON.stringify(entry.payload))}${delivery}`;
@@ -300,6 +320,12 @@ export function formatEntry(entry: TranscriptEntry, origin: number): string {
 function describeDelivery(delivery: Delivery): string {
   const notes = [delivery.qos === 0 ? 'QoS 0' : '', delivery.retain ? 'retained' : '', delivery.online ? '' : 'station offline'].filter(Boolean);
   return notes.length > 0 ? `(${notes.join(', ')})` : '';
+}
+
+/** What the broker saw of a misdeed's PUBLISH. */
+function describePublished(published: Published): string {
+  const what = published.misdeed === 'unknown-station' ? 'to no station' : published.misdeed === 'retained-command' ? 'retained' : 'not by the station';
+  return `(published ${what}, by client ${JSON.stringify(published.clientId)})`;
 }
 
 /** `rule  station/lock  command C  account A  request R: detail`, with only the evidence the finding has. */

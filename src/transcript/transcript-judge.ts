@@ -15,7 +15,7 @@ import { ServiceJudge } from '../judge/service-judge.js';
 import { ClientJudge } from '../judge/client-judge.js';
 import { readUnlockCommand } from '../mqtt/station-client.js';
 import type { JudgeVerdict } from '../judge/verdict.js';
-import type { ClientEntry, Delivery, MqttEntry, SimEntry, TranscriptEntry } from './transcript-format.js';
+import type { ClientEntry, Delivery, MqttEntry, Published, SimEntry, TranscriptEntry } from './transcript-format.js';
 import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import { SimError } from '../errors.js';
 
@@ -72,7 +72,9 @@ export class TranscriptJudge {
         else if (isSimulatorReset(entry)) this.#client?.forgetAfterReset();
         return;
       case 'mqtt':
-        if (entry.direction === 'down' && (entry.message ?? 'unlock') === 'unlock') this.#observeCommand(entry);
+        // What the embedded broker saw of a misdeed's publication (docs/judge.md, "What the broker sees").
+        if (entry.published !== undefined) this.#observePublished(entry, entry.published);
+        else if (entry.direction === 'down' && (entry.message ?? 'unlock') === 'unlock') this.#observeCommand(entry);
         return;
       case 'api':
         // For people; the `client` entry of the same request is what the client judge saw.
@@ -132,6 +134,25 @@ export class TranscriptJudge {
     });
   }
 
+  #observePublished(entry: MqttEntry, published: Published): void {
+    if (entry.message === undefined) return;
+    this.#service ??= new ServiceJudge({ settings: this.#settingsNow().settings, onFinding: (finding) => this.#log.add(finding) });
+    const payload = entryPayload(entry, published.raw);
+    this.#service.observePublished({
+      kind: published.misdeed,
+      message: entry.message,
+      topic: entry.topic,
+      token: entry.station,
+      ...(entry.lockId === undefined ? {} : { lockId: entry.lockId }),
+      clientId: published.clientId,
+      retain: published.retain,
+      payload,
+      command: entry.message === 'unlock' ? readUnlockCommand(payload) : undefined,
+      now: Date.parse(entry.t),
+      ...(published.gateway ? { fromGateway: true } : {}),
+    });
+  }
+
   #observeCommand(entry: MqttEntry): void {
     const delivery = entry.delivery;
     if (delivery === undefined || entry.lockId === undefined) {
@@ -139,7 +160,7 @@ export class TranscriptJudge {
       return;
     }
     this.#service ??= new ServiceJudge({ settings: this.#settingsNow().settings, onFinding: (finding) => this.#log.add(finding) });
-    const payload = delivery.raw !== undefined ? Buffer.from(delivery.raw, 'base64') : Buffer.from(typeof entry.payload === 'string' ? entry.payload : JSON.stringify(entry.payload));
+    const payload = entryPayload(entry, delivery.raw);
     this.#judged += 1;
     this.#service.observe({
       token: entry.station,
@@ -173,6 +194,11 @@ export async function judgeTranscript(entries: AsyncIterable<TranscriptEntry> | 
   const judge = new TranscriptJudge(options);
   for await (const entry of entries) judge.observe(entry);
   return judge.result();
+}
+
+/** A payload's bytes back: from `raw` (base64) when recorded, else from the entry's JSON or text. */
+function entryPayload(entry: MqttEntry, raw: string | undefined): Buffer {
+  return raw !== undefined ? Buffer.from(raw, 'base64') : Buffer.from(typeof entry.payload === 'string' ? entry.payload : JSON.stringify(entry.payload));
 }
 
 /** MQTT 5 properties as the transcript holds them, back as the station had them (Correlation Data from base64). */

@@ -9,11 +9,11 @@ import type { ContractMessage, EventHub, SimStreamEvent } from '../control/event
 import type { Clock } from '../shared/clock.js';
 import type { StationConfig } from '../fixture/fixture-schema.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
-import type { ReceivedCommand } from '../judge/service-judge.js';
+import type { PublishedMisdeed, ReceivedCommand } from '../judge/service-judge.js';
 import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import type { ClientObservation } from '../judge/client-judge.js';
 import { groupTopics, type StationTopics } from '../contract/topics.js';
-import type { ClientEntry, Delivery, TranscriptEntry } from './transcript-format.js';
+import type { ClientEntry, Delivery, Published, TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
 
@@ -57,15 +57,24 @@ export interface TranscriptOptions {
    * be judged again offline with the same thresholds. @default not written
    */
   judge?: JudgeSettings;
+  /**
+   * Set when the embedded broker watches the station topics for the judge (docs/judge.md, "What the
+   * broker sees"): a command to a station not among `fixtureTokens` is then recorded from the
+   * watch (`recordPublished`), with who published it, and the broker's copy of it is left out.
+   * @default no watch
+   */
+  brokerWatch?: { fixtureTokens: readonly string[] };
 }
 
 export interface StartedTranscript {
   readonly path: string;
   /**
    * Records a command a station of `fleetStations` received (give it to the fleet's `onCommand`).
-   * This and `recordClientRequest` are function properties: they are handed on detached.
+   * This, `recordPublished` and `recordClientRequest` are function properties: they are handed on detached.
    */
   recordCommand: (command: ReceivedCommand) => void;
+  /** Records a misdeed the embedded broker saw (give it to the fleet's `onPublished`). */
+  recordPublished: (seen: PublishedMisdeed) => void;
   /** Records a `/v1` request as the client judge saw it (a `client` entry; the token fingerprint becomes an alias). */
   recordClientRequest: (observation: ClientObservation) => void;
   stop(): Promise<void>;
@@ -102,20 +111,13 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
     out.write(`${JSON.stringify(entry)}\n`);
     if (out.writableLength > maxPending) stopRecording(`fell more than ${formatMiB(maxPending)} behind (the disk or pipe is slower than the simulator)`);
   };
+  const fixtureTokens = options.brokerWatch ? new Set(options.brokerWatch.fixtureTokens) : undefined;
   const delivered = groupTopics((options.fleetStations ?? []).map((station) => ({ token: station.token, behaviour: station.behaviour }))).byToken;
-  // The protocol level, where it is not MQTT 3.1.1 (a transcript without this entry is 3.1.1): the
-  // unlock entries of an MQTT 5 run carry their PUBLISH properties (`delivery.properties`).
-  if (options.protocolVersion === 5) {
-    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'mqtt-version', detail: 'MQTT 5.0 (protocol level 5)', protocolVersion: 5 });
-  }
-  if (options.judge !== undefined) {
-    const rules = options.judge.rules ?? {};
-    const detail = Object.keys(rules).length === 0 ? 'every rule on, default thresholds' : `rules ${JSON.stringify(rules)}`;
-    write({ t: new Date(options.clock.now()).toISOString(), kind: 'sim', event: 'judge-settings', detail, settings: options.judge });
-  }
+  for (const entry of headerEntries(options)) write(entry);
   const stopMessages = options.hub.onContractMessage((message) => {
-    // The station's own view of its commands is recorded instead (recordCommand).
-    if (message.kind === 'unlock' && delivered.has(message.token)) return;
+    // The station's own view of its commands is recorded instead (recordCommand), and the broker's
+    // watch's of a command to no station (recordPublished).
+    if (message.kind === 'unlock' && (delivered.has(message.token) || (fixtureTokens !== undefined && !fixtureTokens.has(message.token)))) return;
     const entry = mqttEntry(message, new Date(options.clock.now()).toISOString());
     if (entry) write(entry);
   });
@@ -153,6 +155,9 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
       const topics = delivered.get(command.token);
       if (topics) write(deliveryEntry(command, topics));
     },
+    recordPublished: (seen) => {
+      if (!ended) write(publishedEntry(seen));
+    },
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         // A command a station still receives while the simulator stops is not written after the end.
@@ -169,6 +174,21 @@ export async function startTranscript(options: TranscriptOptions): Promise<Start
         out.end();
       })),
   };
+}
+
+/** The entries a transcript starts with: its MQTT protocol level when not 3.1.1, and the judge's settings. */
+function headerEntries(options: Pick<TranscriptOptions, 'clock' | 'protocolVersion' | 'judge'>): TranscriptEntry[] {
+  const t = new Date(options.clock.now()).toISOString();
+  const entries: TranscriptEntry[] = [];
+  // The protocol level, where it is not MQTT 3.1.1 (a transcript without this entry is 3.1.1): the
+  // unlock entries of an MQTT 5 run carry their PUBLISH properties (`delivery.properties`).
+  if (options.protocolVersion === 5) entries.push({ t, kind: 'sim', event: 'mqtt-version', detail: 'MQTT 5.0 (protocol level 5)', protocolVersion: 5 });
+  if (options.judge !== undefined) {
+    const rules = options.judge.rules ?? {};
+    const detail = Object.keys(rules).length === 0 ? 'every rule on, default thresholds' : `rules ${JSON.stringify(rules)}`;
+    entries.push({ t, kind: 'sim', event: 'judge-settings', detail, settings: options.judge });
+  }
+  return entries;
 }
 
 /** The file at `path`, opened (replaced if it exists); a file that cannot be opened is a BAD_REQUEST saying why. */
@@ -257,6 +277,43 @@ function deliveryEntry(command: ReceivedCommand, topics: StationTopics): Transcr
     ...(commandId === undefined ? {} : { commandId }),
     delivery,
   };
+}
+
+/** The entry of a misdeed the embedded broker saw, as it was published. */
+function publishedEntry(seen: PublishedMisdeed): TranscriptEntry {
+  const { payload, rebuilt } = recordedPayload(seen.payload);
+  const published: Published = {
+    misdeed: seen.kind,
+    clientId: seen.clientId,
+    retain: seen.retain,
+    ...(seen.fromGateway ? { gateway: true } : {}),
+    ...(rebuilt ? {} : { raw: seen.payload.toString('base64') }),
+  };
+  const commandId = seen.message === 'unlock' ? seen.command?.commandId : typeof payload === 'object' && payload !== null && typeof (payload as { commandId?: unknown }).commandId === 'string' ? (payload as { commandId: string }).commandId : undefined;
+  return {
+    t: new Date(seen.now).toISOString(),
+    kind: 'mqtt',
+    direction: seen.message === 'unlock' ? 'down' : 'up',
+    station: seen.token,
+    ...(seen.lockId === undefined ? {} : { lockId: seen.lockId }),
+    topic: seen.topic,
+    message: seen.message,
+    payload,
+    ...(commandId === undefined ? {} : { commandId }),
+    published,
+  };
+}
+
+/** A payload as an entry holds it (its JSON, else its text), and whether that gives its bytes back (transcript-judge.ts rebuilds them so). */
+function recordedPayload(bytes: Buffer): { payload: unknown; rebuilt: boolean } {
+  const text = bytes.toString();
+  let payload: unknown = text;
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    // Not JSON: recorded as its text, as the broker's copy is.
+  }
+  return { payload, rebuilt: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).equals(bytes) };
 }
 
 /**

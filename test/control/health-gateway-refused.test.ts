@@ -6,6 +6,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import mqtt from 'mqtt';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectJudgeFindings } from '../helpers/judge-findings.js';
+
+expectJudgeFindings("an outsider publishes a station's status and an ack on the open broker: spoofing, on purpose");
 
 let sim: StartedSimulator;
 
