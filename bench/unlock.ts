@@ -192,9 +192,9 @@ async function oneRun(run: number, options: UnlockOptions, stations: number, loc
 }
 
 /** Server CPU per successful request, µs: every measured process but the driver (and the rest of the machine). */
-export function cpuMicrosPerRequest(load: Pick<LoadRun, 'cpu' | 'rps'>): number {
+export function cpuMicrosPerRequest(load: Pick<LoadRun, 'cpu' | 'cpuExact' | 'rps'>): number {
   let cores = 0;
-  for (const [name, value] of Object.entries(load.cpu)) if (name !== 'driver' && name !== 'others') cores += value;
+  for (const [name, value] of Object.entries(load.cpuExact ?? load.cpu)) if (name !== 'driver' && name !== 'others') cores += value;
   return load.rps > 0 ? Math.round((cores / load.rps) * 1e6) : Number.NaN;
 }
 
