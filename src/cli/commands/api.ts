@@ -34,16 +34,18 @@ export function apiCommand(io: CliIo): CommandModule<object, ApiFlags> {
       const api = await startApiProcess({ ...http, fixture: argv.fixture, broker: argv.broker, ...brokerTlsOption(argv), host, onNotice: (m) => notice(io, m) });
       if (api.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${api.api.port} instead`);
       notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
+      const unwatch = watchConnection(api.control.channel, apiBrokerNotices(io, api.mqttUrl));
+      // Signals are ours before the ready line goes out: a supervisor may send SIGTERM the moment it reads it.
+      const stopped = runUntilSignal(io, async () => {
+        unwatch();
+        await api.stop();
+      });
       printReady(io, argv.json, `station-sim api: API ${api.apiUrl} · control ${api.controlUrl} · stations on ${api.mqttUrl} · Ctrl-C to stop`, {
         apiUrl: api.apiUrl,
         controlUrl: api.controlUrl,
         mqttUrl: api.mqttUrl,
       });
-      const unwatch = watchConnection(api.control.channel, apiBrokerNotices(io, api.mqttUrl));
-      await runUntilSignal(io, async () => {
-        unwatch();
-        await api.stop();
-      });
+      await stopped;
     },
   };
 }

@@ -52,13 +52,15 @@ export function brokerCommand(io: CliIo): CommandModule<object, BrokerFlags> {
       });
       if (broker.fellBack) notice(io, `MQTT port ${DEFAULT_MQTT_PORT} is taken (a local Mosquitto?); using ${broker.port} instead`);
       const listeners = brokerListeners(broker);
-      printReady(io, argv.json, `station-sim broker: MQTT ${broker.url}${listeners.text} · Ctrl-C to stop`, { mqttUrl: broker.url, ...listeners.json });
       // Alone, the broker has no health route or event stream: its refusals go to stderr.
       const stopReporting = reportRefusals(broker, (line) => notice(io, line));
-      await runUntilSignal(io, async () => {
+      // Signals are ours before the ready line goes out: a supervisor may send SIGTERM the moment it reads it.
+      const stopped = runUntilSignal(io, async () => {
         stopReporting();
         await broker.stop();
       });
+      printReady(io, argv.json, `station-sim broker: MQTT ${broker.url}${listeners.text} · Ctrl-C to stop`, { mqttUrl: broker.url, ...listeners.json });
+      await stopped;
     },
   };
 }

@@ -70,19 +70,21 @@ export function stationsCommand(io: CliIo): CommandModule<object, StationsFlags>
       });
       const summary = fleetSummary(sim.fleet);
       const part = shard ? ` (shard ${shard.index}/${shard.count})` : '';
+      // One line when the broker is lost and one when it is back; one if a station is run twice.
+      const notices = new BrokerNotices({ broker: sim.mqttUrl, notify: (message) => notice(io, message), meanwhile: 'the stations keep reconnecting' });
+      const unwatch = watchFleet(sim.fleet.stations.values(), notices, (message) => notice(io, message));
+      // Signals are ours before the ready line goes out: a supervisor may send SIGTERM the moment it reads it.
+      const stopped = runUntilSignal(io, async () => {
+        unwatch();
+        await stopJudged(io, sim, judge);
+      });
       printReady(io, argv.json, `station-sim stations: ${summary.text}${part} on ${sim.mqttUrl} · seed ${sim.seed} · Ctrl-C to stop`, {
         mqttUrl: sim.mqttUrl,
         stations: summary.total,
         online: summary.online,
         seed: sim.seed,
       });
-      // One line when the broker is lost and one when it is back; one if a station is run twice.
-      const notices = new BrokerNotices({ broker: sim.mqttUrl, notify: (message) => notice(io, message), meanwhile: 'the stations keep reconnecting' });
-      const unwatch = watchFleet(sim.fleet.stations.values(), notices, (message) => notice(io, message));
-      await runUntilSignal(io, async () => {
-        unwatch();
-        await stopJudged(io, sim, judge);
-      });
+      await stopped;
     },
   };
 }

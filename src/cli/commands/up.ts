@@ -105,13 +105,15 @@ export function upCommand(io: CliIo): CommandModule<object, UpFlags> {
       notice(io, access);
       const summary = fleetSummary(sim.fleet);
       const listeners = sim.broker ? brokerListeners(sim.broker) : { text: '', json: {} };
-      printReady(
-        io,
-        argv.json,
-        `station-sim up: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl}${listeners.text} · ${summary.text} · seed ${sim.seed} · Ctrl-C to stop`,
-        { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, ...listeners.json, stations: summary.total, online: summary.online, seed: sim.seed },
-      );
+      const ready = (): void =>
+        printReady(
+          io,
+          argv.json,
+          `station-sim up: API ${sim.apiUrl} · control ${sim.controlUrl} · MQTT ${sim.mqttUrl}${listeners.text} · ${summary.text} · seed ${sim.seed} · Ctrl-C to stop`,
+          { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, ...listeners.json, stations: summary.total, online: summary.online, seed: sim.seed },
+        );
       if (withDashboard && sim.apiUrl) {
+        ready();
         const apiUrl = sim.apiUrl;
         // Every fixture account, with the stations it may reach: `a` switches, and `u` on a station
         // the chosen one cannot reach goes as one that can.
@@ -140,10 +142,13 @@ export function upCommand(io: CliIo): CommandModule<object, UpFlags> {
         argv.broker !== undefined && sim.http
           ? [watchConnection(sim.http.control.channel, apiBrokerNotices(io, sim.mqttUrl)), watchFleet(sim.fleet.stations.values(), undefined, (message) => notice(io, message))]
           : [];
-      await runUntilSignal(io, async () => {
+      // Signals are ours before the ready line goes out: a supervisor may send SIGTERM the moment it reads it.
+      const stopped = runUntilSignal(io, async () => {
         for (const stop of unwatch) stop();
         await stopJudged(io, sim, judge);
       });
+      ready();
+      await stopped;
     },
   };
 }
