@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DEFAULT_IDENTITIES, type MqttRole } from '../fixture/mqtt-schema.js';
-import { readSecret, stationClientId, templateNamesClientId } from '../fixture/mqtt-identities.js';
+import { readSecret, stationClientId, templateNamesClientId, tokenReader } from '../fixture/mqtt-identities.js';
 import type { BrokerSecurity } from './broker-security.js';
 
 /** What a connection proved it is. */
@@ -19,24 +19,22 @@ const SHARED_ROLES = ['service', 'control', 'agent', 'observer'] as const;
 export class BrokerIdentities {
   readonly #security: BrokerSecurity;
   readonly #tokens: ReadonlySet<string>;
-  readonly #stationUser: RegExp | undefined;
-  readonly #stationClientId: { pre: string; post: string } | RegExp;
+  /** The token a station's user name carries, if the name fits the station's template. */
+  readonly #stationUser: (username: string) => string | undefined;
+  /** The token a station's client id carries, if the id fits the station's template. */
+  readonly #stationClientId: (clientId: string) => string | undefined;
 
   constructor(security: BrokerSecurity) {
     this.#security = security;
     this.#tokens = new Set(security.tokens);
-    const user = security.identities.station.username;
-    this.#stationUser = user === '{token}' ? undefined : templateRegExp(user);
-    const clientId = security.identities.station.clientId ?? DEFAULT_IDENTITIES.station.clientId!;
-    const [pre, post, ...more] = clientId.split('{token}');
-    // One `{token}` (the usual case) is compared as a prefix and a suffix; more go through a RegExp.
-    this.#stationClientId = more.length === 0 && post !== undefined ? { pre: pre!, post } : templateRegExp(clientId);
+    this.#stationUser = tokenReader(security.identities.station.username);
+    this.#stationClientId = tokenReader(security.identities.station.clientId ?? DEFAULT_IDENTITIES.station.clientId!);
   }
 
   byUsername(username: string): Who | undefined {
     const { identities } = this.#security;
     for (const role of SHARED_ROLES) if (identities[role].username === username) return { role };
-    const token = this.#stationUser ? this.#stationUser.exec(username)?.groups?.token : username;
+    const token = this.#stationUser(username);
     return token !== undefined && this.#tokens.has(token) ? { role: 'station', token } : undefined;
   }
 
@@ -60,14 +58,8 @@ export class BrokerIdentities {
    * it: only an identity without a template of its own (the observer by default) may use it.
    */
   byClientId(clientId: string): Who | undefined {
-    const shape = this.#stationClientId;
-    if (shape instanceof RegExp) {
-      const token = shape.exec(clientId)?.groups?.token;
-      if (token !== undefined && this.#tokens.has(token)) return { role: 'station', token };
-    } else if (clientId.length > shape.pre.length + shape.post.length && clientId.startsWith(shape.pre) && clientId.endsWith(shape.post)) {
-      const token = clientId.slice(shape.pre.length, clientId.length - shape.post.length);
-      if (this.#tokens.has(token)) return { role: 'station', token };
-    }
+    const token = this.#stationClientId(clientId);
+    if (token !== undefined && this.#tokens.has(token)) return { role: 'station', token };
     let owner: Who | undefined;
     let longest = -1;
     for (const role of SHARED_ROLES) {
@@ -112,16 +104,6 @@ export function identityName(who: Who): string {
 
 export function sameIdentity(a: Who, b: Who): boolean {
   return a.role === b.role && (a.role !== 'station' || a.token === (b as { token: string }).token);
-}
-
-function templateRegExp(template: string): RegExp {
-  // A template may name the token twice: the second time must be the same token.
-  const source = template
-    .split('{token}')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .map((part, index) => (index === 0 ? part : `${index === 1 ? '(?<token>.+)' : '\\k<token>'}${part}`))
-    .join('');
-  return new RegExp(`^${source}$`);
 }
 
 function digest(bytes: Buffer): Buffer {

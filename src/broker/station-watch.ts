@@ -16,6 +16,7 @@
  * backend's command, one per unlock) has its topic matched by the templates (`StationTopics.match`).
  */
 import { StationTopics, type TopicKind, type Topics } from '../contract/topics.js';
+import { tokenReader } from '../fixture/mqtt-identities.js';
 import { callSafely } from '../shared/throw-later.js';
 
 /** What the watch is told once: the fixture's stations and how their clients are named. Crosses to the broker's thread as is. */
@@ -67,7 +68,8 @@ export class StationWatch {
   /** The literal every station topic of each template starts with (before its first placeholder). */
   readonly #heads: string[];
   readonly #own: (OwnShape | undefined)[];
-  readonly #clientId: { pre: string; post: string } | RegExp;
+  /** The token a station's client id carries, if the id fits the template. */
+  readonly #clientIdToken: (clientId: string) => string | undefined;
   /** Per connection: the station it is (its token), or null for any other client. */
   readonly #owners = new WeakMap<object, string | null>();
   /** Whether a station can be told from another client by its client id (the template names the token). */
@@ -82,8 +84,7 @@ export class StationWatch {
     this.#own = this.#topics.map(ownShape);
     // Without `{token}` every station has the same client id, and no PUBLISH shows which one sent it.
     this.#spoofing = spec.clientId.includes('{token}');
-    const [pre, post, ...more] = spec.clientId.split('{token}');
-    this.#clientId = more.length === 0 && post !== undefined ? { pre: pre!, post } : templateRegExp(spec.clientId);
+    this.#clientIdToken = tokenReader(spec.clientId);
   }
 
   /** The misdeed a PUBLISH is, if any. `client` is aedes' (null for the broker's own messages). */
@@ -136,12 +137,7 @@ export class StationWatch {
   }
 
   #tokenOfClientId(id: string): string | undefined {
-    const shape = this.#clientId;
-    let token: string | undefined;
-    if (shape instanceof RegExp) token = shape.exec(id)?.groups?.token;
-    else if (id.length > shape.pre.length + shape.post.length && id.startsWith(shape.pre) && id.endsWith(shape.post)) {
-      token = id.slice(shape.pre.length, id.length - shape.post.length);
-    }
+    const token = this.#clientIdToken(id);
     if (token === undefined || this.#stations.has(token)) return token;
     // A station of another fixture on the same broker (its own process): it exists, so a command to
     // it is not to a station that does not exist; nothing else of it is this fleet's to judge.
@@ -211,16 +207,6 @@ function ownShape(topics: StationTopics): OwnShape | undefined {
     tails.push(next === -1 ? { tail: rest, whole: true } : { tail: rest.slice(0, next), whole: false });
   }
   return head === undefined ? undefined : { head, tails };
-}
-
-function templateRegExp(template: string): RegExp {
-  // A template may name the token twice: the second time must be the same token.
-  const source = template
-    .split('{token}')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .map((part, index) => (index === 0 ? part : `${index === 1 ? '(?<token>.+)' : '\\k<token>'}${part}`))
-    .join('');
-  return new RegExp(`^${source}$`);
 }
 
 /** What the watch needs of aedes: its `publish` event, told every PUBLISH routed, with its client. */
