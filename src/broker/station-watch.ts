@@ -39,10 +39,12 @@ export interface StationMisdeed {
   /** Which message of the contract the topic is. */
   message: TopicKind;
   topic: string;
+  /** The station the topic names. */
   token: string;
   lockId?: string;
   /** The publisher's client id. */
   clientId: string;
+  /** The PUBLISH's retain flag as the broker got it. */
   retain: boolean;
   payload: Buffer;
 }

@@ -16,6 +16,7 @@ import type { UnlockCommand } from '../contract/payloads.js';
 import { PLAUSIBILITY_LIMITS } from '../mqtt/plausibility.js';
 import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import { parseIsoUtc } from '../contract/payloads.js';
+import type { StationMisdeed } from '../broker/station-watch.js';
 import type { JudgeFinding } from './judge-log.js';
 
 /** A command as a station received it (src/mqtt/station-client.ts `onCommand`). */
@@ -63,19 +64,7 @@ export interface ReceivedCommand {
  * a station the fixture does not have, a command published retained, or a station's message
  * published by another client. No station's delivery shows any of them as such.
  */
-export interface PublishedMisdeed {
-  kind: 'unknown-station' | 'retained-command' | 'spoofed';
-  /** Which message of the contract the topic is. */
-  message: 'status' | 'lockState' | 'unlock' | 'acks';
-  topic: string;
-  /** The station the topic names. */
-  token: string;
-  lockId?: string;
-  /** The publisher's client id. */
-  clientId: string;
-  /** The PUBLISH's retain flag as the broker got it. */
-  retain: boolean;
-  payload: Buffer;
+export interface PublishedMisdeed extends StationMisdeed {
   /** A command's payload read as the station would (`readUnlockCommand`); undefined for other messages. */
   command: UnlockCommand | undefined;
   /** When the fleet heard of it. */
