@@ -17,7 +17,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Duplex } from 'node:stream';
 import type { LinkEnd, LinkPeer } from '../mqtt/broker-link.js';
 import type { EmbeddedBrokerOptions, RefusalListener, StartedBroker } from './embedded-broker.js';
-import type { StationMisdeed } from './station-watch.js';
+import type { StationMisdeed, StationWatchSpec } from './station-watch.js';
 import type { RefusalCounts } from './refusal-log.js';
 import { BatchWriter, DESTROY, END, OPEN, readBatch, type Batch, type BrokerCall, type BrokerThreadData, type FromBroker, type ToBroker } from './thread-protocol.js';
 import { SimError, type ErrorCode, ERRORS } from '../errors.js';
@@ -56,44 +56,8 @@ export async function startBrokerThread(options: BrokerThreadOptions = {}): Prom
     onRefused: (listener) => link.onRefused(listener),
     handle: (stream) => link.open(stream),
     attach: (peer) => link.attach(peer),
-    tap: async (filters, listener) => {
-      const tapId = link.addTap(listener);
-      try {
-        await link.call({ method: 'tap', tapId, filters });
-      } catch (error) {
-        link.removeTap(tapId);
-        throw error;
-      }
-      return async () => {
-        try {
-          await link.call({ method: 'untap', tapId });
-        } catch (error) {
-          // A tap dies with the broker's thread: once that is gone there is nothing to remove.
-          if (!link.gone) throw error;
-        } finally {
-          link.removeTap(tapId);
-        }
-      };
-    },
-    watchStations: async (spec, listener) => {
-      const watchId = link.addWatch(listener);
-      try {
-        await link.call({ method: 'watchStations', watchId, spec });
-      } catch (error) {
-        link.removeWatch(watchId);
-        throw error;
-      }
-      return async () => {
-        try {
-          await link.call({ method: 'unwatchStations', watchId });
-        } catch (error) {
-          // A watch dies with the broker's thread: once that is gone there is nothing to remove.
-          if (!link.gone) throw error;
-        } finally {
-          link.removeWatch(watchId);
-        }
-      };
-    },
+    tap: (filters, listener) => link.tap(filters, listener),
+    watchStations: (spec, listener) => link.watchStations(spec, listener),
     retainedCount: () => link.call({ method: 'retainedCount' }) as Promise<number>,
     threadHeapUsed: ({ collect = false } = {}) => link.call({ method: 'heapUsed', collect }) as Promise<number>,
     sync: async () => {
@@ -278,24 +242,39 @@ export class ThreadLink {
     return () => this.#refusalListeners.delete(listener);
   }
 
-  addTap(listener: TapListener): number {
-    const tapId = (this.#nextId = (this.#nextId + 1) | 0);
-    this.#taps.set(tapId, listener);
-    return tapId;
+  /** `StartedBroker.tap`: every message on `filters`, routed on the broker's thread, to `listener`. */
+  tap(filters: string[], listener: TapListener): Promise<() => Promise<void>> {
+    return this.#listen(this.#taps, listener, (tapId) => ({ method: 'tap', tapId, filters }), (tapId) => ({ method: 'untap', tapId }));
   }
 
-  removeTap(tapId: number): void {
-    this.#taps.delete(tapId);
+  /** `StartedBroker.watchStations`: the misdeeds the broker's thread sees on the station topics, to `listener`. */
+  watchStations(spec: StationWatchSpec, listener: (misdeed: StationMisdeed) => void): Promise<() => Promise<void>> {
+    return this.#listen(this.#watches, listener, (watchId) => ({ method: 'watchStations', watchId, spec }), (watchId) => ({ method: 'unwatchStations', watchId }));
   }
 
-  addWatch(listener: (misdeed: StationMisdeed) => void): number {
-    const watchId = (this.#nextId = (this.#nextId + 1) | 0);
-    this.#watches.set(watchId, listener);
-    return watchId;
-  }
-
-  removeWatch(watchId: number): void {
-    this.#watches.delete(watchId);
+  /**
+   * Registers `listener` in `registry` under a new id, asks the broker's thread to `start` passing it
+   * messages, and returns what asks it to `stop` and forgets the listener.
+   */
+  async #listen<L>(registry: Map<number, L>, listener: L, start: (id: number) => BrokerCall, stop: (id: number) => BrokerCall): Promise<() => Promise<void>> {
+    const id = (this.#nextId = (this.#nextId + 1) | 0);
+    registry.set(id, listener);
+    try {
+      await this.call(start(id));
+    } catch (error) {
+      registry.delete(id);
+      throw error;
+    }
+    return async () => {
+      try {
+        await this.call(stop(id));
+      } catch (error) {
+        // A tap or a watch dies with the broker's thread: once that is gone there is nothing to remove.
+        if (!this.gone) throw error;
+      } finally {
+        registry.delete(id);
+      }
+    };
   }
 
   /** Sends what is batched, then the call, so the broker sees them in that order. */

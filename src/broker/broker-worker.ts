@@ -143,6 +143,14 @@ function serve(broker: InThreadBroker): void {
   });
 }
 
+/** Stops and forgets what `id` started (a tap, a station watch); nothing when it is not there. */
+async function release(registry: Map<number, () => Promise<void>>, id: number): Promise<undefined> {
+  const stop = registry.get(id);
+  registry.delete(id);
+  await stop?.();
+  return undefined;
+}
+
 async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Promise<unknown> {
   switch (call.method) {
     case 'tap': {
@@ -153,12 +161,8 @@ async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Pro
       untaps.set(call.tapId, untap);
       return undefined;
     }
-    case 'untap': {
-      const untap = untaps.get(call.tapId);
-      untaps.delete(call.tapId);
-      await untap?.();
-      return undefined;
-    }
+    case 'untap':
+      return release(untaps, call.tapId);
     case 'watchStations': {
       // Classified here, on the broker's thread: only a misdeed is posted, at once (they are rare,
       // and a flood of them is the misdeed's cost, not every unlock's).
@@ -170,12 +174,8 @@ async function answer(broker: InThreadBroker, id: number, call: BrokerCall): Pro
       unwatches.set(watchId, unwatch);
       return undefined;
     }
-    case 'unwatchStations': {
-      const unwatch = unwatches.get(call.watchId);
-      unwatches.delete(call.watchId);
-      await unwatch?.();
-      return undefined;
-    }
+    case 'unwatchStations':
+      return release(unwatches, call.watchId);
     case 'retainedCount':
       return broker.retainedCount();
     case 'sync':
