@@ -177,7 +177,12 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     options.onCommand?.(received);
   };
   // One set of callbacks for the whole fleet: each is told its station, so no station holds closures of its own.
-  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => take(receivedCommand(delivery, config, clock.now(), options.isGatewayCommand));
+  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => {
+    // A live command of station-sim's own gateway is nothing the judge tells of (service-judge.ts):
+    // unless a transcript records it, nothing is built for it, and judging costs an unlock one lookup.
+    if (!options.onCommand && !delivery.retain && delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId)) return;
+    take(receivedCommand(delivery, config, clock.now(), options.isGatewayCommand));
+  };
   if (agent && judging) {
     undelivered = new UndeliveredCommands({
       agent,

@@ -82,6 +82,9 @@ export interface ClientJudgeOptions {
   capacity?: number;
 }
 
+/** The station and lock a finding names, when it names them. */
+type FindingTarget = { token?: string; lockId?: string };
+
 /** Times of the last events in a window, at most `max + 1`, and whether the burst was told. */
 interface Burst {
   times: number[];
@@ -159,35 +162,36 @@ export class ClientJudge {
 
   observe(request: ClientObservation): void {
     if (!this.#enabled) return;
-    const report = (rule: ClientRuleId, detail: string, extra: { token?: string; lockId?: string } = {}): void => {
-      if (this.#rules[rule]?.enabled === false) return;
-      this.#onFinding({
-        time: new Date(request.time).toISOString(),
-        rule,
-        party: 'client',
-        ...extra,
-        // A rule that counts per address names no account: the burst is many accounts' as much as this one's.
-        ...(request.account === undefined || PER_ADDRESS_RULES.has(rule) ? {} : { account: request.account }),
-        requestId: request.requestId,
-        client: request.client,
-        route: `${request.method} ${request.route ?? '(no route)'}`,
-        detail,
-      });
-    };
-    if (request.queryToken) report('client.token-in-query', describeQueryToken(request.queryToken));
+    if (request.queryToken) this.#report(request, 'client.token-in-query', describeQueryToken(request.queryToken));
     if (request.refreshToken === 'reused') {
-      report('client.refresh-token-reused', 'a refresh token that had been used up was sent again: its token family is revoked, every token of that login with it');
+      this.#report(request, 'client.refresh-token-reused', 'a refresh token that had been used up was sent again: its token family is revoked, every token of that login with it');
     }
-    if (request.accessToken !== undefined) this.#checkTokenAfter401(request, request.accessToken, report);
+    if (request.accessToken !== undefined) this.#checkTokenAfter401(request, request.accessToken);
     if (request.method === 'POST' && request.route === REFRESH_ROUTE) {
       if (request.status === 401) this.#refreshRefused.set(request.client, true);
       else if (request.status === 200) this.#refreshRefused.delete(request.client);
     }
-    if (request.method === 'POST' && request.route === LOGIN_ROUTE) this.#checkLogins(request, report);
-    if (request.route === STATION_ROUTE || request.route === UNLOCK_ROUTE) this.#checkStation(request, report);
+    if (request.method === 'POST' && request.route === LOGIN_ROUTE) this.#checkLogins(request);
+    if (request.route === STATION_ROUTE || request.route === UNLOCK_ROUTE) this.#checkStation(request);
   }
 
-  #checkTokenAfter401(request: ClientObservation, fingerprint: string, report: (rule: ClientRuleId, detail: string) => void): void {
+  #report(request: ClientObservation, rule: ClientRuleId, detail: string, extra: FindingTarget = {}): void {
+    if (this.#rules[rule]?.enabled === false) return;
+    this.#onFinding({
+      time: new Date(request.time).toISOString(),
+      rule,
+      party: 'client',
+      ...extra,
+      // A rule that counts per address names no account: the burst is many accounts' as much as this one's.
+      ...(request.account === undefined || PER_ADDRESS_RULES.has(rule) ? {} : { account: request.account }),
+      requestId: request.requestId,
+      client: request.client,
+      route: `${request.method} ${request.route ?? '(no route)'}`,
+      detail,
+    });
+  }
+
+  #checkTokenAfter401(request: ClientObservation, fingerprint: string): void {
     const key = `${fingerprint}\n${request.client}`;
     const refusal = this.#refused.get(key);
     const settings = this.#rules['client.token-after-401'];
@@ -196,7 +200,8 @@ export class ClientJudge {
       const allowed = settings?.maxRepeats ?? 0;
       if (refusal.repeats > allowed && !refusal.told) {
         refusal.told = true;
-        report(
+        this.#report(
+          request,
           'client.token-after-401',
           `an access token answered 401 (request ${refusal.requestId}) was sent again ${refusal.repeats} time${refusal.repeats === 1 ? '' : 's'}${allowed > 0 ? `; at most ${allowed} allowed` : ''}: refresh it, and log in if the refresh is refused`,
         );
@@ -214,13 +219,13 @@ export class ClientJudge {
     return request.receivedAt - refusal.time > inFlightMs || refusal.calls.has(callKey(request));
   }
 
-  #checkLogins(request: ClientObservation, report: (rule: ClientRuleId, detail: string) => void): void {
+  #checkLogins(request: ClientObservation): void {
     const burst = this.#rules['client.login-burst'];
     const burstMax = burst?.maxLogins ?? 10;
     const burstWindow = burst?.windowMs ?? 10_000;
     const perClient = this.#loginsPerClient.upsert(request.client, () => ({ times: [], told: false }));
     if (countBurst(perClient, request.time, burstMax, burstWindow)) {
-      report('client.login-burst', `${perClient.times.length} login attempts from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed`);
+      this.#report(request, 'client.login-burst', `${perClient.times.length} login attempts from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed`);
     }
     if (request.status !== 200 || request.account === undefined) return;
     // A login after a refused refresh is the one interface section 5.5 asks for: no refresh would do.
@@ -232,14 +237,15 @@ export class ClientJudge {
     const windowMs = logins?.windowMs ?? 60_000;
     const perAccount = this.#loginsPerAccount.upsert(request.account, () => ({ times: [], told: false }));
     if (countBurst(perAccount, request.time, max, windowMs)) {
-      report(
+      this.#report(
+        request,
         'client.login-instead-of-refresh',
         `${perAccount.times.length} logins of the account within ${windowMs} ms; at most ${max} allowed: keep the refresh token and refresh instead`,
       );
     }
   }
 
-  #checkStation(request: ClientObservation, report: (rule: ClientRuleId, detail: string, extra?: { token?: string; lockId?: string }) => void): void {
+  #checkStation(request: ClientObservation): void {
     // Only what an authenticated client did with a station it may reach: a 401 or 404 told it nothing.
     if (request.account === undefined || request.station === undefined) return;
     const key = `${request.account}\n${request.client}\n${request.station}`;
@@ -255,7 +261,8 @@ export class ClientJudge {
     const burstWindow = burst?.windowMs ?? 1000;
     const unlocks = this.#unlocks.upsert(`${request.client}\n${request.station}`, () => ({ times: [], told: false }));
     if (countBurst(unlocks, request.time, burstMax, burstWindow)) {
-      report(
+      this.#report(
+        request,
         'client.unlock-burst',
         `${unlocks.times.length} unlocks of ${request.station} from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed: each one is a command to the station`,
         { token: request.station, ...(request.lockId === undefined ? {} : { lockId: request.lockId }) },
@@ -263,7 +270,7 @@ export class ClientJudge {
     }
     const readAnswered = this.#offlineReads.get(key);
     if (readAnswered === undefined || request.arrival <= readAnswered) return;
-    report('client.unlock-offline-station', `unlock of a station whose status was offline when this client last read it; read it again until it is online`, {
+    this.#report(request, 'client.unlock-offline-station', `unlock of a station whose status was offline when this client last read it; read it again until it is online`, {
       token: request.station,
       ...(request.lockId === undefined ? {} : { lockId: request.lockId }),
     });

@@ -143,7 +143,6 @@ export class ServiceJudge {
 
   observe(command: ReceivedCommand): void {
     if (!this.#enabled) return;
-    const report = (rule: JudgeRuleId, detail: string, commandId?: string): void => this.#report(command, rule, detail, commandId);
     // An empty payload is how MQTT clears a retained message (MQTT 3.1.1, 3.3.1.3): a backend that
     // clears the retained command it published by mistake is putting things right, not sending one.
     if (command.payload.length === 0) return;
@@ -153,7 +152,8 @@ export class ServiceJudge {
     // ignores it, and what else is wrong with it was judged when it came live.
     if (command.retain) {
       if (!this.#tellRetained(retainedKey(command), 'delivery')) return;
-      report(
+      this.#report(
+        command,
         'service.retained-command',
         command.heldAtStop
           ? 'still held retained by the broker at stop, read with a fresh subscription: every station that subscribes gets it; clear it with an empty retained payload'
@@ -162,11 +162,11 @@ export class ServiceJudge {
       );
       return;
     }
-    // station-sim's own gateway: remembered (its ids are the backend's to avoid), told nothing.
-    if (command.fromGateway) {
-      if (body) this.#remember(command, body);
-      return;
-    }
+    // station-sim's own gateway: told nothing, and not remembered either. Whether a command is the
+    // gateway's is known by its id alone, so a later command with one of its ids is the gateway's
+    // too: remembering them could never show a reuse, and would cost every unlock a map entry.
+    if (command.fromGateway) return;
+    const report = (rule: JudgeRuleId, detail: string, id?: string): void => this.#report(command, rule, detail, id);
     if (command.qos === 0) report('service.qos0-command', 'delivered at QoS 0; the contract is QoS 1', commandId);
     const memory = this.#memory(command.token);
     this.#checkRate(memory, command.now, (detail) => report('service.command-rate', detail, commandId));

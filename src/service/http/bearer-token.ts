@@ -21,7 +21,10 @@ const presentedBearer = new WeakSet<FastifyRequest>();
 export function authenticate(auth: AuthService, request: FastifyRequest): Promise<Account> {
   const { authorization } = request.headers;
   if (authorization !== undefined && /^bearer\b/i.test(authorization)) presentedBearer.add(request);
-  return auth.authenticate(bearerToken(authorization), request.clientFacts);
+  const token = bearerToken(authorization);
+  // Read once: the judge of the client, when on, links requests by this token (client-judging.ts).
+  if (request.clientFacts) request.clientFacts.bearer = token;
+  return auth.authenticate(token, request.clientFacts);
 }
 
 /**

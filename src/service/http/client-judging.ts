@@ -30,6 +30,12 @@ export interface ClientFacts extends AuthFacts {
   receivedAt: number;
   /** The station's status the answer showed. */
   stationStatus?: string;
+  /**
+   * The bearer token as `authenticate` read it (undefined: none, or not well-formed), so the judge
+   * does not read the header a second time; null when no route read it. Held only while the
+   * request is answered: the judge is given its keyed hash.
+   */
+  bearer: string | undefined | null;
 }
 
 declare module 'fastify' {
@@ -64,7 +70,7 @@ export function installClientJudging(app: ApiInstance, options: ClientJudgingOpt
   // Callback hooks, not async ones: they run on every request.
   app.addHook('onRequest', (request, _reply, done) => {
     arrivals += 1;
-    request.clientFacts = { arrival: arrivals, receivedAt: options.clock.now() };
+    request.clientFacts = { arrival: arrivals, receivedAt: options.clock.now(), bearer: null };
     done();
   });
   app.addHook('onSend', (request, _reply, payload, done) => {
@@ -114,8 +120,8 @@ function observe(request: FastifyRequest, status: number, arrivals: number, { cl
   const now = clock.now();
   const route = request.routeOptions.url;
   if (route === undefined ? request.url.startsWith('/sim/') : route.startsWith('/sim/')) return undefined;
-  const facts: ClientFacts = request.clientFacts ?? { arrival: arrivals, receivedAt: now };
-  const token = bearerToken(request.headers.authorization);
+  const facts: ClientFacts = request.clientFacts ?? { arrival: arrivals, receivedAt: now, bearer: null };
+  const token = facts.bearer === null ? bearerToken(request.headers.authorization) : facts.bearer;
   const queryToken = tokenInQuery(request.url);
   const { station, lockId } = routeTarget(request.params, stationOf);
   // Built field by field, not by spreading conditionals: this runs once per request.
