@@ -177,12 +177,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
     options.onCommand?.(received);
   };
   // One set of callbacks for the whole fleet: each is told its station, so no station holds closures of its own.
-  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => {
-    // A live command of station-sim's own gateway is nothing the judge tells of (service-judge.ts):
-    // unless a transcript records it, nothing is built for it, and judging costs an unlock one lookup.
-    if (!options.onCommand && !delivery.retain && delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId)) return;
-    take(receivedCommand(delivery, config, clock.now(), options.isGatewayCommand));
-  };
+  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => void (untold(delivery, options) || take(receivedCommand(delivery, config, clock.now(), options.isGatewayCommand)));
   if (agent && judging) {
     undelivered = new UndeliveredCommands({
       agent,
@@ -314,6 +309,14 @@ async function readStationIdentities(options: FleetOptions, concurrency: number)
     });
   }
   return identityOf;
+}
+
+/**
+ * A live command of station-sim's own gateway: nothing the judge tells of (service-judge.ts), so
+ * unless a transcript records it nothing is built for it, and judging costs an unlock one lookup.
+ */
+function untold(delivery: CommandDelivery, { onCommand, isGatewayCommand }: FleetOptions): boolean {
+  return !onCommand && !delivery.retain && delivery.command !== undefined && isGatewayCommand?.(delivery.command.commandId) === true;
 }
 
 /** A command as a station received it, for the judge and the transcript. Runs once per command a station receives. */
