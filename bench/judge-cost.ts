@@ -16,14 +16,22 @@
  *   npm run bench -- --only judge-cost [--judge-rounds 8] [--judge-rate 300] [--judge-seconds 10]
  */
 import { toMeasurement, type JudgeMeasurement, type JudgeOptions } from './judge.js';
-import { login, runLoad, startUnlockServers, type UnlockServers } from './lib/servers.js';
+import { login, runLoad, startUnlockServers, type LoadRun, type UnlockServers } from './lib/servers.js';
 import { median, round } from './lib/stats.js';
 
 /** At most 5 % more server CPU per unlock with the judge on (issue 26). */
 export const JUDGE_COST_TARGET = 1.05;
 
+/**
+ * How the two sides of a pair are loaded: `together`, both at once for the same seconds, so a
+ * change in the machine's speed during a round (shared machines move 2× from hour to hour, and
+ * by a tenth within a minute) touches both sides alike; or `apart`, one after the other, the side
+ * loaded first alternating, as the results before 2026-11-28 evening were measured.
+ */
+export type PairLoading = 'together' | 'apart';
+
 /** The `judge` part's options: every round has its own A/A control here, so there is no `aaControl`. */
-export type JudgeCostOptions = Omit<JudgeOptions, 'aaControl'>;
+export type JudgeCostOptions = Omit<JudgeOptions, 'aaControl'> & { loading?: PairLoading };
 
 export type PairKind = 'A/B' | 'A/A';
 
@@ -56,6 +64,7 @@ export interface JudgeCostResult {
   durationSeconds: number;
   stations: number;
   locks: number;
+  loading: PairLoading;
   rounds: PairRound[];
   ab?: PairSummary;
   aa?: PairSummary;
@@ -69,6 +78,7 @@ export async function runJudgeCost(options: JudgeCostOptions): Promise<JudgeCost
     durationSeconds: options.durationSeconds,
     stations: options.stations,
     locks: options.locks,
+    loading: options.loading ?? 'together',
     rounds: [],
     failures: [],
   };
@@ -113,14 +123,30 @@ async function measurePair(options: JudgeCostOptions, kind: PairKind, roundNumbe
         { token: tokens[side], processes: started[side]!.processes, verbose: options.verbose ?? false },
       );
     const order = loadedFirst === 'a' ? (['a', 'b'] as const) : (['b', 'a'] as const);
-    if (options.warmupSeconds > 0) for (const side of order) await load(side, options.warmupSeconds, 0);
-    const measured: Partial<Record<'a' | 'b', JudgeMeasurement>> = {};
-    for (const side of order) measured[side] = toMeasurement(await load(side, options.durationSeconds, options.rampSeconds));
+    const measured = await loadPair(options, order, load);
     const findings = (await judgeFindings(started.a!.apiUrl)) + (kind === 'A/A' ? await judgeFindings(started.b!.apiUrl) : 0);
     return { round: roundNumber, kind, startedFirst, loadedFirst, a: measured.a!, b: measured.b!, ratio: round(measured.a!.cpuUs / measured.b!.cpuUs, 3), findings };
   } finally {
     for (const side of startedFirst === 'a' ? (['b', 'a'] as const) : (['a', 'b'] as const)) await started[side]?.stop();
   }
+}
+
+/** Warms both sides up, then measures them: at once (`together`) or one after the other in `order`. */
+async function loadPair(
+  options: JudgeCostOptions,
+  order: readonly ['a', 'b'] | readonly ['b', 'a'],
+  load: (side: 'a' | 'b', durationSeconds: number, rampSeconds: number) => Promise<LoadRun>,
+): Promise<Record<'a' | 'b', JudgeMeasurement>> {
+  if ((options.loading ?? 'together') === 'together') {
+    if (options.warmupSeconds > 0) await Promise.all(order.map((side) => load(side, options.warmupSeconds, 0)));
+    const [first, second] = await Promise.all(order.map((side) => load(side, options.durationSeconds, options.rampSeconds)));
+    const [firstSide, secondSide] = order;
+    return { [firstSide]: toMeasurement(first!), [secondSide]: toMeasurement(second!) } as Record<'a' | 'b', JudgeMeasurement>;
+  }
+  if (options.warmupSeconds > 0) for (const side of order) await load(side, options.warmupSeconds, 0);
+  const measured: Partial<Record<'a' | 'b', JudgeMeasurement>> = {};
+  for (const side of order) measured[side] = toMeasurement(await load(side, options.durationSeconds, options.rampSeconds));
+  return measured as Record<'a' | 'b', JudgeMeasurement>;
 }
 
 /** The medians and pooled ratios of each kind of pair. */
@@ -144,7 +170,8 @@ export function summariseCost(result: JudgeCostResult): void {
 export function renderJudgeCost(result: JudgeCostResult): string {
   const lines = [
     `${result.stations} stations × ${result.locks} locks, ${result.rate} unlocks/s over ${result.connections} connections, ${result.durationSeconds} s per measurement; ` +
-      'a fresh pair of processes for every measurement, the side started first and the side loaded first alternating.',
+      'a fresh pair of processes for every measurement, the side started first and the side loaded first alternating; ' +
+      (result.loading === 'apart' ? 'the two sides loaded one after the other.' : 'the two sides loaded at the same time (the "loaded first" side\'s load starts a moment earlier), so a change in the machine\'s speed touches both.'),
     '',
     '| round | pair | started first | loaded first | a µs / unlock | req/s | b µs / unlock | req/s | a ÷ b | errors a / b | other load a / b | findings |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',

@@ -128,7 +128,7 @@ for (const name of options.parts) {
       break;
     case 'judge-cost':
       await part('judge-cost (fresh pairs per round, A/B and A/A)', async () => {
-        result.judgeCost = await runJudgeCost(judgeLoad());
+        result.judgeCost = await runJudgeCost({ ...judgeLoad(), loading: options.judgeLoading });
       });
       break;
     case 'mosquitto':

@@ -42,6 +42,8 @@ export interface BenchOptions {
   judgeSeconds: number;
   /** The judge part's A/A control: both simulators with the judge on. @default false */
   judgeAa: boolean;
+  /** How `judge-cost` loads the two sides of a pair: at the same time, or one after the other. @default together */
+  judgeLoading: 'together' | 'apart';
   /** Stations of the `up` part (`station-sim up` beside a fleet boot of the same size). @default 100000 (quick: 10000) */
   upStations: number;
   /** Run src/ under tsx instead of the compiled dist/ that `station-sim` runs. @default false */
@@ -91,6 +93,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --judge-rate R        unlocks per second of the judge part's load (default 300)
   --judge-seconds S     seconds per judge on / off measurement (default 10, quick 5)
   --judge-aa            A/A control of the judge part: both simulators with the judge on
+  --judge-loading HOW   judge-cost: load a pair's two sides together (default) or apart, one after the other
   --up-stations N       stations of the up part: station-sim up (ci fixture grown to N) beside a fleet boot of N (default 100000, quick 10000)
   --soak-seconds S      soak length (default 300, quick 20)
   --soak-rate R         unlocks per second during the soak (default 200)
@@ -130,6 +133,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'judge-rate': { type: 'string' },
       'judge-seconds': { type: 'string' },
       'judge-aa': { type: 'boolean', default: false },
+      'judge-loading': { type: 'string' },
       'up-stations': { type: 'string' },
       'soak-seconds': { type: 'string' },
       'soak-rate': { type: 'string' },
@@ -165,6 +169,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     judgeRate: positiveNumber('--judge-rate', values['judge-rate'], 300),
     judgeSeconds: positiveNumber('--judge-seconds', values['judge-seconds'], quick ? 5 : 10),
     judgeAa: values['judge-aa'] ?? false,
+    judgeLoading: judgeLoading(values['judge-loading']),
     upStations: positiveInteger('--up-stations', values['up-stations'], quick ? 10_000 : 100_000),
     soakSeconds: positiveNumber('--soak-seconds', values['soak-seconds'], quick ? 20 : 300),
     soakRate: positiveNumber('--soak-rate', values['soak-rate'], 200),
@@ -228,4 +233,9 @@ function floodAddresses(text: string | undefined): number[] {
   const counts = integerList('--flood-addresses', text, [1, 64]);
   if (counts.some((count) => count > 250)) throw new Error('--flood-addresses takes counts from 1 to 250 (loopback 127.0.0.2 onwards)');
   return counts;
+}
+
+function judgeLoading(value: string | undefined): 'together' | 'apart' {
+  if (value === undefined || value === 'together' || value === 'apart') return value ?? 'together';
+  throw new Error(`--judge-loading must be together or apart, not ${JSON.stringify(value)}`);
 }
