@@ -10,8 +10,9 @@ import type { FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiInstance } from '../service/build-api.js';
 import { bearerToken } from '../service/http/bearer-token.js';
+import { routeTarget } from '../service/http/route-target.js';
 import { SimError } from '../errors.js';
-import { TOKEN_PATTERN, type Fixture } from '../fixture/fixture-schema.js';
+import type { Fixture } from '../fixture/fixture-schema.js';
 import { faultRoutes, healthAndClockRoutes, stationRoutes, type ControlRoutesOptions } from './control-routes.js';
 import type { EventHub } from './event-hub.js';
 import { closeEventStreams, eventStreamRoute } from './event-stream-route.js';
@@ -103,26 +104,6 @@ function reportApiRequests(app: ApiInstance, hub: EventHub, fixture: Fixture): v
     }
     done();
   });
-}
-
-/**
- * Route values longer than this are reported only when they name a station of the fixture. A
- * station's token is its id (`CI-1`), not a credential, but the path is whatever the caller put
- * there: a refresh token (43 characters) or a JWT pasted into it by mistake must not reach the
- * stream, while a short typo (`CI-l`) is worth seeing.
- */
-const MAX_UNKNOWN_TOKEN_LENGTH = 32;
-
-/** The station and lock a request's route names (`:station_token`, `:lock_id`), when they may be told. */
-function routeTarget(params: unknown, stationOf: (token: string) => Fixture['stations'][number] | undefined): { token?: string; lockId?: string } {
-  if (typeof params !== 'object' || params === null) return {};
-  const { station_token: token, lock_id: lockId } = params as Record<string, unknown>;
-  const mayTell = (value: unknown): value is string => typeof value === 'string' && value.length <= MAX_UNKNOWN_TOKEN_LENGTH && TOKEN_PATTERN.test(value);
-  if (typeof token !== 'string') return {};
-  const station = stationOf(token);
-  if (!station && !mayTell(token)) return {};
-  const knownLock = typeof lockId === 'string' && station?.locks.some((lock) => lock.lockId === lockId) === true;
-  return { token, ...(knownLock || mayTell(lockId) ? { lockId } : {}) };
 }
 
 /**

@@ -223,7 +223,7 @@ export class ClientJudge {
     const burst = this.#rules['client.login-burst'];
     const burstMax = burst?.maxLogins ?? 10;
     const burstWindow = burst?.windowMs ?? 10_000;
-    const perClient = this.#loginsPerClient.upsert(request.client, () => ({ times: [], told: false }));
+    const perClient = this.#loginsPerClient.upsert(request.client, newBurst);
     if (countBurst(perClient, request.time, burstMax, burstWindow)) {
       this.#report(request, 'client.login-burst', `${perClient.times.length} login attempts from ${request.client} within ${burstWindow} ms; at most ${burstMax} allowed`);
     }
@@ -235,7 +235,7 @@ export class ClientJudge {
     const logins = this.#rules['client.login-instead-of-refresh'];
     const max = logins?.maxLogins ?? 5;
     const windowMs = logins?.windowMs ?? 60_000;
-    const perAccount = this.#loginsPerAccount.upsert(request.account, () => ({ times: [], told: false }));
+    const perAccount = this.#loginsPerAccount.upsert(request.account, newBurst);
     if (countBurst(perAccount, request.time, max, windowMs)) {
       this.#report(
         request,
@@ -259,7 +259,7 @@ export class ClientJudge {
     const burst = this.#rules['client.unlock-burst'];
     const burstMax = burst?.maxUnlocks ?? 10;
     const burstWindow = burst?.windowMs ?? 1000;
-    const unlocks = this.#unlocks.upsert(`${request.client}\n${request.station}`, () => ({ times: [], told: false }));
+    const unlocks = this.#unlocks.upsert(`${request.client}\n${request.station}`, newBurst);
     if (countBurst(unlocks, request.time, burstMax, burstWindow)) {
       this.#report(
         request,
@@ -275,6 +275,11 @@ export class ClientJudge {
       ...(request.lockId === undefined ? {} : { lockId: request.lockId }),
     });
   }
+}
+
+/** A burst with nothing in it yet (a function made once, not per request). */
+function newBurst(): Burst {
+  return { times: [], told: false };
 }
 
 /** How long after a 401 a request with its token may still have been started before it. @default 1000 */
@@ -340,10 +345,17 @@ export class BoundedMap<V> {
     if (this.#entries.size > this.#capacity) this.#entries.delete(this.#entries.keys().next().value as string);
   }
 
-  /** The entry of `key`, made the newest; created with `make` when there is none. */
+  /**
+   * The entry of `key`, as it is; created with `make` (and so the newest) when there is none. An
+   * entry found is not moved: that would cost a delete and an insert on every unlock a client sends,
+   * and a burst is told within its window, long before 10,000 newer keys could push it out.
+   */
   upsert(key: string, make: () => V): V {
-    const value = this.#entries.get(key) ?? make();
-    this.set(key, value);
+    let value = this.#entries.get(key);
+    if (value === undefined) {
+      value = make();
+      this.set(key, value);
+    }
     return value;
   }
 

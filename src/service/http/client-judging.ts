@@ -12,13 +12,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { JudgeSettings } from '../../fixture/judge-schema.js';
-import { TOKEN_PATTERN } from '../../fixture/fixture-schema.js';
 import type { JudgeFinding } from '../../judge/judge-log.js';
 import { ClientJudge, type ClientObservation, type QueryToken } from '../../judge/client-judge.js';
 import type { AuthFacts } from '../auth/auth-service.js';
 import type { ServiceClock } from '../service-clock.js';
 import type { ApiInstance } from './api-instance.js';
 import { bearerToken } from './bearer-token.js';
+import { routeTarget } from './route-target.js';
 
 /** What the API learns of a request for the judge while it answers it. */
 export interface ClientFacts extends AuthFacts {
@@ -60,7 +60,8 @@ export interface ClientJudgingOptions {
 /** Adds the judge's hooks: first, so every request is numbered before any other hook can answer it. */
 export function installClientJudging(app: ApiInstance, options: ClientJudgingOptions): ClientJudge {
   const judge = new ClientJudge({ settings: options.settings, onFinding: options.onFinding });
-  const stationOf = new Map(options.stations.map((station) => [station.token, station]));
+  const stations = new Map(options.stations.map((station) => [station.token, station]));
+  const stationOf = (token: string) => stations.get(token);
   options.onReset?.(() => judge.forgetAfterReset());
   const fingerprint = fingerprints(randomBytes(32));
   // Made once: what observe() looks things up in for every request.
@@ -112,7 +113,7 @@ function fingerprints(key: Buffer): (token: string) => string {
 interface ObserveContext {
   clock: ServiceClock;
   fingerprint: (token: string) => string;
-  stationOf: ReadonlyMap<string, ClientJudgingOptions['stations'][number]>;
+  stationOf: (token: string) => ClientJudgingOptions['stations'][number] | undefined;
 }
 
 /** The request as the judge sees it; undefined for the control plane's requests, which it does not judge. */
@@ -123,7 +124,7 @@ function observe(request: FastifyRequest, status: number, arrivals: number, { cl
   const facts: ClientFacts = request.clientFacts ?? { arrival: arrivals, receivedAt: now, bearer: null };
   const token = facts.bearer === null ? bearerToken(request.headers.authorization) : facts.bearer;
   const queryToken = tokenInQuery(request.url);
-  const { station, lockId } = routeTarget(request.params, stationOf);
+  const { token: station, lockId } = routeTarget(request.params, stationOf);
   // Built field by field, not by spreading conditionals: this runs once per request.
   const observation: ClientObservation = {
     time: now,
@@ -144,25 +145,6 @@ function observe(request: FastifyRequest, status: number, arrivals: number, { cl
   if (lockId !== undefined) observation.lockId = lockId;
   if (facts.stationStatus !== undefined) observation.stationStatus = facts.stationStatus;
   return observation;
-}
-
-/**
- * Route values longer than this are evidence only when they name a station of the fixture (as on
- * the event stream, src/control/control-plane.ts): the path is whatever the caller put there, and a
- * refresh token or a JWT pasted into it by mistake must not reach a finding or a transcript.
- */
-const MAX_UNKNOWN_VALUE_LENGTH = 32;
-
-/** The station and lock the route names (`:station_token`, `:lock_id`), when they may be told. */
-function routeTarget(params: unknown, stationOf: ReadonlyMap<string, ClientJudgingOptions['stations'][number]>): { station?: string; lockId?: string } {
-  if (typeof params !== 'object' || params === null) return {};
-  const { station_token: station, lock_id: lockId } = params as Record<string, unknown>;
-  const mayTell = (value: unknown): value is string => typeof value === 'string' && value.length <= MAX_UNKNOWN_VALUE_LENGTH && TOKEN_PATTERN.test(value);
-  if (typeof station !== 'string') return {};
-  const known = stationOf.get(station);
-  if (!known && !mayTell(station)) return {};
-  const knownLock = typeof lockId === 'string' && known?.locks.some((lock) => lock.lockId === lockId) === true;
-  return { station, ...(knownLock || mayTell(lockId) ? { lockId } : {}) };
 }
 
 /** Query parameter names that say "a token" (RFC 6750, section 2.3 names `access_token`). */
