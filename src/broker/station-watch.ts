@@ -72,8 +72,8 @@ export class StationWatch {
   readonly #own: (OwnShape | undefined)[];
   /** The token a station's client id carries, if the id fits the template. */
   readonly #clientIdToken: (clientId: string) => string | undefined;
-  /** Per connection: the station it is (its token), or null for any other client. */
-  readonly #owners = new WeakMap<object, string | null>();
+  /** Per connection: the station it is, or null for any other client. */
+  readonly #owners = new WeakMap<object, Owner | null>();
   /** Whether a station can be told from another client by its client id (the template names the token). */
   readonly #spoofing: boolean;
   /** Tokens of station-shaped client ids the fixture does not have: stations another process runs. */
@@ -94,9 +94,9 @@ export class StationWatch {
     if (client === null) return undefined;
     const topic = packet.topic;
     const owner = this.#ownerOf(client);
-    if (owner !== null && this.#isOwnTopic(owner, topic)) return undefined;
+    if (owner !== null && isOwnTopic(owner, topic)) return undefined;
     if (!this.#startsLikeStationTopic(topic)) return undefined;
-    return this.#classifyTopic(packet, client.id, owner);
+    return this.#classifyTopic(packet, client.id, owner === null ? null : owner.token);
   }
 
   #classifyTopic(packet: WatchedPacket, clientId: string, owner: string | null): StationMisdeed | undefined {
@@ -128,11 +128,13 @@ export class StationWatch {
     return unknown ? misdeed('unknown-station', 'unlock', { packet, clientId, ...unknown }) : undefined;
   }
 
-  /** The token of the station this connection is, or null; worked out at its first PUBLISH. */
-  #ownerOf(client: { id: string }): string | null {
+  /** The station this connection is, or null; worked out at its first PUBLISH. */
+  #ownerOf(client: { id: string }): Owner | null {
     let owner = this.#owners.get(client);
     if (owner === undefined) {
-      owner = this.#tokenOfClientId(client.id) ?? null;
+      const token = this.#tokenOfClientId(client.id);
+      const shape = token === undefined ? undefined : this.#own[this.#stations.get(token)! >> 1];
+      owner = token === undefined ? null : { token, prefix: shape === undefined ? undefined : shape.head + token, tails: shape?.tails ?? [] };
       this.#owners.set(client, owner);
     }
     return owner;
@@ -147,21 +149,29 @@ export class StationWatch {
     return undefined;
   }
 
-  /** Whether `topic` is one of the station's own status, lock state or ack topics: string comparisons only. */
-  #isOwnTopic(token: string, topic: string): boolean {
-    const shape = this.#own[this.#stations.get(token)! >> 1];
-    if (!shape || !topic.startsWith(shape.head) || !topic.startsWith(token, shape.head.length)) return false;
-    const at = shape.head.length + token.length;
-    for (const { tail, whole } of shape.tails) {
-      if (topic.startsWith(tail, at) && (!whole || topic.length === at + tail.length)) return true;
-    }
-    return false;
-  }
-
   #startsLikeStationTopic(topic: string): boolean {
     for (const head of this.#heads) if (topic.startsWith(head)) return true;
     return false;
   }
+}
+
+/** A connection that is a station: its token, and its own topics' shape (`OwnShape`) with the token in place. */
+interface Owner {
+  token: string;
+  /** Every topic of its own starts with this; undefined when its templates have no such shape. */
+  prefix: string | undefined;
+  tails: OwnShape['tails'];
+}
+
+/** Whether `topic` is one of the station's own status, lock state or ack topics: string comparisons only. */
+function isOwnTopic({ prefix, tails }: Owner, topic: string): boolean {
+  if (prefix === undefined || !topic.startsWith(prefix)) return false;
+  const at = prefix.length;
+  for (let index = 0; index < tails.length; index++) {
+    const { tail, whole } = tails[index]!;
+    if (topic.startsWith(tail, at) && (!whole || topic.length === at + tail.length)) return true;
+  }
+  return false;
 }
 
 /** Stations of other fixtures remembered at most (past it, a command to one may be taken for a command to nobody). */

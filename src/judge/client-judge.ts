@@ -248,11 +248,10 @@ export class ClientJudge {
   #checkStation(request: ClientObservation): void {
     // Only what an authenticated client did with a station it may reach: a 401 or 404 told it nothing.
     if (request.account === undefined || request.station === undefined) return;
-    const key = `${request.account}\n${request.client}\n${request.station}`;
     if (request.route === STATION_ROUTE) {
       if (request.status !== 200 || request.stationStatus === undefined) return;
-      if (request.stationStatus === 'offline') this.#offlineReads.set(key, request.arrivalsAtAnswer);
-      else this.#offlineReads.delete(key);
+      if (request.stationStatus === 'offline') this.#offlineReads.set(readKey(request), request.arrivalsAtAnswer);
+      else if (this.#offlineReads.size > 0) this.#offlineReads.delete(readKey(request));
       return;
     }
     if (request.method !== 'POST' || request.status === 401 || request.status === 404) return;
@@ -268,13 +267,19 @@ export class ClientJudge {
         { token: request.station, ...(request.lockId === undefined ? {} : { lockId: request.lockId }) },
       );
     }
-    const readAnswered = this.#offlineReads.get(key);
+    // Nearly always empty: no key is built for it then.
+    const readAnswered = this.#offlineReads.size === 0 ? undefined : this.#offlineReads.get(readKey(request));
     if (readAnswered === undefined || request.arrival <= readAnswered) return;
     this.#report(request, 'client.unlock-offline-station', `unlock of a station whose status was offline when this client last read it; read it again until it is online`, {
       token: request.station,
       ...(request.lockId === undefined ? {} : { lockId: request.lockId }),
     });
   }
+}
+
+/** The key of a client's last read of a station (`#offlineReads`): the account, the address and the station. */
+function readKey(request: ClientObservation): string {
+  return `${request.account}\n${request.client}\n${request.station}`;
 }
 
 /** A burst with nothing in it yet (a function made once, not per request). */
