@@ -18,6 +18,14 @@ export function notice(io: CliIo, message: string): void {
   io.stderr.write(`station-sim: ${message}\n`);
 }
 
+/** How a command ends: what `runCli` answers, set by the commands whose exit code says more than pass or fail. */
+export interface CommandResult {
+  /** The exit code `station-sim` should end with. */
+  code: number;
+  /** The exit code when the command fails with an error other than a usage error. @default 1 */
+  failureCode?: number;
+}
+
 /** A command line that yargs rejected (unknown option, missing argument). */
 export class UsageError extends Error {}
 

@@ -24,9 +24,12 @@ import {
   type FlagsOf,
 } from '../../src/cli/options.js';
 import { UsageError, type CliIo } from '../../src/cli/output.js';
-import { upCommand, type UpFlags } from '../../src/cli/commands/up.js';
-import { apiCommand, type ApiFlags } from '../../src/cli/commands/api.js';
-import { brokerCommand, type BrokerFlags } from '../../src/cli/commands/broker.js';
+import { upCommand } from '../../src/cli/commands/up.js';
+import type { UpFlags } from '../../src/cli/commands/up-options.js';
+import { apiCommand } from '../../src/cli/commands/api.js';
+import type { ApiFlags } from '../../src/cli/commands/api-options.js';
+import { brokerCommand } from '../../src/cli/commands/broker.js';
+import type { BrokerFlags } from '../../src/cli/commands/broker-options.js';
 import { simulatorOptionProblem, type SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { MAX_TIMER_MS } from '../../src/fixture/fixture-schema.js';
 import { LOGGER_LIMITS, loggerOptionProblem } from '../../src/service/http/request-logging.js';
