@@ -17,10 +17,7 @@ import { printable } from '../transcript/transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
 import { notice, UsageError, type CliIo } from './output.js';
-
-/** `--judge`: `off` says nothing of the judge at stop; `report` (the default) the line; `strict` also fails `run` on a finding. */
-export const JUDGE_MODES = ['off', 'report', 'strict'] as const;
-export type JudgeMode = (typeof JUDGE_MODES)[number];
+import type { JudgeMode } from './options.js';
 
 export interface JudgeOutlets {
   mode: JudgeMode;

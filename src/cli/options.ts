@@ -13,14 +13,13 @@ import {
   LOGGER_LIMITS,
   MAX_LOG_FILES,
   type ApiLoggerSettings,
-} from '../service/http/request-logging.js';
+} from '../service/http/logger-settings.js';
 import { isStateUrl } from '../service/auth/state-url.js';
 import { requireSharedJwtSecret } from '../service/auth/jwt-secret.js';
 import { exposesControl, optionMessage, simulatorOptionProblem, type HttpOptions, type SimulatorOptions } from '../simulator/simulator-options.js';
 import { isLoopbackHost } from '../shared/listen.js';
 import { redactUrl } from '../shared/redact-url.js';
 import type { TlsOverrides } from '../mqtt/identity.js';
-import { JUDGE_MODES } from './judge-notice.js';
 import { MQTT5_NEEDS_EXTERNAL_BROKER, MQTT_VERSION_WANTS, isMqttProtocolVersion, type MqttProtocolVersion } from '../mqtt/mqtt-version.js';
 
 /**
@@ -448,6 +447,10 @@ export const JUDGE_REPORT_OPTIONS = {
     describe: "Write the judge's verdict as JUnit XML to this file (one test case per rule, failed when broken), for CI; up, run and stations write it when they stop",
   },
 } as const satisfies OptionGroup;
+
+/** `--judge`: `off` says nothing of the judge at stop; `report` (the default) the line; `strict` also fails `run` on a finding. */
+const JUDGE_MODES = ['off', 'report', 'strict'] as const;
+export type JudgeMode = (typeof JUDGE_MODES)[number];
 
 /** `--judge off|report|strict`, `run`'s own: what the judge's findings do to the run. */
 export const JUDGE_MODE_OPTIONS = {

@@ -3,7 +3,7 @@
  * notices and errors go to stderr as one line each, never a stack trace for an expected failure.
  */
 import { SimError } from '../errors.js';
-import { FixtureError } from '../fixture/load-fixture.js';
+import { FixtureError } from '../fixture/fixture-error.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;

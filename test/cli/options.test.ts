@@ -32,7 +32,7 @@ import { brokerCommand } from '../../src/cli/commands/broker.js';
 import type { BrokerFlags } from '../../src/cli/commands/broker-options.js';
 import { simulatorOptionProblem, type SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { MAX_TIMER_MS } from '../../src/fixture/fixture-schema.js';
-import { LOGGER_LIMITS, loggerOptionProblem } from '../../src/service/http/request-logging.js';
+import { LOGGER_LIMITS, loggerOptionProblem } from '../../src/service/http/logger-settings.js';
 
 /** What the CLI says of a bad value: the UsageError's message, or undefined when it takes the value. */
 function usageProblem(run: () => unknown): string | undefined {
