@@ -1,7 +1,7 @@
 /** What `broker` does: the embedded broker alone, secured as the fixture says, until a stop signal. */
 import { startEmbeddedBroker } from '../../broker/embedded-broker.js';
 import { embeddedBrokerSettings } from '../../broker/broker-settings.js';
-import { resolveFixture } from '../../simulator/start-simulator.js';
+import { resolveFixture } from '../../simulator/resolve-fixture.js';
 import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { brokerListeners } from '../broker-notices.js';

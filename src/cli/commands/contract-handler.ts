@@ -1,7 +1,7 @@
 /** What `contract asyncapi` does: writes the AsyncAPI document of a fixture's stations. */
 import { writeFile } from 'node:fs/promises';
 import { buildAsyncApi } from '../../mqtt/asyncapi.js';
-import { resolveFixture } from '../../simulator/start-simulator.js';
+import { resolveFixture } from '../../simulator/resolve-fixture.js';
 import type { CliIo } from '../output.js';
 import type { AsyncApiFlags } from './contract-options.js';
 

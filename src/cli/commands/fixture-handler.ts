@@ -1,5 +1,5 @@
 /** What `fixture validate` does: loads a fixture as `up` would, and says what it holds or what is wrong. */
-import { resolveFixture } from '../../simulator/start-simulator.js';
+import { resolveFixture } from '../../simulator/resolve-fixture.js';
 import type { CliIo } from '../output.js';
 
 /** The flags `fixture validate`'s handler sees. */

@@ -15,7 +15,7 @@ import {
 } from '../../transcript/transcript-format.js';
 import { TranscriptReader } from '../../transcript/transcript-reader.js';
 import { judgeTranscript, type ReplayResult } from '../../transcript/transcript-judge.js';
-import { resolveFixture } from '../../simulator/start-simulator.js';
+import { resolveFixture } from '../../simulator/resolve-fixture.js';
 import { judgeLine } from '../../judge/judge-log.js';
 import { findingCount, formatFinding } from '../../judge/verdict.js';
 import { SimError } from '../../errors.js';
