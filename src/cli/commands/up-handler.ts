@@ -19,8 +19,8 @@ import type { UpFlags } from './up-options.js';
 import { fleetSummary } from './stations-handler.js';
 import { apiBrokerNotices } from './api-handler.js';
 import { brokerListeners, watchConnection, watchFleet } from '../broker-notices.js';
-import { runDashboard, runDashboardUntilDone, unlockAs } from './dashboard-handler.js';
-import { NOT_A_TTY_MESSAGE, type DashboardAddresses } from '../../dashboard/index.js';
+import { NOT_A_TTY_MESSAGE } from '../../dashboard/not-a-tty.js';
+import type { DashboardAddresses } from '../../dashboard/index.js';
 import { SimError } from '../../errors.js';
 
 export async function runUp(io: CliIo, argv: UpFlags): Promise<void> {
@@ -70,6 +70,8 @@ export async function runUp(io: CliIo, argv: UpFlags): Promise<void> {
       { apiUrl: sim.apiUrl, controlUrl: sim.controlUrl, mqttUrl: sim.mqttUrl, ...listeners.json, stations: summary.total, online: summary.online, seed: sim.seed },
     );
   if (withDashboard && sim.apiUrl) {
+    // Ink and React are loaded only to be shown: most runs of `up` (CI, tests, scripts) have no dashboard.
+    const { runDashboard, runDashboardUntilDone, unlockAs } = await import('./dashboard-handler.js');
     ready();
     const apiUrl = sim.apiUrl;
     // Every fixture account, with the stations it may reach: `a` switches, and `u` on a station
