@@ -8,21 +8,17 @@
 import { describe, expect, it } from 'vitest';
 import yargs, { type ArgumentsCamelCase, type CommandModule } from 'yargs';
 import { Writable } from 'node:stream';
+import { FIXTURE_OPTIONS, HOST_OPTIONS, HTTP_OPTIONS, TIME_OPTIONS, type FlagsOf } from '../../src/cli/options.js';
 import {
   brokerSecurityOptions,
   checked,
-  FIXTURE_OPTIONS,
   heartbeatRateOption,
-  HOST_OPTIONS,
-  HTTP_OPTIONS,
   httpOptions,
   brokerTlsOption,
   mqttVersionOf,
   seedOf,
-  TIME_OPTIONS,
   timeOptions,
-  type FlagsOf,
-} from '../../src/cli/options.js';
+} from '../../src/cli/option-checks.js';
 import { UsageError, type CliIo } from '../../src/cli/output.js';
 import { upCommand } from '../../src/cli/commands/up.js';
 import type { UpFlags } from '../../src/cli/commands/up-options.js';

@@ -17,7 +17,7 @@ import { createClient } from '../../src/client/index.js';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
 import { resolveFixture } from '../../src/simulator/resolve-fixture.js';
 import { startMqttGateway } from '../../src/service/station-gateway.js';
-import { mqttVersionOf } from '../../src/cli/options.js';
+import { mqttVersionOf } from '../../src/cli/option-checks.js';
 import { eventually } from '../helpers/eventually.js';
 import { mosquittoAvailable, startMosquitto, type RunningMosquitto } from '../helpers/mosquitto.js';
 import { readTranscript } from '../helpers/read-transcript.js';

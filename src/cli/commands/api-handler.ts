@@ -3,7 +3,8 @@ import { startApiProcess } from '../../simulator/start-simulator.js';
 import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { BrokerNotices, watchConnection } from '../broker-notices.js';
-import { DEFAULT_HTTP_PORT, brokerTlsOption, controlAccess, httpOptions } from '../options.js';
+import { DEFAULT_HTTP_PORT } from '../options.js';
+import { brokerTlsOption, controlAccess, httpOptions } from '../option-checks.js';
 import type { ApiFlags } from './api-options.js';
 
 export async function runApi(io: CliIo, argv: ApiFlags): Promise<void> {

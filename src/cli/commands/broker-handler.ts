@@ -6,7 +6,8 @@ import { printReady, notice, type CliIo } from '../output.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { brokerListeners } from '../broker-notices.js';
 import { reportRefusals } from '../broker-refusal-lines.js';
-import { DEFAULT_MQTT_PORT, brokerSecurityOptions, checked } from '../options.js';
+import { DEFAULT_MQTT_PORT } from '../options.js';
+import { brokerSecurityOptions, checked } from '../option-checks.js';
 import type { BrokerFlags } from './broker-options.js';
 
 export async function runBroker(io: CliIo, argv: BrokerFlags): Promise<void> {

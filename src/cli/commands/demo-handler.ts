@@ -7,7 +7,7 @@ import { checkStory, DEMO_STORY } from '../../demo/demo-story.js';
 import { SimError } from '../../errors.js';
 import { ManualClock } from '../../shared/clock.js';
 import { startSimulator, type StartedSimulator } from '../../simulator/start-simulator.js';
-import { checked, seedOf } from '../options.js';
+import { checked, seedOf } from '../option-checks.js';
 import { notice, UsageError, type CliIo, type CommandResult } from '../output.js';
 import { STOP_SIGNALS, stopCause } from '../run-until-signal.js';
 import type { DemoFlags } from './demo-options.js';

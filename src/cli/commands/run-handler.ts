@@ -8,7 +8,7 @@ import { checkReportPath, judgeOutletsOf, noticeStrictFailure, stopJudged } from
 import { findingCount, type JudgeVerdict } from '../../judge/verdict.js';
 import { ReadyFile } from '../ready-file.js';
 import { STOP_SIGNALS, runUntilSignal, stopCause } from '../run-until-signal.js';
-import { httpOptions, seedOf, timeOptions } from '../options.js';
+import { httpOptions, seedOf, timeOptions } from '../option-checks.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import { RUN_ENV, RUN_EXIT } from './run-interface.js';
 

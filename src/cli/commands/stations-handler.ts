@@ -5,7 +5,7 @@ import { notice, printReady, UsageError, type CliIo } from '../output.js';
 import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { BrokerNotices, watchFleet } from '../broker-notices.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { brokerTlsOption, heartbeatRateOption, seedOf } from '../options.js';
+import { brokerTlsOption, heartbeatRateOption, seedOf } from '../option-checks.js';
 import { SHARD_INDEX_VARIABLE, type StationsFlags } from './stations-options.js';
 
 export async function runStations(io: CliIo, argv: StationsFlags): Promise<void> {

@@ -3,16 +3,15 @@ import { createReadStream, type ReadStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import {
   CommandChain,
-  ENTRY_KINDS,
   entryCommandId,
   entryHasKind,
   entryIsAbout,
   formatEntry,
   formatTimeline,
-  isEntryKind,
   printable,
   type TranscriptEntry,
 } from '../../transcript/transcript-format.js';
+import { ENTRY_KINDS, isEntryKind } from '../../transcript/entry-kinds.js';
 import { TranscriptReader } from '../../transcript/transcript-reader.js';
 import { judgeTranscript, type ReplayResult } from '../../transcript/transcript-judge.js';
 import { resolveFixture } from '../../simulator/resolve-fixture.js';

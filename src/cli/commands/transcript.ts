@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { ENTRY_KINDS } from '../../transcript/transcript-format.js';
+import { ENTRY_KINDS } from '../../transcript/entry-kinds.js';
 import type { CliIo, CommandResult } from '../output.js';
 import { withJudgeReport } from '../options.js';
 

@@ -3,18 +3,8 @@ import { startSimulator, type StartedSimulator } from '../../simulator/start-sim
 import { printReady, notice, UsageError, type CliIo } from '../output.js';
 import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import {
-  DEFAULT_HTTP_PORT,
-  DEFAULT_MQTT_PORT,
-  brokerSecurityOptions,
-  brokerTlsOption,
-  checked,
-  controlAccess,
-  heartbeatRateOption,
-  httpOptions,
-  seedOf,
-  timeOptions,
-} from '../options.js';
+import { DEFAULT_HTTP_PORT, DEFAULT_MQTT_PORT } from '../options.js';
+import { brokerSecurityOptions, brokerTlsOption, checked, controlAccess, heartbeatRateOption, httpOptions, seedOf, timeOptions } from '../option-checks.js';
 import type { UpFlags } from './up-options.js';
 import { fleetSummary } from './stations-handler.js';
 import { apiBrokerNotices } from './api-handler.js';
