@@ -10,7 +10,6 @@ import { constants } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StartedSimulator } from '../simulator/start-simulator.js';
 import { judgeLine } from '../judge/judge-log.js';
-import { writeJunitReport } from '../judge/junit-report.js';
 import { enabledRules, findingCount, formatFinding, ruleGuidance, type JudgeVerdict } from '../judge/verdict.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import { printable } from '../transcript/transcript-format.js';
@@ -99,6 +98,8 @@ export async function finishJudge(
   let failure: SimError | undefined;
   if (outlets.reportPath !== undefined) {
     try {
+      // The XML writer is loaded for --judge-report only: most runs ask for none.
+      const { writeJunitReport } = await import('../judge/junit-report.js');
       await writeJunitReport(outlets.reportPath, { verdict, rules: enabledRules(settings, verdict, judged), timestamp: new Date().toISOString() });
     } catch (error) {
       failure = new SimError('BAD_REQUEST', `cannot write the judge report ${outlets.reportPath}: ${openProblem(error)}`);
