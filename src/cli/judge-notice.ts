@@ -10,17 +10,13 @@ import { constants } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StartedSimulator } from '../simulator/start-simulator.js';
 import { judgeLine } from '../judge/judge-log.js';
-import { writeJunitReport } from '../judge/junit-report.js';
 import { enabledRules, findingCount, formatFinding, ruleGuidance, type JudgeVerdict } from '../judge/verdict.js';
 import type { JudgeSettings } from '../fixture/judge-schema.js';
 import { printable } from '../transcript/transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
 import { notice, UsageError, type CliIo } from './output.js';
-
-/** `--judge`: `off` says nothing of the judge at stop; `report` (the default) the line; `strict` also fails `run` on a finding. */
-export const JUDGE_MODES = ['off', 'report', 'strict'] as const;
-export type JudgeMode = (typeof JUDGE_MODES)[number];
+import type { JudgeMode } from './options.js';
 
 export interface JudgeOutlets {
   mode: JudgeMode;
@@ -102,6 +98,8 @@ export async function finishJudge(
   let failure: SimError | undefined;
   if (outlets.reportPath !== undefined) {
     try {
+      // The XML writer is loaded for --judge-report only: most runs ask for none.
+      const { writeJunitReport } = await import('../judge/junit-report.js');
       await writeJunitReport(outlets.reportPath, { verdict, rules: enabledRules(settings, verdict, judged), timestamp: new Date().toISOString() });
     } catch (error) {
       failure = new SimError('BAD_REQUEST', `cannot write the judge report ${outlets.reportPath}: ${openProblem(error)}`);

@@ -3,7 +3,7 @@
  * notices and errors go to stderr as one line each, never a stack trace for an expected failure.
  */
 import { SimError } from '../errors.js';
-import { FixtureError } from '../fixture/load-fixture.js';
+import { FixtureError } from '../fixture/fixture-error.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -16,6 +16,14 @@ export function printReady(io: CliIo, json: boolean, human: string, data: Record
 
 export function notice(io: CliIo, message: string): void {
   io.stderr.write(`station-sim: ${message}\n`);
+}
+
+/** How a command ends: what `runCli` answers, set by the commands whose exit code says more than pass or fail. */
+export interface CommandResult {
+  /** The exit code `station-sim` should end with. */
+  code: number;
+  /** The exit code when the command fails with an error other than a usage error. @default 1 */
+  failureCode?: number;
 }
 
 /** A command line that yargs rejected (unknown option, missing argument). */

@@ -15,6 +15,7 @@ import { FleetStore } from './fleet-store.js';
 import { baseUrlOf, parseDashboardUrl } from './dashboard-url.js';
 import { detectIconStyle, iconSet, type IconStyle } from './format.js';
 import { SimulatorTime } from './simulator-time.js';
+import { NOT_A_TTY_MESSAGE } from './not-a-tty.js';
 
 export interface DashboardOptions {
   /**
@@ -96,9 +97,6 @@ export interface StartedDashboard {
   /** Closes the dashboard: the event stream, its timers, and the screen. */
   stop(): Promise<void>;
 }
-
-/** Said by `up --dashboard` and `dashboard` alike, so it names no option only one of them has (`up --json`). */
-export const NOT_A_TTY_MESSAGE = 'the dashboard needs an interactive terminal (stdout is not a TTY); without one, use the control plane (/sim/v1) instead';
 
 /**
  * Starts the dashboard on the given terminal. Throws, drawing nothing, when stdout is not a TTY

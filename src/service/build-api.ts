@@ -17,7 +17,8 @@ import { installJsonBodyParser } from './http/json-body-parser.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handling.js';
 import { installRequestRules } from './http/request-rules.js';
 import { installServerLimits, serverOptions, type HttpLimits } from './http/server-limits.js';
-import { openRequestLogging, type ApiLoggerOption } from './http/request-logging.js';
+import { openRequestLogging } from './http/request-logging.js';
+import type { ApiLoggerOption } from './http/logger-settings.js';
 import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
 import { registerAuthRoutes } from './http/auth-routes.js';
 import { registerStationRoutes } from './http/station-routes.js';
@@ -46,7 +47,7 @@ declare module 'fastify' {
     readonly apiRoutes: readonly string[];
   }
 }
-export type { ApiLoggerOption, ApiLoggerSettings } from './http/request-logging.js';
+export type { ApiLoggerOption, ApiLoggerSettings } from './http/logger-settings.js';
 
 /** Largest accepted request body. The biggest legitimate body, a login, is well under 2 KiB. */
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024;

@@ -12,7 +12,7 @@ import { ApiSettingsSchema, isSeed, MAX_SEED } from '../fixture/fixture-schema.j
 import { isLoopbackHost, isPort, MAX_PORT } from '../shared/listen.js';
 import { isTimeScale } from '../shared/clock.js';
 import { isStateUrl, STATE_URL_WANTS } from '../service/auth/state-url.js';
-import { loggerOptionProblem } from '../service/http/request-logging.js';
+import { loggerOptionProblem } from '../service/http/logger-settings.js';
 import type { Fixture } from '../fixture/fixture-schema.js';
 import type { Clock } from '../shared/clock.js';
 import type { ApiLoggerOption } from '../service/build-api.js';

@@ -4,14 +4,12 @@
  * `station-sim up` runs.
  */
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { startEmbeddedBroker, type StartedBroker } from '../broker/embedded-broker.js';
 import { startBrokerThread } from '../broker/broker-thread.js';
 import { embeddedBrokerSettings } from '../broker/broker-settings.js';
 import { DEFAULT_MAX_HEARTBEATS_PER_SECOND, heartbeatBudget, heartbeatNotice } from '../fleet/heartbeat-budget.js';
 import { requireSharedJwtSecret } from '../service/auth/jwt-secret.js';
 import { startFleet, type StartedFleet } from '../fleet/start-fleet.js';
-import { loadFixture, parseFixture } from '../fixture/load-fixture.js';
 import { isSeed, MAX_SEED, type Fixture } from '../fixture/fixture-schema.js';
 import { isSecureScheme, parseBrokerUrl, type MqttTransport } from '../mqtt/transport.js';
 import { loadIdentities, type MqttIdentities } from '../mqtt/identity.js';
@@ -20,7 +18,8 @@ import { ManualClock, scaledClock, systemClock, type Clock } from '../shared/clo
 import { seededUuids } from '../shared/seeded-ids.js';
 import { SimError } from '../errors.js';
 import { MQTT5_NEEDS_EXTERNAL_BROKER, embeddedBrokerVersionNotice } from '../mqtt/mqtt-version.js';
-import { checkApiProcessOptions, checkSimulatorOptions, FIXTURE_WANTS, isFixtureOption, shown, SHIPPED_FIXTURES, type HttpOptions, type ShippedFixtureName, type SimulatorOptions } from './simulator-options.js';
+import { checkApiProcessOptions, checkSimulatorOptions, type HttpOptions, type SimulatorOptions } from './simulator-options.js';
+import { resolveFixture } from './resolve-fixture.js';
 import { startTranscript, type StartedTranscript } from '../transcript/transcript-recorder.js';
 import { startApi, type StartedApi } from '../service/start-api.js';
 import type { ApiLoggerOption } from '../service/build-api.js';
@@ -147,31 +146,6 @@ export interface StartedApiProcess extends StartedHttp {
   readonly fixture: Fixture;
   readonly mqttUrl: string;
   stop(): Promise<void>;
-}
-
-/** The absolute path of a shipped fixture, in `src/` and `dist/` alike (both are two levels down). */
-export function shippedFixturePath(name: ShippedFixtureName): string {
-  // fileURLToPath, not `.pathname`: the URL's path keeps a space as %20, and no file has that name.
-  return fileURLToPath(new URL(`../../fixtures/${name}.json`, import.meta.url));
-}
-
-export const DEMO_FIXTURE = shippedFixturePath('demo');
-
-function isShippedFixtureName(value: string): value is ShippedFixtureName {
-  return (SHIPPED_FIXTURES as readonly string[]).includes(value);
-}
-
-/** The fixture the `fixture` option names: a shipped one by name, a file by path, or data. */
-export async function resolveFixture(fixture: SimulatorOptions['fixture']): Promise<Fixture> {
-  if (fixture === undefined) return loadFixture(DEMO_FIXTURE);
-  if (!isFixtureOption(fixture)) throw new SimError('BAD_REQUEST', `fixture must be ${FIXTURE_WANTS}, not ${shown(fixture)}`);
-  if (typeof fixture === 'string') return loadFixture(isShippedFixtureName(fixture) ? shippedFixturePath(fixture) : fixture);
-  if (isLoaded(fixture)) return fixture;
-  return parseFixture(fixture);
-}
-
-function isLoaded(value: object): value is Fixture {
-  return 'source' in value && 'api' in value && Array.isArray((value as Fixture).stations);
 }
 
 /** Runs cleanups in reverse order of registration. */

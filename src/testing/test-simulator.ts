@@ -5,7 +5,8 @@
  * so attached and owned helpers run the same code. Framework-neutral; `withSimulator`
  * (suite-hooks.ts) wires them into the suite's hooks.
  */
-import { startSimulator, resolveFixture, type SimulatorOptions, type StartedSimulator } from '../simulator/start-simulator.js';
+import { startSimulator, type SimulatorOptions, type StartedSimulator } from '../simulator/start-simulator.js';
+import { resolveFixture } from '../simulator/resolve-fixture.js';
 import { createClient, type StationSimClient } from '../client/index.js';
 import { ControlClient } from '../client/control-client.js';
 import type { EventFilter, FilteredEvent, SimEventIterator } from '../client/event-iterator.js';

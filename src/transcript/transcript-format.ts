@@ -12,6 +12,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { isEntryKind, type EntryKind } from './entry-kinds.js';
 
 /** An ISO 8601 UTC time as `Date.prototype.toISOString` writes it. */
 const TimeSchema = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$' });
@@ -344,17 +345,6 @@ export function describeJudgeEntry(entry: JudgeEntry): string {
 export function formatTimeline(entries: readonly TranscriptEntry[]): string[] {
   const origin = entries.length > 0 ? Date.parse(entries[0]!.t) : 0;
   return entries.map((entry) => formatEntry(entry, origin));
-}
-
-/**
- * What `--kind` can name: an entry's kind (`api`, `mqtt`, `sim`, `judge`: the judge's findings, `client`: requests as the judge saw them), the contract message of an MQTT
- * entry, or the event of a `sim` entry.
- */
-export const ENTRY_KINDS = ['api', 'mqtt', 'sim', 'judge', 'client', 'status', 'lockState', 'unlock', 'acks', 'fault', 'control', 'timeout'] as const;
-export type EntryKind = (typeof ENTRY_KINDS)[number];
-
-export function isEntryKind(value: string): value is EntryKind {
-  return (ENTRY_KINDS as readonly string[]).includes(value);
 }
 
 /** True when `entry` is of one of `kinds`: its kind, its MQTT message or its `sim` event. */

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { brokerTlsOf } from '../../src/cli/options.js';
+import { brokerTlsOf } from '../../src/cli/option-checks.js';
 import { CliProcess, runCliInProcess } from '../helpers/cli-process.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { makeTestPki, startTlsMosquitto, type TestPki, type TlsMosquitto } from '../helpers/tls-mosquitto.js';

@@ -1,6 +1,6 @@
 /** The start-up line on who may drive the control plane (`controlAccess`, src/cli/options.ts). */
 import { expect, it } from 'vitest';
-import { controlAccess } from '../../src/cli/options.js';
+import { controlAccess } from '../../src/cli/option-checks.js';
 
 it('promises a token only over HTTP when the embedded broker is open to anyone', () => {
   const open = controlAccess('127.0.0.1', 'a-control-token', false, true);

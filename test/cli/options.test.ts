@@ -8,28 +8,27 @@
 import { describe, expect, it } from 'vitest';
 import yargs, { type ArgumentsCamelCase, type CommandModule } from 'yargs';
 import { Writable } from 'node:stream';
+import { FIXTURE_OPTIONS, HOST_OPTIONS, HTTP_OPTIONS, TIME_OPTIONS, type FlagsOf } from '../../src/cli/options.js';
 import {
   brokerSecurityOptions,
   checked,
-  FIXTURE_OPTIONS,
   heartbeatRateOption,
-  HOST_OPTIONS,
-  HTTP_OPTIONS,
   httpOptions,
   brokerTlsOption,
   mqttVersionOf,
   seedOf,
-  TIME_OPTIONS,
   timeOptions,
-  type FlagsOf,
-} from '../../src/cli/options.js';
+} from '../../src/cli/option-checks.js';
 import { UsageError, type CliIo } from '../../src/cli/output.js';
-import { upCommand, type UpFlags } from '../../src/cli/commands/up.js';
-import { apiCommand, type ApiFlags } from '../../src/cli/commands/api.js';
-import { brokerCommand, type BrokerFlags } from '../../src/cli/commands/broker.js';
+import { upCommand } from '../../src/cli/commands/up.js';
+import type { UpFlags } from '../../src/cli/commands/up-options.js';
+import { apiCommand } from '../../src/cli/commands/api.js';
+import type { ApiFlags } from '../../src/cli/commands/api-options.js';
+import { brokerCommand } from '../../src/cli/commands/broker.js';
+import type { BrokerFlags } from '../../src/cli/commands/broker-options.js';
 import { simulatorOptionProblem, type SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { MAX_TIMER_MS } from '../../src/fixture/fixture-schema.js';
-import { LOGGER_LIMITS, loggerOptionProblem } from '../../src/service/http/request-logging.js';
+import { LOGGER_LIMITS, loggerOptionProblem } from '../../src/service/http/logger-settings.js';
 
 /** What the CLI says of a bad value: the UsageError's message, or undefined when it takes the value. */
 function usageProblem(run: () => unknown): string | undefined {

@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 // Ink's own chalk (a dependency of ink), to make it colour in a worker without a terminal.
 import chalk from 'chalk';
-import { NOT_A_TTY_MESSAGE, startDashboard, type DashboardOptions } from '../../src/dashboard/start-dashboard.js';
+import { startDashboard, type DashboardOptions } from '../../src/dashboard/start-dashboard.js';
+import { NOT_A_TTY_MESSAGE } from '../../src/dashboard/not-a-tty.js';
 import { DashboardUrlError } from '../../src/dashboard/dashboard-url.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';

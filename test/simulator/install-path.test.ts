@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => checkout.remove());
 
 it('loads the bundled demo fixture when the package sits under a path with a space and a %-escape', () => {
-  const module = pathToFileURL(join(checkout.root, 'src/simulator/start-simulator.ts')).href;
+  const module = pathToFileURL(join(checkout.root, 'src/simulator/resolve-fixture.ts')).href;
   const script = `
     const { resolveFixture } = await import(${JSON.stringify(module)});
     const fixture = await resolveFixture(undefined);

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/index.js';
-import { resolveFixture, startApiProcess, type SimulatorOptions } from '../../src/simulator/start-simulator.js';
+import { startApiProcess, type SimulatorOptions } from '../../src/simulator/start-simulator.js';
+import { resolveFixture } from '../../src/simulator/resolve-fixture.js';
 import { MAX_TIMER_MS } from '../../src/fixture/fixture-schema.js';
 
 const CLOCK_WANTS = 'clock must be "system", "manual" or a Clock (now, setTimeout, clearTimeout)';

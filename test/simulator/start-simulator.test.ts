@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedBroker, startSimulator } from '../../src/index.js';
-import { resolveFixture } from '../../src/simulator/start-simulator.js';
+import { resolveFixture } from '../../src/simulator/resolve-fixture.js';
 import { MqttObserver } from '../helpers/mqtt-observer.js';
 
 /**

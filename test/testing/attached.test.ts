@@ -8,7 +8,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
-import { resolveFixture } from '../../src/simulator/start-simulator.js';
+import { resolveFixture } from '../../src/simulator/resolve-fixture.js';
 import { startTestSimulator, type TestSimulator } from '../../src/testing/index.js';
 import { mismatch } from '../../src/testing/attach.js';
 import { ControlClient } from '../../src/client/control-client.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CommandChain, commandChain, ENTRY_KINDS, entryHasKind, entryIsAbout, formatTimeline, parseEntry, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
+import { CommandChain, commandChain, entryHasKind, entryIsAbout, formatTimeline, parseEntry, type TranscriptEntry } from '../../src/transcript/transcript-format.js';
+import { ENTRY_KINDS } from '../../src/transcript/entry-kinds.js';
 import { readTranscript } from '../helpers/read-transcript.js';
 
 const at = (ms: number): string => new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString();

@@ -1,27 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { startApiProcess } from '../../simulator/start-simulator.js';
-import { printReady, notice, type CliIo } from '../output.js';
-import { runUntilSignal } from '../run-until-signal.js';
-import { BrokerNotices, watchConnection } from '../broker-notices.js';
-import {
-  DEFAULT_HTTP_PORT,
-  FIXTURE_OPTIONS,
-  HOST_OPTIONS,
-  HTTP_OPTIONS,
-  JSON_OPTIONS,
-  REQUIRED_BROKER_OPTIONS,
-  brokerTlsOption,
-  controlAccess,
-  httpOptions,
-  type FlagsOf,
-  type OptionGroup,
-} from '../options.js';
-
-/** `api`'s options, in the order --help lists them. */
-const API_OPTIONS = { ...FIXTURE_OPTIONS, ...JSON_OPTIONS, ...HOST_OPTIONS, ...REQUIRED_BROKER_OPTIONS, ...HTTP_OPTIONS } as const satisfies OptionGroup;
-
-/** The flags `api`'s handler sees. */
-export type ApiFlags = FlagsOf<typeof API_OPTIONS>;
+import type { CliIo } from '../output.js';
+import { API_OPTIONS, type ApiFlags } from './api-options.js';
 
 export function apiCommand(io: CliIo): CommandModule<object, ApiFlags> {
   return {
@@ -29,35 +8,8 @@ export function apiCommand(io: CliIo): CommandModule<object, ApiFlags> {
     describe: 'Run only the /v1 API and the /sim/v1 control plane, against stations on any MQTT broker',
     builder: (yargs) => yargs.options(API_OPTIONS),
     handler: async (argv: ApiFlags) => {
-      const http = httpOptions(argv);
-      const host = argv.host;
-      const api = await startApiProcess({ ...http, fixture: argv.fixture, broker: argv.broker, ...brokerTlsOption(argv), host, onNotice: (m) => notice(io, m) });
-      if (api.api.fellBack) notice(io, `HTTP port ${DEFAULT_HTTP_PORT} is taken; the API uses ${api.api.port} instead`);
-      notice(io, controlAccess(host, http.controlToken, argv['control-token'] !== undefined));
-      const unwatch = watchConnection(api.control.channel, apiBrokerNotices(io, api.mqttUrl));
-      // Signals are ours before the ready line goes out: a supervisor may send SIGTERM the moment it reads it.
-      const stopped = runUntilSignal(io, async () => {
-        unwatch();
-        await api.stop();
-      });
-      printReady(io, argv.json, `station-sim api: API ${api.apiUrl} · control ${api.controlUrl} · stations on ${api.mqttUrl} · Ctrl-C to stop`, {
-        apiUrl: api.apiUrl,
-        controlUrl: api.controlUrl,
-        mqttUrl: api.mqttUrl,
-      });
-      await stopped;
+      const { runApi } = await import('./api-handler.js');
+      await runApi(io, argv);
     },
   };
-}
-
-/**
- * One line when the broker is lost and one when it is back, from the control plane's session (the
- * API's gateway reaches the same broker, and loses it at the same time).
- */
-export function apiBrokerNotices(io: CliIo, mqttUrl: string): BrokerNotices {
-  return new BrokerNotices({
-    broker: mqttUrl,
-    notify: (message) => notice(io, message),
-    meanwhile: 'the API shows every station offline and the control plane answers 503 until it is back',
-  });
 }

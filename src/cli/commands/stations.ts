@@ -1,53 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { startSimulator } from '../../simulator/start-simulator.js';
-import type { StartedFleet } from '../../fleet/start-fleet.js';
-import { notice, printReady, UsageError, type CliIo } from '../output.js';
-import { checkReportPath, judgeOutletsOf, stopJudged } from '../judge-notice.js';
-import { BrokerNotices, watchFleet } from '../broker-notices.js';
-import { runUntilSignal } from '../run-until-signal.js';
-import {
-  FIXTURE_OPTIONS,
-  HEARTBEAT_OPTIONS,
-  JSON_OPTIONS,
-  JUDGE_REPORT_OPTIONS,
-  REQUIRED_BROKER_OPTIONS,
-  SEED_OPTIONS,
-  brokerTlsOption,
-  heartbeatRateOption,
-  seedOf,
-  type FlagsOf,
-  type OptionGroup,
-} from '../options.js';
-
-/**
- * Where a Kubernetes Indexed Job puts each pod's completion index, 0 to completions - 1
- * (kubernetes.io/docs/concepts/workloads/controllers/job/#completion-mode). Read by the CLI itself
- * because a pod's `args` expand `$(VAR)` but do no arithmetic, and shards count from 1: without it
- * every pod would need a shell (`$((JOB_COMPLETION_INDEX+1))`), which images without one lack.
- */
-const SHARD_INDEX_VARIABLE = 'JOB_COMPLETION_INDEX';
-
-/** `stations`' options, in the order --help lists them. */
-const STATIONS_OPTIONS = {
-  ...FIXTURE_OPTIONS,
-  ...SEED_OPTIONS,
-  ...JSON_OPTIONS,
-  ...REQUIRED_BROKER_OPTIONS,
-  ...JUDGE_REPORT_OPTIONS,
-  ...HEARTBEAT_OPTIONS,
-  shard: {
-    type: 'string',
-    describe: 'Run only shard k of n of the fleet (k/n, e.g. 2/4): station i goes to shard (i mod n) + 1',
-  },
-  'shard-from-env': {
-    type: 'string',
-    describe: `Run only shard k of n (n given here), k = ${SHARD_INDEX_VARIABLE} + 1: the 0-based index a Kubernetes Indexed Job of n completions gives each pod`,
-    conflicts: 'shard',
-  },
-} as const satisfies OptionGroup;
-
-/** The flags `stations`' handler sees. */
-export type StationsFlags = FlagsOf<typeof STATIONS_OPTIONS>;
+import type { CliIo } from '../output.js';
+import { STATIONS_OPTIONS, type StationsFlags } from './stations-options.js';
 
 export function stationsCommand(io: CliIo): CommandModule<object, StationsFlags> {
   return {
@@ -55,64 +8,8 @@ export function stationsCommand(io: CliIo): CommandModule<object, StationsFlags>
     describe: 'Run only the virtual fleet, against any MQTT broker',
     builder: (yargs) => yargs.options(STATIONS_OPTIONS),
     handler: async (argv: StationsFlags) => {
-      const shard = argv['shard-from-env'] === undefined ? parseShard(argv.shard) : shardFromEnv(argv['shard-from-env'], process.env);
-      const judge = judgeOutletsOf(argv);
-      await checkReportPath(judge);
-      const sim = await startSimulator({
-        ...(shard ? { shard } : {}),
-        fixture: argv.fixture,
-        seed: seedOf(argv),
-        broker: argv.broker,
-        ...brokerTlsOption(argv),
-        http: false,
-        ...heartbeatRateOption(argv),
-        onNotice: (message) => notice(io, message),
-      });
-      const summary = fleetSummary(sim.fleet);
-      const part = shard ? ` (shard ${shard.index}/${shard.count})` : '';
-      // One line when the broker is lost and one when it is back; one if a station is run twice.
-      const notices = new BrokerNotices({ broker: sim.mqttUrl, notify: (message) => notice(io, message), meanwhile: 'the stations keep reconnecting' });
-      const unwatch = watchFleet(sim.fleet.stations.values(), notices, (message) => notice(io, message));
-      // Signals are ours before the ready line goes out: a supervisor may send SIGTERM the moment it reads it.
-      const stopped = runUntilSignal(io, async () => {
-        unwatch();
-        await stopJudged(io, sim, judge);
-      });
-      printReady(io, argv.json, `station-sim stations: ${summary.text}${part} on ${sim.mqttUrl} · seed ${sim.seed} · Ctrl-C to stop`, {
-        mqttUrl: sim.mqttUrl,
-        stations: summary.total,
-        online: summary.online,
-        seed: sim.seed,
-      });
-      await stopped;
+      const { runStations } = await import('./stations-handler.js');
+      await runStations(io, argv);
     },
   };
-}
-
-function parseShard(text: string | undefined): { index: number; count: number } | undefined {
-  if (text === undefined) return undefined;
-  const found = /^(\d+)\/(\d+)$/.exec(text);
-  const index = Number(found?.[1]);
-  const count = Number(found?.[2]);
-  if (!found || index < 1 || count < 1 || index > count) throw new UsageError(`--shard must be k/n with 1 <= k <= n, not "${text}"`);
-  return { index, count };
-}
-
-/** `--shard-from-env n`: shard JOB_COMPLETION_INDEX + 1 of n, checked as `--shard` is. */
-function shardFromEnv(countText: string, env: NodeJS.ProcessEnv): { index: number; count: number } {
-  if (!/^\d+$/.test(countText) || Number(countText) < 1) throw new UsageError(`--shard-from-env must be the number of shards n >= 1, not "${countText}"`);
-  const count = Number(countText);
-  const indexText = env[SHARD_INDEX_VARIABLE];
-  if (indexText === undefined) throw new UsageError(`--shard-from-env needs ${SHARD_INDEX_VARIABLE} (set by Kubernetes in each pod of an Indexed Job), and it is not set`);
-  if (!/^\d+$/.test(indexText) || Number(indexText) >= count) {
-    throw new UsageError(`${SHARD_INDEX_VARIABLE} must be 0 to ${count - 1} with --shard-from-env ${count}, not "${indexText}": does the Job's completions equal n?`);
-  }
-  return { index: Number(indexText) + 1, count };
-}
-
-export function fleetSummary(fleet: StartedFleet): { total: number; online: number; text: string } {
-  const total = fleet.stations.size;
-  const online = fleet.onlineCount();
-  const offline = total - online;
-  return { total, online, text: `${total} stations (${online} online${offline > 0 ? `, ${offline} offline` : ''})` };
 }

@@ -11,7 +11,7 @@ import { redisAvailable, startRedis, type RunningRedis } from '../../helpers/red
 import { startEmbeddedBroker, type StartedBroker } from '../../../src/broker/embedded-broker.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
 import { eventually } from '../../helpers/eventually.js';
-import { httpOptions, stateUrl } from '../../../src/cli/options.js';
+import { httpOptions, stateUrl } from '../../../src/cli/option-checks.js';
 
 const HAVE_REDIS = redisAvailable();
 const CI_ACCOUNT = { email: 'ci@example.com', password: 'ci-password' };
