@@ -322,22 +322,8 @@ function recordedPayload(bytes: Buffer): { payload: unknown; rebuilt: boolean } 
  */
 function eventEntry(event: SimStreamEvent, realDurations: boolean): TranscriptEntry | undefined {
   switch (event.type) {
-    case 'api.request': {
-      const { method, route, status } = event;
-      return {
-        t: event.time,
-        kind: 'api',
-        method,
-        route,
-        status,
-        ...(realDurations ? { ms: event.ms } : {}),
-        ...(event.token !== undefined ? { station: event.token } : {}),
-        ...(event.lockId !== undefined ? { lockId: event.lockId } : {}),
-        ...(event.outcome !== undefined ? { outcome: event.outcome } : {}),
-        ...(event.commandId ? { commandId: event.commandId } : {}),
-        ...(event.fault !== undefined ? { fault: event.fault } : {}),
-      };
-    }
+    case 'api.request':
+      return apiEntry(event, realDurations);
     case 'fault.applied':
       return {
         t: event.time,
@@ -368,6 +354,33 @@ function eventEntry(event: SimStreamEvent, realDurations: boolean): TranscriptEn
     default:
       return undefined;
   }
+}
+
+type ApiRequestEvent = Extract<SimStreamEvent, { type: 'api.request' }>;
+/** The fields of `api.request` that `apiEntry` copies. */
+type CopiedApiFields = 'type' | 'time' | 'method' | 'route' | 'status' | 'ms' | 'token' | 'lockId' | 'outcome' | 'commandId' | 'fault';
+
+/**
+ * The entry of a `/v1` request, its station's token as `station`. Field by field rather than by a
+ * rest spread, which took twice as long and runs per request; instead the type of `event` makes a
+ * field the event gains `never`, so `tsc` fails until it is copied here too (the entry's schema
+ * takes it from the event's by itself).
+ */
+function apiEntry(event: ApiRequestEvent & Record<Exclude<keyof ApiRequestEvent, CopiedApiFields>, never>, realDurations: boolean): TranscriptEntry {
+  const { method, route, status } = event;
+  return {
+    t: event.time,
+    kind: 'api',
+    method,
+    route,
+    status,
+    ...(realDurations ? { ms: event.ms } : {}),
+    ...(event.token !== undefined ? { station: event.token } : {}),
+    ...(event.lockId !== undefined ? { lockId: event.lockId } : {}),
+    ...(event.outcome !== undefined ? { outcome: event.outcome } : {}),
+    ...(event.commandId ? { commandId: event.commandId } : {}),
+    ...(event.fault !== undefined ? { fault: event.fault } : {}),
+  };
 }
 
 function formatMiB(bytes: number): string {
