@@ -208,6 +208,14 @@ export function parseEntry(line: string): TranscriptEntry | undefined {
   return Number.isNaN(Date.parse(value.t)) ? undefined : value;
 }
 
+/**
+ * The bytes an MQTT entry's payload stands for, when the entry has no `raw`: its text, or its JSON
+ * serialised. The recorder keeps `raw` exactly when this would not give the bytes back.
+ */
+export function payloadBytes(payload: unknown): Buffer {
+  return Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload));
+}
+
 /** The command id a `sim` entry is about: the field, or for older files the `command ID` words of its detail. */
 function simCommandId(entry: Static<typeof SimEntrySchema>): string | undefined {
   if (entry.commandId !== undefined || (entry.event !== 'fault' && entry.event !== 'timeout')) return entry.commandId;

@@ -13,7 +13,7 @@ import type { PublishedMisdeed, ReceivedCommand } from '../judge/service-judge.j
 import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import type { ClientObservation } from '../judge/client-judge.js';
 import { groupTopics, type StationTopics } from '../contract/topics.js';
-import type { ClientEntry, Delivery, Published, TranscriptEntry } from './transcript-format.js';
+import { payloadBytes, type ClientEntry, type Delivery, type Published, type TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
 
@@ -242,15 +242,7 @@ function propertiesEntry(properties: PublishProperties): NonNullable<Delivery['p
 
 /** The unlock entry of a command as its station received it. */
 function deliveryEntry(command: ReceivedCommand, topics: StationTopics): TranscriptEntry {
-  const text = command.payload.toString();
-  let payload: unknown = text;
-  try {
-    payload = JSON.parse(text);
-  } catch {
-    // Not JSON: recorded as its text, as the broker's copy is.
-  }
-  // What a reader rebuilds the payload from (src/transcript/transcript-judge.ts): the bytes themselves when that would not give them back.
-  const rebuilt = Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload));
+  const payload = recordedPayload(command.payload);
   const delivery: Delivery = {
     qos: command.qos,
     retain: command.retain,
@@ -261,7 +253,7 @@ function deliveryEntry(command: ReceivedCommand, topics: StationTopics): Transcr
     ...(command.fromGateway ? { gateway: true } : {}),
     ...(command.heldAtStop ? { heldAtStop: true } : {}),
     ...(command.undelivered ? { undelivered: true } : {}),
-    ...(rebuilt.equals(command.payload) ? {} : { raw: command.payload.toString('base64') }),
+    ...(payloadBytes(payload).equals(command.payload) ? {} : { raw: command.payload.toString('base64') }),
     ...(command.properties === undefined ? {} : { properties: propertiesEntry(command.properties) }),
   };
   const commandId = command.command?.commandId;
@@ -281,13 +273,13 @@ function deliveryEntry(command: ReceivedCommand, topics: StationTopics): Transcr
 
 /** The entry of a misdeed the embedded broker saw, as it was published. */
 function publishedEntry(seen: PublishedMisdeed): TranscriptEntry {
-  const { payload, rebuilt } = recordedPayload(seen.payload);
+  const payload = recordedPayload(seen.payload);
   const published: Published = {
     misdeed: seen.kind,
     clientId: seen.clientId,
     retain: seen.retain,
     ...(seen.fromGateway ? { gateway: true } : {}),
-    ...(rebuilt ? {} : { raw: seen.payload.toString('base64') }),
+    ...(payloadBytes(payload).equals(seen.payload) ? {} : { raw: seen.payload.toString('base64') }),
   };
   const commandId = seen.message === 'unlock' ? seen.command?.commandId : typeof payload === 'object' && payload !== null && typeof (payload as { commandId?: unknown }).commandId === 'string' ? (payload as { commandId: string }).commandId : undefined;
   return {
@@ -304,16 +296,18 @@ function publishedEntry(seen: PublishedMisdeed): TranscriptEntry {
   };
 }
 
-/** A payload as an entry holds it (its JSON, else its text), and whether that gives its bytes back (transcript-judge.ts rebuilds them so). */
-function recordedPayload(bytes: Buffer): { payload: unknown; rebuilt: boolean } {
+/**
+ * A payload as an entry holds it: its JSON, else its text. The entry keeps the bytes themselves
+ * (`raw`) as well when `payloadBytes` would not give them back from it.
+ */
+function recordedPayload(bytes: Buffer): unknown {
   const text = bytes.toString();
-  let payload: unknown = text;
   try {
-    payload = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     // Not JSON: recorded as its text, as the broker's copy is.
+    return text;
   }
-  return { payload, rebuilt: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).equals(bytes) };
 }
 
 /**
