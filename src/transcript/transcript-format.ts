@@ -6,13 +6,14 @@
  * its id, e.g. `CI-1`) and the outcome, and no headers or bodies.
  *
  * Files written before an entry field was added still read: `message` (which contract message an
- * MQTT entry is), the `commandId`/`lockId` of `sim` entries and the `station`/`lockId`/`outcome` of
- * `api` entries are optional, and a reader falls back to what older recorders wrote when they are
- * missing.
+ * MQTT entry is), the `commandId`/`lockId` of `sim` entries, and the fields of `api` and `judge`
+ * entries beyond the few every file has (`method`, `route`, `status`; `rule`, `detail`) are
+ * optional, and a reader falls back to what older recorders wrote when they are missing.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isEntryKind, type EntryKind } from './entry-kinds.js';
+import { ApiRequestEventSchema, JudgeFindingEventSchema } from '../control/wire-schemas.js';
 
 /** An ISO 8601 UTC time as `Date.prototype.toISOString` writes it. */
 const TimeSchema = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$' });
@@ -69,6 +70,17 @@ export const PublishedSchema = Type.Object({
 });
 export type Published = Static<typeof PublishedSchema>;
 
+/**
+ * The fields of an entry recorded from an event of the stream, taken from the event's schema
+ * (src/control/wire-schemas.ts) so that a field added to the event cannot be missing here: all but
+ * `type` and `time` (the entry's `t`), with the station's `token` named `station`, as in every other
+ * kind of entry. Each is optional, since a file written before the event had a field lacks it; the
+ * entry requires again the few that every file has.
+ */
+function eventFields<P extends TProperties, S extends TSchema>({ type: _type, time: _time, token, ...fields }: P & { type: TSchema; time: TSchema; token: S }) {
+  return Type.Partial(Type.Object({ ...fields, station: token }));
+}
+
 // The entry schemas leave `additionalProperties` open on purpose: a reader must still show a file
 // written by a newer recorder that adds a field, and every field it prints is checked here.
 export const MqttEntrySchema = Type.Object({
@@ -99,27 +111,18 @@ export const MqttEntrySchema = Type.Object({
    */
   published: Type.Optional(PublishedSchema),
 });
+/**
+ * A `/v1` request, from its `api.request` event. `ms` is left out under a manual clock, where it is
+ * the one thing that would differ between two runs of the same fixture and seed (docs/fixtures.md,
+ * "Reproducible runs").
+ */
 export const ApiEntrySchema = Type.Object({
+  ...eventFields(ApiRequestEventSchema.properties).properties,
   t: TimeSchema,
   kind: Type.Literal('api'),
-  method: Type.String(),
-  route: Type.String(),
-  status: Type.Integer(),
-  /**
-   * How long the request took, in real time. Left out under a manual clock, where it is the one
-   * thing that would differ between two runs of the same fixture and seed (docs/fixtures.md,
-   * "Reproducible runs").
-   */
-  ms: Type.Optional(Type.Number()),
-  /** The station the route names (its token, e.g. `CI-1`). Absent in older files. */
-  station: Type.Optional(Type.String()),
-  /** The lock the route names. Absent in older files. */
-  lockId: Type.Optional(Type.String()),
-  /** What the request came to: an error code, or `accepted` or the failure of an unlock. Absent in older files. */
-  outcome: Type.Optional(Type.String()),
-  commandId: Type.Optional(Type.String()),
-  /** The API fault (`/sim/v1/api-faults`) that answered in the API's place, e.g. `api-1`. */
-  fault: Type.Optional(Type.String()),
+  method: ApiRequestEventSchema.properties.method,
+  route: ApiRequestEventSchema.properties.route,
+  status: ApiRequestEventSchema.properties.status,
 });
 export const SimEntrySchema = Type.Object({
   t: TimeSchema,
@@ -140,23 +143,18 @@ export const SimEntrySchema = Type.Object({
   protocolVersion: Type.Optional(Type.Union([Type.Literal(4), Type.Literal(5)])),
 });
 /**
- * A finding of the judge (docs/judge.md), as the event stream told it. The fields beyond `rule` and
- * `detail` are the evidence a rule has: a service rule names the station and the command, a client
- * rule may name the account or the request instead; fields this reader does not know are kept.
+ * A finding of the judge (docs/judge.md), from its `judge.finding` event. The fields beyond `rule`
+ * and `detail` are the evidence a rule has: a service rule names the station and the command, a
+ * client rule may name the account or the request instead.
  */
 export const JudgeEntrySchema = Type.Object({
+  ...eventFields(JudgeFindingEventSchema.properties).properties,
   t: TimeSchema,
   kind: Type.Literal('judge'),
+  // Read as any text: a file of another version may name a rule or a party this one does not know.
   rule: Type.String(),
-  /** The station the finding is about (its token), if any. */
-  station: Type.Optional(Type.String()),
-  lockId: Type.Optional(Type.String()),
-  commandId: Type.Optional(Type.String()),
-  /** Who broke the rule (`service`, `client`), when the event says. */
   party: Type.Optional(Type.String()),
-  account: Type.Optional(Type.String()),
-  requestId: Type.Optional(Type.String()),
-  detail: Type.String(),
+  detail: JudgeFindingEventSchema.properties.detail,
 });
 /**
  * A `/v1` request as the client judge saw it (src/judge/client-judge.ts, `ClientObservation`), for
@@ -209,6 +207,14 @@ export function parseEntry(line: string): TranscriptEntry | undefined {
   if (!entryChecker.Check(value)) return undefined;
   // The pattern admits impossible dates such as month 13.
   return Number.isNaN(Date.parse(value.t)) ? undefined : value;
+}
+
+/**
+ * The bytes an MQTT entry's payload stands for, when the entry has no `raw`: its text, or its JSON
+ * serialised. The recorder keeps `raw` exactly when this would not give the bytes back.
+ */
+export function payloadBytes(payload: unknown): Buffer {
+  return Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload));
 }
 
 /** The command id a `sim` entry is about: the field, or for older files the `command ID` words of its detail. */

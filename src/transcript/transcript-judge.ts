@@ -15,7 +15,7 @@ import { ServiceJudge } from '../judge/service-judge.js';
 import { ClientJudge } from '../judge/client-judge.js';
 import { readUnlockCommand } from '../mqtt/station-client.js';
 import type { JudgeVerdict } from '../judge/verdict.js';
-import type { ClientEntry, Delivery, MqttEntry, Published, SimEntry, TranscriptEntry } from './transcript-format.js';
+import { payloadBytes, type ClientEntry, type Delivery, type MqttEntry, type Published, type SimEntry, type TranscriptEntry } from './transcript-format.js';
 import type { PublishProperties } from '../mqtt/lean-client/index.js';
 import { SimError } from '../errors.js';
 
@@ -198,7 +198,7 @@ export async function judgeTranscript(entries: AsyncIterable<TranscriptEntry> | 
 
 /** A payload's bytes back: from `raw` (base64) when recorded, else from the entry's JSON or text. */
 function entryPayload(entry: MqttEntry, raw: string | undefined): Buffer {
-  return raw !== undefined ? Buffer.from(raw, 'base64') : Buffer.from(typeof entry.payload === 'string' ? entry.payload : JSON.stringify(entry.payload));
+  return raw !== undefined ? Buffer.from(raw, 'base64') : payloadBytes(entry.payload);
 }
 
 /** MQTT 5 properties as the transcript holds them, back as the station had them (Correlation Data from base64). */

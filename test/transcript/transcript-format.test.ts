@@ -33,6 +33,9 @@ describe('transcript entries', () => {
       '{"t":"2026-01-01T00:00:00.000Z","kind":"mqtt","direction":"up","station":"S","topic":"stations/S/status","payload":{"status":"online"}}',
       '{"t":"2026-01-01T00:00:00.000Z","kind":"api","method":"POST","route":"/v1/auth/login","status":200,"ms":3}',
       '{"t":"2026-01-01T00:00:00.000Z","kind":"sim","event":"control","detail":"reset"}',
+      // Older files: no station, lock or outcome; a finding of a rule and a party this version does not have.
+      '{"t":"2026-01-01T00:00:00.000Z","kind":"api","method":"POST","route":"/v1/stations/:station_token/locks/:lock_id/unlock","status":200}',
+      '{"t":"2026-01-01T00:00:00.000Z","kind":"judge","rule":"service.gone","party":"broker","detail":"x"}',
     ];
     const bad = [
       '{"t":"2026-01-01T00:00:00.100Z","kind":"note","text":"hand-written"}',
@@ -44,6 +47,9 @@ describe('transcript entries', () => {
       '{"t":"2026-01-01T00:00:00.000Z","kind":"api","method":"POST","route":"/v1","status":"200","ms":3}',
       '{"t":"2026-01-01T00:00:00.000Z","kind":"sim","event":"fault","station":7,"detail":"x"}',
       '{"t":"2026-01-01T00:00:00.000Z","kind":"sim","event":"fault","commandId":1,"detail":"x"}',
+      // Every field an entry takes from its event is checked, `client` and `route` of a finding too.
+      '{"t":"2026-01-01T00:00:00.000Z","kind":"api","method":"POST","route":"/v1","status":200,"fault":1}',
+      '{"t":"2026-01-01T00:00:00.000Z","kind":"judge","rule":"client.token-in-query","route":7,"detail":"x"}',
       '[1,2]',
       'not json',
     ];

@@ -43,6 +43,25 @@ describe('transcript recorder', () => {
     expect(commandChain(entries, 'c-2').map((e) => (e.kind === 'mqtt' ? e.message : e.kind))).toEqual(['unlock', 'acks', 'lockState']);
   });
 
+  it('records every field of a request as its event has it, the station token as `station`', async () => {
+    const clock = new ManualClock();
+    const hub = new EventHub({ fixture, clock });
+    const path = join(await mkdtemp(join(tmpdir(), 'transcript-')), 't.jsonl');
+    const transcript = await startTranscript({ path, hub, clock });
+    const route = '/v1/stations/:station_token/locks/:lock_id/unlock';
+    hub.request({ method: 'POST', route, status: 200, ms: 5, token: 'SC-1', lockId: '1', outcome: 'accepted', commandId: 'c-1', fault: 'api-1' });
+    await transcript.stop();
+    hub.stop();
+
+    const text = await readFile(path, 'utf8');
+    // The fields of an API entry are in the order files have always had them.
+    expect(text.split('\n')[0]).toBe(
+      `{"t":"2026-01-01T00:00:00.000Z","kind":"api","method":"POST","route":"${route}","status":200,"ms":5,"station":"SC-1","lockId":"1","outcome":"accepted","commandId":"c-1","fault":"api-1"}`,
+    );
+    const { entries, skipped } = await readTranscript(text);
+    expect(skipped).toBe(0);
+  });
+
   it('refuses a file it cannot open with an error that says why, not a bare ENOENT', async () => {
     const clock = new ManualClock();
     const hub = new EventHub({ fixture, clock });
