@@ -41,6 +41,11 @@ const SIDEWAYS: readonly { from: string; to: string; typeOnly?: true; reason: st
   { from: 'control', to: 'service/http/bearer-token.ts', reason: '/sim/v1 reads its bearer token exactly as /v1 does' },
   {
     from: 'control',
+    to: 'service/http/route-target.ts',
+    reason: 'the event stream tells the station and lock a /v1 request names by the same rule as the judge of the client, so no credential pasted into a path reaches either',
+  },
+  {
+    from: 'control',
     to: 'service/http/route-docs.ts',
     reason: '/sim/v1 is in the same OpenAPI document as /v1: its routes document their errors with the same Error component and descriptions',
   },
