@@ -11,7 +11,8 @@ import type { UnlockFunction } from '../../src/dashboard/dashboard-actions.js';
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS } from '../../src/dashboard/format.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
-import { KEYS, eventually, settle, stripAnsi } from './terminal.js';
+import { renderDashboard } from './render-dashboard.js';
+import { KEYS, eventually, stripAnsi } from './terminal.js';
 import { freePort } from '../helpers/free-port.js';
 
 let fake: FakeControlPlane | undefined;
@@ -27,26 +28,8 @@ async function setup(options: { stations?: number; unlock?: UnlockFunction; read
   fake = await startFakeControlPlane({ stations: Array.from({ length: options.stations ?? 30 }, (_, index) => makeStation(index)) });
   if (options.ready === false) fake.health = { ready: false, stations: { total: 10, online: 3, offline: 1 } };
   const unlock = vi.fn<UnlockFunction>(options.unlock ?? (async () => ({ success: true })));
-  const view = render(
-    <Dashboard
-      control={new ControlClient({ url: fake.url })}
-      store={new FleetStore()}
-      unlock={unlock}
-      clock={systemClock}
-      icons={ASCII_ICONS}
-      title={fake.url}
-      flushIntervalMs={10}
-      healthPollMs={20}
-      detailRefreshMs={50}
-    />,
-  );
-  unmount = view.unmount;
-  const frame = (): string => stripAnsi(view.lastFrame() ?? '');
-  const press = async (...keys: string[]): Promise<void> => {
-    for (const key of keys) view.stdin.write(key);
-    // A lone Escape is held by Ink for one setImmediate, to tell it from an escape sequence.
-    await settle();
-  };
+  const { frame, press, unmount: close } = renderDashboard(fake, { unlock });
+  unmount = close;
   if (options.ready !== false) await eventually(() => expect(frame()).toContain('events live'));
   return { fake, unlock, frame, press };
 }

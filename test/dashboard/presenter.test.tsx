@@ -12,7 +12,8 @@ import type { DashboardAccount, UnlockFunction } from '../../src/dashboard/dashb
 import { FleetStore } from '../../src/dashboard/fleet-store.js';
 import { ASCII_ICONS } from '../../src/dashboard/format.js';
 import { makeStation, startFakeControlPlane, type FakeControlPlane } from './fake-control-plane.js';
-import { KEYS, eventually, settle, stripAnsi } from './terminal.js';
+import { renderDashboard } from './render-dashboard.js';
+import { KEYS, eventually, stripAnsi } from './terminal.js';
 
 let fake: FakeControlPlane | undefined;
 let unmount: (() => void) | undefined;
@@ -26,25 +27,8 @@ afterEach(async () => {
 async function setup(props: Partial<DashboardProps> = {}, stations = 5) {
   fake = await startFakeControlPlane({ stations: Array.from({ length: stations }, (_, index) => makeStation(index)) });
   const store = new FleetStore();
-  const view = render(
-    <Dashboard
-      control={new ControlClient({ url: fake.url })}
-      store={store}
-      clock={systemClock}
-      icons={ASCII_ICONS}
-      title={fake.url}
-      flushIntervalMs={10}
-      healthPollMs={20}
-      detailRefreshMs={50}
-      {...props}
-    />,
-  );
-  unmount = view.unmount;
-  const frame = (): string => stripAnsi(view.lastFrame() ?? '');
-  const press = async (...keys: string[]): Promise<void> => {
-    for (const key of keys) view.stdin.write(key);
-    await settle();
-  };
+  const { frame, press, unmount: close } = renderDashboard(fake, { store, ...props });
+  unmount = close;
   await eventually(() => expect(frame()).toContain('events live'));
   return { fake, store, frame, press };
 }

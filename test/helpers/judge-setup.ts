@@ -3,11 +3,11 @@
  * rule fails, unless it called `expectJudgeFindings(reason)` (judge-findings.ts says why and how).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { readFileSync } from 'node:fs';
 import { afterAll } from 'vitest';
 import { JUDGE_FINDING_CHANNEL, type JudgeFinding } from '../../src/judge/judge-log.js';
 import { describeFindings, judgeFindingsState } from './judge-findings.js';
 import { TRANSCRIPT_CLOSED_CHANNEL, type ClosedTranscript } from '../../src/transcript/transcript-recorder.js';
-import { rejudgeMismatch } from './rejudge-transcript.js';
 
 const state = judgeFindingsState();
 state.expected = undefined;
@@ -23,21 +23,30 @@ subscribe(JUDGE_FINDING_CHANNEL, onFinding);
 
 // Every transcript a simulator of this file wrote is judged again offline as it closes (read at
 // once: the test may delete it next): the verdict must be the one the live judge recorded in it.
-const rejudged: string[] = [];
+// The offline judge is loaded only by a file that wrote one: most write none, and loading it for
+// each of them was the larger part of this file's cost.
+const rejudged: Promise<string | undefined>[] = [];
 const onTranscript = (message: unknown): void => {
   const closed = message as ClosedTranscript;
   if (!closed.complete) return;
-  const mismatch = rejudgeMismatch(closed.path);
-  if (mismatch) rejudged.push(mismatch);
+  let text: string;
+  try {
+    text = readFileSync(closed.path, 'utf8');
+  } catch {
+    // A transcript whose file is gone (a test that removed it to see the failure) has nothing to compare.
+    return;
+  }
+  rejudged.push(import('./rejudge-transcript.js').then(({ rejudgeTextMismatch }) => rejudgeTextMismatch(closed.path, text)));
 };
 subscribe(TRANSCRIPT_CLOSED_CHANNEL, onTranscript);
 
 // Registered before the test file's own hooks, so it runs after them (vitest runs after-hooks as a
 // stack): the simulators have stopped, and everything they found is in.
-afterAll(() => {
+afterAll(async () => {
   unsubscribe(JUDGE_FINDING_CHANNEL, onFinding);
   unsubscribe(TRANSCRIPT_CLOSED_CHANNEL, onTranscript);
-  if (rejudged.length > 0) throw new Error(`live and offline verdicts differ:\n${rejudged.splice(0).join('\n')}`);
+  const mismatches = (await Promise.all(rejudged.splice(0))).filter((mismatch) => mismatch !== undefined);
+  if (mismatches.length > 0) throw new Error(`live and offline verdicts differ:\n${mismatches.join('\n')}`);
   const findings = [...state.findings.values()];
   state.findings.clear();
   if (state.expected !== undefined || findings.length === 0) return;

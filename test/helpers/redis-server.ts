@@ -4,7 +4,7 @@
  * CI (CI set) that is a failure instead, as for Mosquitto (`.ci/run` installs both).
  */
 import net from 'node:net';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
 import { supervisedServer } from './supervised-server.js';
@@ -48,4 +48,42 @@ async function waitForPong(port: number, timeoutMs = 5000): Promise<void> {
       socket.once('error', () => resolve(''));
     });
   await eventually(async () => expect(await ping()).toMatch(/^(\+PONG|-NOAUTH)/), { timeout: timeoutMs, interval: 20, what: `redis-server on port ${port} to answer PING` });
+}
+
+/** What an API needs to keep its sessions in a store: nothing for memory, a URL and key prefix for Redis. */
+export type SessionStoreOptions = { state?: string; stateKeyPrefix?: string };
+
+export interface FileSessionStores {
+  /** Whether `redis-server` is installed (when not, `each` has memory only). */
+  readonly haveRedis: boolean;
+  /** `[name, options]` for `describe.each`: memory, then Redis with a fresh key prefix per call. */
+  readonly each: [string, () => SessionStoreOptions][];
+  /** The file's Redis server, from its `beforeAll` on. */
+  server(): RunningRedis;
+  /** Keys of their own on the shared server, for one test. */
+  freshPrefix(): string;
+}
+
+/**
+ * The session stores a test file runs its API against: memory, and one Redis server for the whole
+ * file (started in a `beforeAll`, stopped in an `afterAll`) where every API gets keys of its own.
+ */
+export function sessionStoresForFile(tag: string): FileSessionStores {
+  const haveRedis = redisAvailable();
+  let redis: RunningRedis | undefined;
+  beforeAll(async () => {
+    if (haveRedis) redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  let prefixes = 0;
+  const freshPrefix = (): string => `${tag}${(prefixes += 1)}-${process.pid}:`;
+  const server = (): RunningRedis => {
+    if (!redis) throw new Error('no Redis server: it starts in the file\'s beforeAll, when redis-server is installed');
+    return redis;
+  };
+  const each: [string, () => SessionStoreOptions][] = [['memory', () => ({})]];
+  if (haveRedis) each.push(['redis', () => ({ state: server().url, stateKeyPrefix: freshPrefix() })]);
+  return { haveRedis, each, server, freshPrefix };
 }

@@ -15,6 +15,11 @@ export function rejudgeMismatch(path: string): string | undefined {
     // A transcript whose file is gone (a test that removed it to see the failure) has nothing to compare.
     return undefined;
   }
+  return rejudgeTextMismatch(path, text);
+}
+
+/** `rejudgeMismatch` of a transcript already read: `text` is the file at `path`. */
+export function rejudgeTextMismatch(path: string, text: string): string | undefined {
   const judge = new TranscriptJudge();
   for (const line of text.split('\n')) {
     const entry: TranscriptEntry | undefined = line.trim() === '' ? undefined : parseEntry(line);

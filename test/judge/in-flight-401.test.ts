@@ -88,13 +88,14 @@ it('does not judge parallel reads on separate connections, in flight when the fi
 });
 
 it('judges a refused token sent with another call more than inFlightMs after its 401', async () => {
-  sim = await startSimulator({ fixture: { ...FIXTURE, judge: { rules: { 'client.token-after-401': { inFlightMs: 20 } } } } });
+  // The API stamps requests from the simulator's clock: a manual one steps past the window exactly.
+  sim = await startSimulator({ fixture: { ...FIXTURE, judge: { rules: { 'client.token-after-401': { inFlightMs: 20 } } } }, clock: 'manual' });
   const stale = await login(sim.apiUrl);
   await revokeAll(sim.apiUrl, stale);
   const [first] = await connectAll(sim.apiUrl, 1);
   expect(await get(first!, `/v1/stations/${TOKENS[0]}`, stale)).toBe(401);
   // Past the window in which a request may have been started before the 401.
-  await new Promise((resolve) => setTimeout(resolve, 60));
+  await sim.clock.advance(21);
   const [second] = await connectAll(sim.apiUrl, 1);
   expect(await get(second!, `/v1/stations/${TOKENS[1]}`, stale)).toBe(401);
   expect((await new ControlClient({ url: sim.controlUrl }).judge()).summary).toEqual({ 'client.token-after-401': 1 });

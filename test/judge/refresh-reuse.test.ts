@@ -4,34 +4,21 @@
  * client judge: the observation is built from the request without any token in it, a token in a
  * query string is recognised by name or shape, and nothing is judged without a listener.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { JudgeFinding } from '../../src/judge/judge-log.js';
 import { tokenInQuery } from '../../src/service/http/client-judging.js';
 import { buildTestApi, type TestApi } from '../helpers/test-api.js';
 import { ALICE, testFixture } from '../helpers/test-fixture.js';
-import { redisAvailable, startRedis, type RunningRedis } from '../helpers/redis-server.js';
+import { sessionStoresForFile } from '../helpers/redis-server.js';
 import type { TokenPair } from '../../src/service/http/api-schemas.js';
 
 const STATION = '/v1/stations/S-1';
-const HAVE_REDIS = redisAvailable();
-
-let redis: RunningRedis | undefined;
-beforeAll(async () => {
-  if (HAVE_REDIS) redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const STORES = sessionStoresForFile('judge').each;
 const apis: TestApi[] = [];
 afterEach(async () => {
   await Promise.all(apis.splice(0).map((api) => api.app.close()));
 });
 
-let prefixes = 0;
-const STORES: [string, () => { state?: string; stateKeyPrefix?: string }][] = [
-  ['memory', () => ({})],
-  ...(HAVE_REDIS ? [['redis', () => ({ state: redis!.url, stateKeyPrefix: `judge${(prefixes += 1)}-${process.pid}:` })] as [string, () => { state?: string; stateKeyPrefix?: string }]] : []),
-];
 
 async function judgedApi(options: Parameters<typeof buildTestApi>[0] = {}): Promise<{ api: TestApi; findings: JudgeFinding[] }> {
   const findings: JudgeFinding[] = [];

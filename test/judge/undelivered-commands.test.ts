@@ -6,15 +6,9 @@
  * persistent session's command is the broker's to queue, judged when it arrives; a station back
  * online is not watched any more.
  */
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ControlClient } from '../../src/client/index.js';
-import { startSimulator, type StartedSimulator } from '../../src/simulator/start-simulator.js';
-import { judgeTranscript } from '../../src/transcript/transcript-judge.js';
-import { TranscriptReader } from '../../src/transcript/transcript-reader.js';
+import type { ControlClient } from '../../src/client/index.js';
+import { startCarelessBackend, type StartedCarelessBackend } from '../helpers/careless-backend.js';
 import { eventually } from '../helpers/eventually.js';
 import { expectJudgeFindings } from '../helpers/judge-findings.js';
 
@@ -28,29 +22,19 @@ const FIXTURE = {
   ],
 };
 
-let dir: string;
-let path: string;
-let sim: StartedSimulator<true> | undefined;
-let backend: MqttClient;
+let run: StartedCarelessBackend | undefined;
 let control: ControlClient;
 
 // The simulator's clock is manual: the backend stamps sentAt from it, as one on a synchronised clock would.
-const command = (commandId: string): string => JSON.stringify({ commandId, sentAt: new Date(sim!.clock.now()).toISOString() });
-const publish = (token: string, commandId: string) => backend.publishAsync(`stations/${token}/locks/1/unlock`, command(commandId), { qos: 1 });
+const command = (commandId: string): string => JSON.stringify({ commandId, sentAt: new Date(run!.sim.clock.now()).toISOString() });
+const publish = (token: string, commandId: string) => run!.backend.publishAsync(`stations/${token}/locks/1/unlock`, command(commandId), { qos: 1 });
 const findings = async () => (await control.judge()).findings;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'undelivered-'));
-  path = join(dir, 'run.jsonl');
-  sim = await startSimulator({ fixture: FIXTURE, record: path, clock: 'manual' });
-  control = new ControlClient({ url: sim.controlUrl });
-  backend = await mqtt.connectAsync(sim.mqttUrl, { clientId: 'careless-backend', reconnectPeriod: 0 });
+  run = await startCarelessBackend({ fixture: FIXTURE, clock: 'manual' });
+  control = run.control;
 });
-afterAll(async () => {
-  await backend?.endAsync();
-  await sim?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => run?.remove());
 
 describe('a command published to a station that is offline with a clean session', () => {
   it('is reported with its rule and id, and the evidence says nobody got it', async () => {
@@ -89,9 +73,7 @@ describe('a command published to a station that is offline with a clean session'
 
   it('gives the same verdict offline, from the transcript', async () => {
     const live = (await control.judge()).summary;
-    await sim!.stop();
-    sim = undefined;
-    const replay = await judgeTranscript(new TranscriptReader(createReadStream(path)));
+    const replay = await run!.rejudge();
     expect(replay.summary).toEqual(live);
     expect(live).toEqual({ 'service.command-to-offline-station': 2 });
   });

@@ -182,9 +182,11 @@ describe('LeanMqttClient session semantics (fake brokers over TCP)', () => {
     for (const payload of ['one', 'two', 'three']) client.publish('t', payload, { qos: 1 }, (error) => order.push(error ? error.message : payload));
     expect(client.flow).toMatchObject({ inFlight: 2, queued: 1 });
     await eventually(() => publishes(fake.connections[0]).length === 2, { what: 'two publications' });
-    // The third is held by the client (flow says so), not on its way: a while later it still has not come.
+    // The third is held by the client (flow says so), not on its way: a SUBSCRIBE written after it
+    // arrives behind the two alone, and the client writes its packets in order on one connection.
     const connection = fake.connections[0]!;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    client.subscribe('later', { qos: 0 });
+    await eventually(() => connection.packets.some((packet) => packet.cmd === 'subscribe'), { what: 'the SUBSCRIBE written after the third publication' });
     expect(publishes(connection).map(({ payload }) => payload.toString())).toEqual(['one', 'two']);
     connection.send({ cmd: 'puback', messageId: publishes(connection)[0]!.messageId! });
     await eventually(() => publishes(connection).length === 3, { what: 'the third publication' });

@@ -1,13 +1,15 @@
 /**
  * CommonJS consumers (issue 18, item 5): `require('station-sim')` from Node and `station-sim/testing`
  * from Jest in its default (CommonJS) mode, on a package made by `npm pack` as a user installs it.
- * The package is built from a copy of this checkout (as test/package-exports.test.ts does), so the
- * working tree's dist/ is never rewritten under a running CLI. The consumer project lives inside
- * the repository (`.tmp-consumer-*`, gitignored) so that Node finds station-sim's dependencies in
- * the repository's node_modules, as it would in the consumer's own.
+ * The package is this checkout's dist/, which the suite's global setup (test/helpers/build-once.ts)
+ * built from the sources with `npm run build`, the script `prepare` runs: packed without running it
+ * again, so the working tree's dist/ is never rewritten under a running CLI (that `npm pack` runs
+ * `prepare` is test/packaging/consumer-install.test.ts's to prove). The consumer project lives
+ * inside the repository (`.tmp-consumer-*`, gitignored) so that Node finds station-sim's
+ * dependencies in the repository's node_modules, as it would in the consumer's own.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,17 +20,12 @@ const ROOT = process.cwd();
  * build must not lean on it. Older Node has no such flag, and no require(esm) to turn off.
  */
 const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has('--experimental-require-module') ? ['--no-experimental-require-module'] : [];
-let packageDir = '';
+let tarballDir = '';
 let consumer = '';
 
 beforeAll(async () => {
-  packageDir = await mkdtemp(join(tmpdir(), 'station-sim-cjs-package-'));
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'LICENSE', 'README.md', 'src', 'bin', 'fixtures', 'scripts']) {
-    await cp(entry, join(packageDir, entry), { recursive: true });
-  }
-  await symlink(join(ROOT, 'node_modules'), join(packageDir, 'node_modules'), 'dir');
-  // `npm pack` runs `prepare` (the build: tsc, then the CommonJS bundles) as a publish would.
-  const [pack] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', packageDir], { cwd: packageDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as [
+  tarballDir = await mkdtemp(join(tmpdir(), 'station-sim-cjs-package-'));
+  const [pack] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballDir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as [
     { filename: string; files: { path: string }[] },
   ];
   expect(pack.files.map((file) => file.path)).toEqual(
@@ -37,14 +34,14 @@ beforeAll(async () => {
   consumer = await mkdtemp(join(ROOT, '.tmp-consumer-'));
   const installed = join(consumer, 'node_modules', 'station-sim');
   await mkdir(installed, { recursive: true });
-  execFileSync('tar', ['-xzf', join(packageDir, pack.filename), '-C', installed, '--strip-components=1']);
+  execFileSync('tar', ['-xzf', join(tarballDir, pack.filename), '-C', installed, '--strip-components=1']);
   // No "type": the consumer's .js files are CommonJS, as in most Jest projects.
   await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'cjs-consumer', private: true }));
 }, 240_000);
 
 afterAll(async () => {
   if (consumer) await rm(consumer, { recursive: true, force: true });
-  if (packageDir) await rm(packageDir, { recursive: true, force: true });
+  if (tarballDir) await rm(tarballDir, { recursive: true, force: true });
 });
 
 it("require('station-sim') works from Node without require(esm), and startSimulator starts and stops", () => {

@@ -4,28 +4,22 @@
  * Redis going away and coming back. Time moves by the injected clock, never by sleeping; where
  * another instance must hear of a revocation, the test polls with a bounded deadline.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ManualClock } from '../../../src/shared/clock.js';
 import { buildTestApi, type TestApi } from '../../helpers/test-api.js';
 import { ALICE, BOB } from '../../helpers/test-fixture.js';
 import { eventually } from '../../helpers/eventually.js';
-import { redisAvailable, startRedis, type RunningRedis } from '../../helpers/redis-server.js';
+import { sessionStoresForFile, startRedis } from '../../helpers/redis-server.js';
 import { freePort } from '../../helpers/free-port.js';
 import type { TokenPair } from '../../../src/service/http/api-schemas.js';
 import { startSimulator } from '../../../src/simulator/start-simulator.js';
 
 const STATION = '/v1/stations/S-1';
-const HAVE_REDIS = redisAvailable();
-
-let redis: RunningRedis | undefined;
-beforeAll(async () => {
-  if (HAVE_REDIS) redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const stores = sessionStoresForFile('t');
+const HAVE_REDIS = stores.haveRedis;
+const STORES = stores.each;
 
 const apis: TestApi[] = [];
 afterEach(async () => {
@@ -33,11 +27,7 @@ afterEach(async () => {
 });
 
 /** Every test gets keys of its own on the shared server. */
-let prefixes = 0;
-function freshPrefix(): string {
-  prefixes += 1;
-  return `t${prefixes}-${process.pid}:`;
-}
+const freshPrefix = stores.freshPrefix;
 
 async function start(options: Parameters<typeof buildTestApi>[0] = {}): Promise<TestApi> {
   const api = await buildTestApi(options);
@@ -50,10 +40,6 @@ async function refresh(api: TestApi, pair: TokenPair): Promise<{ status: number;
   return { status: response.statusCode, pair: response.json<TokenPair>() };
 }
 
-const STORES: [string, () => { state?: string; stateKeyPrefix?: string }][] = [
-  ['memory', () => ({})],
-  ...(HAVE_REDIS ? [['redis', () => ({ state: redis!.url, stateKeyPrefix: freshPrefix() })] as [string, () => { state?: string; stateKeyPrefix?: string }]] : []),
-];
 
 describe.each(STORES)('token families (%s store)', (_kind, store) => {
   test('reusing a rotated refresh token revokes its whole family, access tokens included', async () => {
@@ -159,8 +145,8 @@ describe('session lifetime settings', () => {
 describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, outages', () => {
   async function pairOfApis(options: Parameters<typeof buildTestApi>[0] = {}): Promise<[TestApi, TestApi, string]> {
     const prefix = freshPrefix();
-    const a = await start({ state: redis!.url, stateKeyPrefix: prefix, ...options });
-    const b = await start({ state: redis!.url, stateKeyPrefix: prefix, ...options });
+    const a = await start({ state: stores.server().url, stateKeyPrefix: prefix, ...options });
+    const b = await start({ state: stores.server().url, stateKeyPrefix: prefix, ...options });
     return [a, b, prefix];
   }
 
@@ -198,7 +184,7 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
     const [a, b, prefix] = await pairOfApis();
     const pair = await a.login();
     expect((await b.get(STATION, pair.accessToken)).statusCode).toBe(200); // B's cache says: live
-    const probe = new Redis(redis!.url);
+    const probe = new Redis(stores.server().url);
     try {
       // Cut every subscriber connection, then revoke before they are back: the message is lost.
       await probe.client('KILL', 'TYPE', 'pubsub');
@@ -220,7 +206,7 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
     const [a, b] = await pairOfApis();
     const pair = await a.login();
     expect((await b.get(STATION, pair.accessToken)).statusCode).toBe(200); // fills B's cache
-    const probe = new Redis(redis!.url);
+    const probe = new Redis(stores.server().url);
     try {
       const processed = async (): Promise<number> => Number(/total_commands_processed:(\d+)/.exec(await probe.info('stats'))?.[1]);
       const before = await processed();
@@ -243,7 +229,7 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
 
   test('a restarted instance (same secret, same Redis) keeps sessions and revocations', async () => {
     const prefix = freshPrefix();
-    const first = await start({ state: redis!.url, stateKeyPrefix: prefix });
+    const first = await start({ state: stores.server().url, stateKeyPrefix: prefix });
     const kept = await first.login();
     const revoked = await first.login(BOB);
     const killed = await first.login();
@@ -252,7 +238,7 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
     await first.app.close();
     apis.splice(apis.indexOf(first), 1);
 
-    const second = await start({ state: redis!.url, stateKeyPrefix: prefix });
+    const second = await start({ state: stores.server().url, stateKeyPrefix: prefix });
     expect((await second.get(STATION, kept.accessToken)).statusCode).toBe(200);
     expect((await refresh(second, kept)).status).toBe(200);
     expect((await second.get('/v1/stations/S-BOB', revoked.accessToken)).statusCode).toBe(401);
@@ -329,7 +315,7 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
   });
 
   test('startSimulator takes the store from its state option or the fixture, and stop() closes it', async () => {
-    const probe = new Redis(redis!.url);
+    const probe = new Redis(stores.server().url);
     const clients = async (): Promise<number> => String(await probe.client('LIST')).trim().split('\n').length;
     const before = await clients();
     // A shared store needs a shared secret (startSimulator refuses one without it).
@@ -339,8 +325,8 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
       accounts: [{ ...ALICE, stations: ['SIM-1'] }],
       stations: [{ token: 'SIM-1', stationId: 1, locks: [{ lockId: '1' }] }],
     });
-    const one = await startSimulator({ fixture: fixture(redis!.url), brokerThread: false });
-    const two = await startSimulator({ fixture: fixture(), state: redis!.url, brokerThread: false });
+    const one = await startSimulator({ fixture: fixture(stores.server().url), brokerThread: false });
+    const two = await startSimulator({ fixture: fixture(), state: stores.server().url, brokerThread: false });
     try {
       const login = await fetch(`${one.apiUrl}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ALICE) });
       const pair = (await login.json()) as TokenPair;
@@ -360,12 +346,12 @@ describe.skipIf(!HAVE_REDIS)('Redis session store: several instances, restarts, 
   });
 
   test('closing the app closes its Redis connections; keys carry TTLs and only token hashes', async () => {
-    const probe = new Redis(redis!.url);
+    const probe = new Redis(stores.server().url);
     try {
       const clients = async (): Promise<number> => String(await probe.client('LIST')).trim().split('\n').length;
       const before = await clients();
       const prefix = freshPrefix();
-      const api = await start({ state: redis!.url, stateKeyPrefix: prefix });
+      const api = await start({ state: stores.server().url, stateKeyPrefix: prefix });
       expect(await clients()).toBe(before + 2);
       const pair = await api.login();
       await refresh(api, pair);
