@@ -7,6 +7,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { Type, type Static } from '@sinclair/typebox';
 import { JUDGE_RULE_IDS, type JudgeRuleId } from '../fixture/judge-schema.js';
+import { JUDGE_FINDING_CHANNEL } from '../shared/diagnostics-channels.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -46,11 +47,11 @@ export const JudgeFindingSchema = Type.Object(
 export type JudgeFinding = Static<typeof JudgeFindingSchema>;
 
 /**
- * Every finding added to any judge log of the process is published on this Node diagnostics
- * channel, whatever the rule: a test suite subscribes to assert that its run broke none
- * (docs/judge.md, "In your own test suite"). Publishing costs nothing while nobody subscribes.
+ * Every finding added to any judge log of the process is published on a Node diagnostics channel
+ * (`JUDGE_FINDING_CHANNEL`), whatever the rule: a test suite subscribes to assert that its run
+ * broke none (docs/judge.md, "In your own test suite"). Publishing costs nothing while nobody
+ * subscribes.
  */
-export const JUDGE_FINDING_CHANNEL = 'station-sim:judge.finding';
 const findingChannel = channel(JUDGE_FINDING_CHANNEL);
 
 /** Findings kept; the oldest go first (the counts keep them all). */

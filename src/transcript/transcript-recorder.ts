@@ -16,6 +16,7 @@ import { groupTopics, type StationTopics } from '../contract/topics.js';
 import { payloadBytes, type ClientEntry, type Delivery, type Published, type TranscriptEntry } from './transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
+import { TRANSCRIPT_CLOSED_CHANNEL } from '../shared/diagnostics-channels.js';
 
 export interface TranscriptOptions {
   /** The JSON-lines file to write; replaced if it exists. */
@@ -81,11 +82,10 @@ export interface StartedTranscript {
 }
 
 /**
- * Every transcript, once its file is closed, is published on this diagnostics channel (`node:
- * diagnostics_channel`): the project's own suite judges each one again offline and holds the
- * verdict to the live one. Nothing is built when nobody subscribes.
+ * Every transcript, once its file is closed, is published on a diagnostics channel
+ * (`TRANSCRIPT_CLOSED_CHANNEL`, `node:diagnostics_channel`): the project's own suite judges each
+ * one again offline and holds the verdict to the live one. Nothing is built when nobody subscribes.
  */
-export const TRANSCRIPT_CLOSED_CHANNEL = 'station-sim:transcript.closed';
 const closedChannel = channel(TRANSCRIPT_CLOSED_CHANNEL);
 
 /** What the channel carries: the file, and whether recording ran to the end (false after a write error or overflow). */

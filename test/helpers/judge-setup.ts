@@ -5,9 +5,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { afterAll } from 'vitest';
-import { JUDGE_FINDING_CHANNEL, type JudgeFinding } from '../../src/judge/judge-log.js';
+import type { JudgeFinding } from '../../src/judge/judge-log.js';
+import { JUDGE_FINDING_CHANNEL, TRANSCRIPT_CLOSED_CHANNEL } from '../../src/shared/diagnostics-channels.js';
 import { describeFindings, judgeFindingsState } from './judge-findings.js';
-import { TRANSCRIPT_CLOSED_CHANNEL, type ClosedTranscript } from '../../src/transcript/transcript-recorder.js';
+import type { ClosedTranscript } from '../../src/transcript/transcript-recorder.js';
 
 const state = judgeFindingsState();
 state.expected = undefined;
