@@ -6,8 +6,8 @@
  */
 import type { CommandModule } from 'yargs';
 import type { CliIo, CommandResult } from '../../output.js';
-import { withFixture, withHttp, withJudgeMode, withJudgeReport, withSeed, withTime } from '../../options.js';
 import { RUN_ENV } from './interface.js';
+import { RUN_OPTIONS, RUN_POSITIONALS, type RunFlags } from './options.js';
 
 const ENV_HELP: [string, string][] = [
   [RUN_ENV.apiUrl, 'the /v1 API, e.g. http://127.0.0.1:41234'],
@@ -35,19 +35,12 @@ In the background: station-sim run --ready-file sim.json & then read sim.json (i
 while the simulator is ready), and stop it with kill (SIGTERM) of its "pid" (the simulator's own
 process: started through npx, kill of npx's pid stops it too, but npx exits with 143).`;
 
-export function runCommand(io: CliIo, result: CommandResult): CommandModule {
+export function runCommand(io: CliIo, result: CommandResult): CommandModule<object, RunFlags> {
   return {
     command: 'run [command..]',
     describe: 'Run a command (a test suite) against a fresh simulator on free ports: station-sim run --fixture F -- npm test',
-    builder: (yargs) =>
-      withJudgeReport(withJudgeMode(withTime(withHttp(withSeed(withFixture(yargs)), 'free-port'))))
-        .option('ready-file', {
-          type: 'string',
-          describe: 'Write the addresses as JSON to this file once ready (removed at start and at stop)',
-        })
-        .positional('command', { type: 'string', array: true, describe: 'The command and its arguments, after --' })
-        .epilog(EPILOG),
-    handler: async (argv) => {
+    builder: (yargs) => yargs.options(RUN_OPTIONS).positional('command', RUN_POSITIONALS.command).epilog(EPILOG),
+    handler: async (argv: RunFlags) => {
       const { runWithSimulator } = await import('./handler.js');
       await runWithSimulator(io, result, argv);
     },

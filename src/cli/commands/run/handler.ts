@@ -1,7 +1,6 @@
 /** What `run` does: the simulator on free ports around a command, or in the background with --ready-file. */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { ArgumentsCamelCase } from 'yargs';
 import { startSimulator, type StartedSimulator } from '../../../simulator/start-simulator.js';
 import { notice, UsageError, type CliIo, type CommandResult } from '../../output.js';
 import { checkReportPath, judgeOutletsOf, noticeStrictFailure, stopJudged } from '../../judge-notice.js';
@@ -11,15 +10,15 @@ import { STOP_SIGNALS, runUntilSignal, stopCause } from '../../run-until-signal.
 import { httpOptions, seedOf, timeOptions } from '../../option-checks.js';
 import { redactUrl } from '../../../shared/redact-url.js';
 import { RUN_ENV, RUN_EXIT } from './interface.js';
+import type { RunFlags } from './options.js';
 
-/** `run`'s argv: its builder nests the option groups, so the flags are not typed yet (options.ts, `UntypedArgv`). */
-export async function runWithSimulator(io: CliIo, result: CommandResult, argv: ArgumentsCamelCase): Promise<void> {
-  const words = [...((argv.command as string[] | undefined) ?? []), ...((argv['--'] as string[] | undefined) ?? [])].map(String);
-  const readyFile = typeof argv['ready-file'] === 'string' ? new ReadyFile(argv['ready-file']) : undefined;
+export async function runWithSimulator(io: CliIo, result: CommandResult, argv: RunFlags): Promise<void> {
+  const words = [...(argv.command ?? []), ...(argv['--'] ?? [])];
+  const readyFile = argv['ready-file'] === undefined ? undefined : new ReadyFile(argv['ready-file']);
   if (words.length === 0 && !readyFile) throw new UsageError('name a command to run after --, or give --ready-file to run in the background');
   if (readyFile?.path === '') throw new UsageError('--ready-file needs a file name');
   const http = httpOptions({ ...argv, 'http-port': argv['http-port'] ?? 0 });
-  const options = { ...http, ...timeOptions(argv), fixture: argv.fixture as string | undefined, seed: seedOf(argv), mqttPort: 0 };
+  const options = { ...http, ...timeOptions(argv), fixture: argv.fixture, seed: seedOf(argv), mqttPort: 0 };
   const judge = judgeOutletsOf(argv);
   // The command line is good: from here on a failure is the simulator's own.
   result.failureCode = RUN_EXIT.simulatorFailed;

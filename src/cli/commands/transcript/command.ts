@@ -1,7 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { ENTRY_KINDS } from '../../../transcript/entry-kinds.js';
 import type { CliIo, CommandResult } from '../../output.js';
-import { withJudgeReport } from '../../options.js';
+import { JUDGE_OPTIONS, SHOW_OPTIONS, TRANSCRIPT_POSITIONALS, type JudgeFlags, type ShowFlags } from './options.js';
 
 const JUDGE_EPILOG = `Judges a run recorded with --record again (docs/judge.md): the commands the stations received
 by the service rules, and the /v1 requests by the client rules, with the judge settings the
@@ -14,48 +13,38 @@ Exit codes:
       whose fleet ran in another process), or the file could not be read
   2   usage error`;
 
+function showCommand(io: CliIo): CommandModule<object, ShowFlags> {
+  return {
+    command: 'show <file>',
+    describe: 'Print a transcript as a timeline, or one unlock chain with --command',
+    builder: (yargs) => yargs.positional('file', TRANSCRIPT_POSITIONALS.file).options(SHOW_OPTIONS),
+    handler: async (argv: ShowFlags) => {
+      const { entryFilter, showTranscript } = await import('./handler.js');
+      await showTranscript(io, argv.file, {
+        command: argv.command,
+        filter: entryFilter(argv.station, argv.kind),
+      });
+    },
+  };
+}
+
+function judgeCommand(io: CliIo, result: CommandResult): CommandModule<object, JudgeFlags> {
+  return {
+    command: 'judge <file>',
+    describe: 'Judge a recorded run again, offline: the findings and a summary; exit 1 when a rule was broken',
+    builder: (yargs) => yargs.positional('file', TRANSCRIPT_POSITIONALS.file).options(JUDGE_OPTIONS).epilog(JUDGE_EPILOG),
+    handler: async (argv: JudgeFlags) => {
+      const { judgeTranscriptFile } = await import('./handler.js');
+      result.code = await judgeTranscriptFile(io, argv);
+    },
+  };
+}
+
 export function transcriptCommand(io: CliIo, result: CommandResult = { code: 0 }): CommandModule {
   return {
     command: 'transcript <action>',
     describe: 'Read a transcript written with --record',
-    builder: (yargs) =>
-      yargs
-        .command({
-          command: 'show <file>',
-          describe: 'Print a transcript as a timeline, or one unlock chain with --command',
-          builder: (y) =>
-            y
-              .positional('file', { type: 'string', demandOption: true })
-              .option('command', {
-                type: 'string',
-                describe: 'Only the chain of this command id, or of the one command whose id starts with it: request, command, acks, faults, timeout, lock states',
-              })
-              .option('station', { type: 'string', array: true, describe: 'Only entries about this station (repeatable); fleet-wide actions such as a reset are kept' })
-              .option('kind', { type: 'string', array: true, describe: `Only entries of this kind (repeatable): ${ENTRY_KINDS.join(', ')}` }),
-          handler: async (argv) => {
-            const { entryFilter, showTranscript } = await import('./handler.js');
-            await showTranscript(io, argv.file, {
-              command: argv.command,
-              filter: entryFilter(argv.station, argv.kind),
-            });
-          },
-        })
-        .command({
-          command: 'judge <file>',
-          describe: 'Judge a recorded run again, offline: the findings and a summary; exit 1 when a rule was broken',
-          builder: (y) =>
-            withJudgeReport(
-              y.positional('file', { type: 'string', demandOption: true }).option('fixture', {
-                type: 'string',
-                describe: "Judge by this fixture's judge section (a file or a shipped name such as ci) instead of the one the transcript recorded",
-              }),
-            ).epilog(JUDGE_EPILOG),
-          handler: async (argv) => {
-            const { judgeTranscriptFile } = await import('./handler.js');
-            result.code = await judgeTranscriptFile(io, argv.file, argv.fixture, argv);
-          },
-        })
-        .demandCommand(1, 'name an action: show, judge'),
+    builder: (yargs) => yargs.command(showCommand(io)).command(judgeCommand(io, result)).demandCommand(1, 'name an action: show, judge'),
     handler: () => undefined,
   };
 }

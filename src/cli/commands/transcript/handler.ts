@@ -20,6 +20,7 @@ import { findingCount, formatFinding } from '../../../judge/verdict.js';
 import { SimError } from '../../../errors.js';
 import { UsageError, type CliIo } from '../../output.js';
 import { checkReportPath, finishJudge, judgeOutletsOf } from '../../judge-notice.js';
+import type { JudgeFlags } from './options.js';
 
 /** `transcript judge`'s exit codes. */
 export const TRANSCRIPT_JUDGE_EXIT = { clean: 0, findings: 1 } as const;
@@ -28,7 +29,8 @@ export const TRANSCRIPT_JUDGE_EXIT = { clean: 0, findings: 1 } as const;
  * `transcript judge`: reads the file once, judging as it goes, prints each finding and a summary
  * on stdout, writes the JUnit report if asked, and answers the exit code.
  */
-export async function judgeTranscriptFile(io: CliIo, file: string, fixture: string | undefined, argv: Record<string, unknown>): Promise<number> {
+export async function judgeTranscriptFile(io: CliIo, argv: JudgeFlags): Promise<number> {
+  const { file, fixture } = argv;
   if (fixture === '') throw new UsageError('--fixture needs a fixture file or a shipped fixture name');
   const outlets = judgeOutletsOf(argv);
   await checkReportPath(outlets);
