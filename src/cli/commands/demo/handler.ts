@@ -1,17 +1,15 @@
 /** What `demo` does: the simulator on a manual clock, and the story played on it in the dashboard or as lines. */
 import { ControlClient } from '../../../client/control-client.js';
-import { startDashboard, NOT_A_TTY_MESSAGE } from '../../../dashboard/index.js';
-import { DemoCaption } from '../../../demo/demo-caption.js';
+import { NOT_A_TTY_MESSAGE } from '../../../dashboard/not-a-tty.js';
 import { formatDemoEvent, startDemo, type DemoEvent, type StartedDemo } from '../../../demo/demo-runner.js';
 import { checkStory, DEMO_STORY } from '../../../demo/demo-story.js';
 import { SimError } from '../../../errors.js';
 import { ManualClock } from '../../../shared/clock.js';
-import { startSimulator, type StartedSimulator } from '../../../simulator/start-simulator.js';
+import { startSimulator } from '../../../simulator/start-simulator.js';
 import { checked, seedOf } from '../../option-checks.js';
 import { notice, UsageError, type CliIo, type CommandResult } from '../../output.js';
 import { STOP_SIGNALS, stopCause } from '../../run-until-signal.js';
 import type { DemoFlags } from './options.js';
-import { runDashboardUntilDone, unlockAs } from '../dashboard/handler.js';
 
 /**
  * Where the demo's simulated time starts: a fixed instant, not the time of the run, so that two
@@ -62,45 +60,13 @@ export async function runDemo(io: CliIo, result: CommandResult, argv: DemoFlags)
     control.close();
     await sim.stop();
   };
-  if (withDashboard) await playInDashboard(io, sim, { play, stopAll, exitAtEnd: argv['exit-at-end'] });
-  else result.code = await playAsLines(io, play, stopAll);
-}
-
-/** The story under the dashboard, until `q`, a signal, or (with --exit-at-end) its end. */
-async function playInDashboard(
-  io: CliIo,
-  sim: StartedSimulator,
-  {
-    play,
-    stopAll,
-    exitAtEnd,
-  }: {
-    play: (onEvent: (event: DemoEvent) => void) => StartedDemo;
-    stopAll: (demo: StartedDemo) => Promise<void>;
-    exitAtEnd: boolean;
-  },
-): Promise<void> {
-  let caption: DemoCaption | undefined;
-  const demo = play((event) => caption?.onEvent(event));
-  caption = new DemoCaption(demo.pacer);
-  const account = sim.fixture.accounts[0]!;
-  const dashboard = startDashboard({
-    url: sim.apiUrl!,
-    // `u` unlocks as the story's account does, as `up --dashboard` does.
-    unlock: unlockAs(sim.apiUrl!, account.email, account.password),
-    simulatedClock: sim.clock,
-    caption,
-  });
-  demo.finished.then(
-    (end) => {
-      if (!end) return;
-      if (exitAtEnd) void dashboard.stop();
-      // The dashboard stays: its keys (u, o, x…) act on a simulator whose clock runs on.
-      else void demo.pacer.runFree().catch((error: Error) => caption.fail(error.message));
-    },
-    (error: Error) => caption.fail(error.message),
-  );
-  await runDashboardUntilDone(io, dashboard, () => stopAll(demo));
+  if (!withDashboard) {
+    result.code = await playAsLines(io, play, stopAll);
+    return;
+  }
+  // Ink and React are loaded only to be shown: `--no-dashboard` and CI print the story as lines.
+  const { playInDashboard } = await import('./play-in-dashboard.js');
+  await playInDashboard(io, sim, { play, stopAll, exitAtEnd: argv['exit-at-end'] });
 }
 
 /** The story as lines on stdout; the exit code is 1 when an outcome was not as expected. */
