@@ -69,6 +69,14 @@ describe('what a command loads before it runs', () => {
     expect(files.filter((file) => /\/handler\.ts$/.test(file))).toEqual([]);
   });
 
+  it('shows a transcript without the judge or the fixture schema', () => {
+    const { files, packages } = loadedWith('src/cli/commands/transcript/show-handler.ts');
+    const judgeOrFixture = (file: string): boolean =>
+      file.startsWith('src/judge/') || file === 'src/transcript/transcript-judge.ts' || file === 'src/fixture/fixture-schema.ts' || file.startsWith('src/simulator/');
+    expect(files.filter(judgeOrFixture)).toEqual([]);
+    expect(packages).not.toContain('ajv');
+  });
+
   it('plays the demo without Ink and React unless the dashboard shows it', () => {
     const { files, packages } = loadedWith('src/cli/commands/demo/handler.ts');
     expect(packages.filter((name) => name === 'ink' || name === 'react')).toEqual([]);

@@ -19,11 +19,8 @@ function showCommand(io: CliIo): CommandModule<object, ShowFlags> {
     describe: 'Print a transcript as a timeline, or one unlock chain with --command',
     builder: (yargs) => yargs.positional('file', TRANSCRIPT_POSITIONALS.file).options(SHOW_OPTIONS),
     handler: async (argv: ShowFlags) => {
-      const { entryFilter, showTranscript } = await import('./handler.js');
-      await showTranscript(io, argv.file, {
-        command: argv.command,
-        filter: entryFilter(argv.station, argv.kind),
-      });
+      const { showTranscript } = await import('./show-handler.js');
+      await showTranscript(io, argv);
     },
   };
 }
@@ -34,7 +31,7 @@ function judgeCommand(io: CliIo, result: CommandResult): CommandModule<object, J
     describe: 'Judge a recorded run again, offline: the findings and a summary; exit 1 when a rule was broken',
     builder: (yargs) => yargs.positional('file', TRANSCRIPT_POSITIONALS.file).options(JUDGE_OPTIONS).epilog(JUDGE_EPILOG),
     handler: async (argv: JudgeFlags) => {
-      const { judgeTranscriptFile } = await import('./handler.js');
+      const { judgeTranscriptFile } = await import('./judge-handler.js');
       result.code = await judgeTranscriptFile(io, argv);
     },
   };
