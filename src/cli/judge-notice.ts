@@ -16,7 +16,7 @@ import { printable } from '../transcript/transcript-format.js';
 import { SimError } from '../errors.js';
 import { openProblem } from '../shared/open-problem.js';
 import { notice, UsageError, type CliIo } from './output.js';
-import type { JudgeMode } from './options.js';
+import type { JudgeMode, JudgeOutletFlags } from './options.js';
 
 export interface JudgeOutlets {
   mode: JudgeMode;
@@ -25,9 +25,9 @@ export interface JudgeOutlets {
 }
 
 /** The judge options of a parsed command line, checked at the edge. */
-export function judgeOutletsOf(argv: Record<string, unknown>): JudgeOutlets {
-  const mode = (argv.judge as JudgeMode | undefined) ?? 'report';
-  const reportPath = argv['judge-report'] as string | undefined;
+export function judgeOutletsOf(argv: JudgeOutletFlags): JudgeOutlets {
+  const mode = argv.judge ?? 'report';
+  const reportPath = argv['judge-report'];
   if (reportPath === '') throw new UsageError('--judge-report needs a file name, e.g. --judge-report judge.xml');
   if (reportPath !== undefined && mode === 'off') throw new UsageError('--judge-report and --judge off do not go together: off reports nothing');
   return { mode, ...(reportPath === undefined ? {} : { reportPath }) };

@@ -25,16 +25,7 @@ import {
   type HttpFlags,
   type SEED_OPTIONS,
   type TIME_OPTIONS,
-  type UntypedArgv,
 } from './options.js';
-
-/**
- * An untyped argv as the flags it holds: yargs parsed each by its declaration in this file. The one
- * cast of the options, for `run` and `transcript` until they are typed like the other commands.
- */
-function declared<A>(argv: A | UntypedArgv): A {
-  return argv as A;
-}
 
 /**
  * A flag's value checked by the rule of the library option it sets: the CLI and startSimulator
@@ -48,7 +39,7 @@ export function checked<K extends keyof SimulatorOptions>(flag: string, option: 
 }
 
 /** The `--seed` given, checked: a whole number the random source takes as it is (0 to 2^31 - 1). */
-export function seedOf(argv: GivenFlags<typeof SEED_OPTIONS> | UntypedArgv): number | undefined {
+export function seedOf(argv: GivenFlags<typeof SEED_OPTIONS>): number | undefined {
   const raw = argv.seed;
   if (raw === undefined) return undefined;
   // Number() reads '' and '  ' as 0; an empty --seed is a mistake, not seed 0.
@@ -162,8 +153,7 @@ export type HttpSettings = Pick<
 > & { httpPort: number; fallbackToFreePort: boolean; logger?: ApiLoggerSettings };
 
 /** The HTTP options of a parsed command line, checked at the edge. */
-export function httpOptions(argv: HttpFlags | UntypedArgv, env: NodeJS.ProcessEnv = process.env): HttpSettings {
-  const flags = declared<HttpFlags>(argv);
+export function httpOptions(flags: HttpFlags, env: NodeJS.ProcessEnv = process.env): HttpSettings {
   const httpPort = checked('http-port', 'httpPort', flags['http-port']);
   const accessTtl = checked('access-ttl', 'accessTokenTtlSeconds', flags['access-ttl']);
   const refreshTtl = checked('refresh-ttl', 'refreshTokenTtlSeconds', flags['refresh-ttl']);
@@ -232,8 +222,8 @@ export function controlAccess(host: string, controlToken: string | undefined, to
 export type TimeSettings = { clock: 'system' | 'manual' } & Pick<SimulatorOptions, 'timeScale' | 'record'>;
 
 /** The time options of a parsed command line, checked at the edge. */
-export function timeOptions(argv: FlagsOf<typeof TIME_OPTIONS> | UntypedArgv): TimeSettings {
-  const { 'time-scale': given, record, clock } = declared<FlagsOf<typeof TIME_OPTIONS>>(argv);
+export function timeOptions(argv: FlagsOf<typeof TIME_OPTIONS>): TimeSettings {
+  const { 'time-scale': given, record, clock } = argv;
   const timeScale = checked('time-scale', 'timeScale', given);
   if (timeScale !== undefined && clock === 'manual') throw new UsageError('--time-scale and --clock manual do not go together');
   return { clock, ...(timeScale === undefined ? {} : { timeScale }), ...(record === undefined ? {} : { record }) };

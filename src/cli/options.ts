@@ -5,7 +5,7 @@
  * Every start of the CLI reads these declarations, so this module stays light; the handlers read
  * and check the values with option-checks.ts.
  */
-import type { Argv, InferredOptionTypes, Options } from 'yargs';
+import type { InferredOptionType, InferredOptionTypes, Options, PositionalOptions } from 'yargs';
 import { UsageError } from './output.js';
 import { DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_REQUESTS_PER_SECOND, MAX_LOG_FILES } from '../service/http/logger-settings.js';
 
@@ -27,11 +27,11 @@ export type FlagsOf<G extends OptionGroup> = InferredOptionTypes<G>;
 /** Some of a group's flags, as a helper reads them (a test passes only those it is about). */
 export type GivenFlags<G extends OptionGroup> = Partial<FlagsOf<G>>;
 
-/**
- * The argv of a command not typed yet: `run` and `transcript` declare a bare `CommandModule`, whose
- * handler sees every flag as `unknown`. The helpers they call take it besides their typed argv.
- */
-export type UntypedArgv = { readonly [flag: string]: unknown };
+/** A command's positionals as `yargs.positional(name, options)` takes them, by name; declared `as const satisfies PositionalGroup`. */
+export type PositionalGroup = Record<string, PositionalOptions>;
+
+/** What a command's positionals parse to, as `FlagsOf` for its options. */
+export type PositionalsOf<G extends PositionalGroup> = { [name in keyof G]: InferredOptionType<G[name]> };
 
 export const FIXTURE_OPTIONS = {
   fixture: {
@@ -237,29 +237,5 @@ export const JUDGE_MODE_OPTIONS = {
   },
 } as const satisfies OptionGroup;
 
-// The groups one at a time, for the commands that still build their options by nesting (`run`, `transcript`).
-
-export function withFixture<T>(yargs: Argv<T>) {
-  return yargs.options(FIXTURE_OPTIONS);
-}
-
-export function withSeed<T>(yargs: Argv<T>) {
-  return yargs.options(SEED_OPTIONS);
-}
-
-export function withHttp<T>(yargs: Argv<T>, portDefault: HttpPortDefault = 'default-port') {
-  return yargs.options(httpOptionGroup(portDefault));
-}
-
-export function withTime<T>(yargs: Argv<T>) {
-  return yargs.options(TIME_OPTIONS);
-}
-
-export function withJudgeReport<T>(yargs: Argv<T>) {
-  return yargs.options(JUDGE_REPORT_OPTIONS);
-}
-
-export function withJudgeMode<T>(yargs: Argv<T>) {
-  return yargs.options(JUDGE_MODE_OPTIONS);
-}
-
+/** The flags `judgeOutletsOf` reads: `--judge` where the command has it (`run`), and `--judge-report`. */
+export type JudgeOutletFlags = GivenFlags<typeof JUDGE_MODE_OPTIONS> & GivenFlags<typeof JUDGE_REPORT_OPTIONS>;

@@ -1,27 +1,27 @@
 /**
- * The `station-sim` command line (yargs). Each command lives in `commands/`; `runCli` only wires
- * them and turns failures into one line on stderr and a non-zero exit code: 2 for a usage error
- * (every command, as getopt-style tools do), 1 for any other failure, except `run`, whose own
- * codes (125 for the simulator's failure) leave 1 to the command it wraps.
+ * The `station-sim` command line (yargs). Each command has a folder of its own in `commands/`;
+ * `runCli` only wires them and turns failures into one line on stderr and a non-zero exit code:
+ * 2 for a usage error (every command, as getopt-style tools do), 1 for any other failure, except
+ * `run`, whose own codes (125 for the simulator's failure) leave 1 to the command it wraps.
  *
- * Every start of the CLI reads every command's declaration (`commands/up.ts`: its name, help and
- * options, from `up-options.ts`), so these stay light; what a command does (`up-handler.ts`) is
- * imported by its handler when it runs. `--version`, `--help` or `fixture validate` never load
- * fastify, the broker or the dashboard.
+ * Every start of the CLI reads every command's declaration (`commands/up/command.ts`: its name,
+ * help and options, from `up/options.ts`), so these stay light; what a command does
+ * (`up/handler.ts`) is imported by its handler when it runs. `--version`, `--help` or
+ * `fixture validate` never load fastify, the broker or the dashboard.
  */
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
-import { upCommand } from './commands/up.js';
-import { brokerCommand } from './commands/broker.js';
-import { stationsCommand } from './commands/stations.js';
-import { fixtureCommand } from './commands/fixture.js';
-import { apiCommand } from './commands/api.js';
-import { runCommand } from './commands/run.js';
-import { transcriptCommand } from './commands/transcript.js';
-import { dashboardCommand } from './commands/dashboard.js';
-import { certsCommand } from './commands/certs.js';
-import { contractCommand } from './commands/contract.js';
-import { demoCommand } from './commands/demo.js';
+import { upCommand } from './commands/up/command.js';
+import { brokerCommand } from './commands/broker/command.js';
+import { stationsCommand } from './commands/stations/command.js';
+import { fixtureCommand } from './commands/fixture/command.js';
+import { apiCommand } from './commands/api/command.js';
+import { runCommand } from './commands/run/command.js';
+import { transcriptCommand } from './commands/transcript/command.js';
+import { dashboardCommand } from './commands/dashboard/command.js';
+import { certsCommand } from './commands/certs/command.js';
+import { contractCommand } from './commands/contract/command.js';
+import { demoCommand } from './commands/demo/command.js';
 import { UsageError, describeFailure, type CliIo, type CommandResult } from './output.js';
 
 /** The exit code of a command line that yargs or a command rejected. */

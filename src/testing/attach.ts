@@ -10,7 +10,7 @@ import type { Fixture } from '../fixture/fixture-schema.js';
 import type { SimulatorOptions } from '../simulator/start-simulator.js';
 import { SIMULATOR_ENV } from '../simulator/simulator-env.js';
 
-/** The variables `station-sim run` sets for the command it runs (src/cli/commands/run.ts). */
+/** The variables `station-sim run` sets for the command it runs (src/cli/commands/run/). */
 export const ATTACH_ENV = SIMULATOR_ENV;
 
 /**

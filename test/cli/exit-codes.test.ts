@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../helpers/cli-process.js';
-import { RUN_EXIT } from '../../src/cli/commands/run-interface.js';
+import { RUN_EXIT } from '../../src/cli/commands/run/interface.js';
 import { USAGE_EXIT_CODE } from '../../src/cli/run-cli.js';
 
 const node = process.execPath;

@@ -47,7 +47,7 @@ describe('--log options', () => {
 
   it('documents the options in --help', async () => {
     // In a child process: yargs writes --help to the process's own stdout and exits. `api` and
-    // `run` take the same options from the same declaration (withHttp).
+    // `run` take the same options from the same declaration (httpOptionGroup).
     const help = (await runCliToEnd(['up', '--help'])).stdout.replace(/\s+/g, ' ');
     for (const option of ['--log-file', '--log-max-size', '--log-files', '--log-requests-per-second']) expect(help).toContain(option);
     expect(help).toContain('(default 10m)');

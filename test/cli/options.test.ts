@@ -20,12 +20,12 @@ import {
   timeOptions,
 } from '../../src/cli/option-checks.js';
 import { UsageError, type CliIo } from '../../src/cli/output.js';
-import { upCommand } from '../../src/cli/commands/up.js';
-import type { UpFlags } from '../../src/cli/commands/up-options.js';
-import { apiCommand } from '../../src/cli/commands/api.js';
-import type { ApiFlags } from '../../src/cli/commands/api-options.js';
-import { brokerCommand } from '../../src/cli/commands/broker.js';
-import type { BrokerFlags } from '../../src/cli/commands/broker-options.js';
+import { upCommand } from '../../src/cli/commands/up/command.js';
+import type { UpFlags } from '../../src/cli/commands/up/options.js';
+import { apiCommand } from '../../src/cli/commands/api/command.js';
+import type { ApiFlags } from '../../src/cli/commands/api/options.js';
+import { brokerCommand } from '../../src/cli/commands/broker/command.js';
+import type { BrokerFlags } from '../../src/cli/commands/broker/options.js';
 import { simulatorOptionProblem, type SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { MAX_TIMER_MS } from '../../src/fixture/fixture-schema.js';
 import { LOGGER_LIMITS, loggerOptionProblem } from '../../src/service/http/logger-settings.js';

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { runCliInProcess, runCliToEnd } from '../helpers/cli-process.js';
 import { JUDGE_RULES } from '../../src/judge/rule-catalogue.js';
-import { RUN_EXIT } from '../../src/cli/commands/run-interface.js';
+import { RUN_EXIT } from '../../src/cli/commands/run/interface.js';
 import mqtt from 'mqtt';
 import { startEmbeddedBroker } from '../../src/broker/embedded-broker.js';
 import { CliProcess } from '../helpers/cli-process.js';

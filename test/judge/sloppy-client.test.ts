@@ -20,7 +20,7 @@ import { EventSocket } from '../helpers/event-socket.js';
 import '../helpers/typebox-formats.js';
 import { eventually } from '../helpers/eventually.js';
 import { CliProcess } from '../helpers/cli-process.js';
-import { RUN_EXIT } from '../../src/cli/commands/run-interface.js';
+import { RUN_EXIT } from '../../src/cli/commands/run/interface.js';
 import { createReadStream } from 'node:fs';
 import { judgeTranscript } from '../../src/transcript/transcript-judge.js';
 import { TranscriptReader } from '../../src/transcript/transcript-reader.js';
