@@ -171,13 +171,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       await agent?.stop();
     }
   };
-  /** A command as the fleet saw it, delivered or seen going to nobody: to the judge and the transcript. */
-  const take = (received: ReceivedCommand): void => {
-    if (judging) judge.observe(received);
-    options.onCommand?.(received);
-  };
-  // One set of callbacks for the whole fleet: each is told its station, so no station holds closures of its own.
-  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => void (untold(delivery, options) || take(receivedCommand(delivery, config, clock.now(), options.isGatewayCommand)));
+  const { take, onCommand } = commandTakers(options, judge, clock);
   if (agent && judging) {
     undelivered = new UndeliveredCommands({
       agent,
@@ -188,7 +182,7 @@ export async function startFleet(options: FleetOptions): Promise<StartedFleet> {
       judge: take,
     });
   }
-  const shared = sharedStationOptions(options, { transport, clock, agent, phasesWanted, onCommand: judging || options.onCommand ? onCommand : undefined, undelivered });
+  const shared = sharedStationOptions(options, { transport, clock, agent, phasesWanted, onCommand, undelivered });
   // Everything from here on runs with the agent up, so a failure anywhere (a station that cannot
   // be built or cannot connect) stops it and the stations built so far.
   try {
@@ -312,11 +306,27 @@ async function readStationIdentities(options: FleetOptions, concurrency: number)
 }
 
 /**
- * A live command of station-sim's own gateway: nothing the judge tells of (service-judge.ts), so
- * unless a transcript records it nothing is built for it, and judging costs an unlock one lookup.
+ * Where the fleet's commands go. `take`: a command as the fleet saw it, delivered or seen going to
+ * nobody, to the judge and the transcript. `onCommand`: one callback for every station (each is
+ * told its station, so no station holds closures of its own); undefined when nobody listens.
  */
-function untold(delivery: CommandDelivery, { onCommand, isGatewayCommand }: FleetOptions): boolean {
-  return !onCommand && !delivery.retain && delivery.command !== undefined && isGatewayCommand?.(delivery.command.commandId) === true;
+function commandTakers(
+  options: FleetOptions,
+  judge: ServiceJudge,
+  clock: Clock,
+): { take: (received: ReceivedCommand) => void; onCommand: ((delivery: CommandDelivery, config: StationConfig) => void) | undefined } {
+  const judging = judge.enabled;
+  const take = (received: ReceivedCommand): void => {
+    if (judging) judge.observe(received);
+    options.onCommand?.(received);
+  };
+  const onCommand = (delivery: CommandDelivery, config: StationConfig): void => {
+    // A live command of station-sim's own gateway is nothing the judge tells of (service-judge.ts):
+    // unless a transcript records it, nothing is built for it, and judging costs an unlock one lookup.
+    if (!options.onCommand && !delivery.retain && delivery.command !== undefined && options.isGatewayCommand?.(delivery.command.commandId) === true) return;
+    take(receivedCommand(delivery, config, clock.now(), options.isGatewayCommand));
+  };
+  return { take, onCommand: judging || options.onCommand ? onCommand : undefined };
 }
 
 /** A command as a station received it, for the judge and the transcript. Runs once per command a station receives. */
