@@ -228,7 +228,7 @@ function imageApp(into: string): string {
   for (const linked of ['fixtures', 'node_modules']) symlinkSync(join(ROOT, linked), join(app, linked));
   if (staleBuildNotice(ROOT) === undefined) symlinkSync(join(ROOT, 'dist'), join(app, 'dist'));
   else {
-    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist')], {
+    const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist'), '--tsBuildInfoFile', join(app, 'dist/.tsbuildinfo')], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 240_000,
