@@ -42,6 +42,16 @@ describe('staleBuildNotice', () => {
     expect(staleBuildNotice(pathToFileURL(`${dir}/`))).toBeUndefined();
   });
 
+  it('takes the time of the last build from its record: an incremental build rewrites only the outputs that changed', () => {
+    const dir = checkout(2_000_000, 1_000_000);
+    const record = path.join(dir, 'dist', '.tsbuildinfo');
+    writeFileSync(record, '{}\n');
+    utimesSync(record, 3_000_000, 3_000_000);
+    expect(staleBuildNotice(dir)).toBeUndefined();
+    utimesSync(record, 1_500_000, 1_500_000);
+    expect(staleBuildNotice(dir)).toContain('src/ changed after dist/ was built');
+  });
+
   it('says nothing in an installed package, which has no src/', () => {
     const dir = checkout(2_000_000, 1_000_000);
     rmSync(path.join(dir, 'src'), { recursive: true });

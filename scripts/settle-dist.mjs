@@ -1,12 +1,14 @@
 /**
- * Removes from dist/ what no source emits any more: the build is incremental (tsconfig.build.json)
- * and writes over dist/ without emptying it, so a file deleted or renamed in src/ would otherwise
- * leave its old .js, .js.map and .d.ts behind, and `npm pack` would ship them. Runs after tsc and
- * before the CommonJS build, which makes dist/cjs/ afresh from what is left (its types, the
- * .d.cts files under dist/cjs/types/, are pruned here by the same rule).
+ * Runs after tsc, before the CommonJS build. The build is incremental (tsconfig.build.json): it
+ * writes over dist/ without emptying it, and rewrites only the outputs whose source changed. So:
+ * - it removes what no source emits any more: a file deleted or renamed in src/ would otherwise
+ *   leave its old .js, .js.map and .d.ts behind, and `npm pack` would ship them (the .d.cts files
+ *   under dist/cjs/types/ go by the same rule; the CommonJS build makes the rest of dist/cjs/ afresh);
+ * - it sets the time of tsc's record, dist/.tsbuildinfo, to now: the time of the last build, with
+ *   which src/cli/stale-build.ts compares the sources (an output tsc left alone keeps its old time).
  */
 import { existsSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, utimes } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,4 +33,6 @@ for (const file of await readdir(dist, { recursive: true })) {
   await rm(join(dist, file));
   removed++;
 }
-if (removed > 0) process.stdout.write(`prune-dist: removed ${removed} file${removed === 1 ? '' : 's'} of dist/ whose source is gone\n`);
+const now = new Date();
+await utimes(join(dist, '.tsbuildinfo'), now, now);
+if (removed > 0) process.stdout.write(`settle-dist: removed ${removed} file${removed === 1 ? '' : 's'} of dist/ whose source is gone\n`);
