@@ -14,7 +14,7 @@ const TOPIC = '/^stations\\//';
 const topicMessage = 'The MQTT topic layout lives in src/contract (topics.ts, sim-topics.ts): build the topic with its helpers.';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/**', 'test/**', 'examples/**', 'scripts/**', 'bin/**', 'deploy/**', '**/*.mjs', '**/*.cjs', 'vitest.config.ts'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/**', 'test/**', 'examples/**', 'scripts/**', 'bin/**', 'deploy/**', '**/*.mjs', '**/*.cjs', 'vitest.config.ts', 'src/**/*.generated.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
