@@ -109,7 +109,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // The judge is on in every simulator a test starts; a file whose simulators broke a rule fails
     // unless it says it does so on purpose (test/helpers/judge-findings.ts).
-    setupFiles: ['test/helpers/judge-setup.ts'],
+    // STATION_SIM_TEST_CPU=<file> reports what each file costs (test/helpers/cpu-report.ts).
+    setupFiles: ['test/helpers/judge-setup.ts', ...(process.env.STATION_SIM_TEST_CPU ? ['test/helpers/cpu-report.ts'] : [])],
     // The CLI the tests start is the compiled one, built once here when src/ changed after it.
     globalSetup: ['test/helpers/build-once.ts'],
   },
