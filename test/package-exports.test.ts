@@ -19,12 +19,15 @@ beforeAll(async () => {
   packageDir = await mkdtemp(join(tmpdir(), 'station-sim-package-'));
   // With this checkout's dist/, which the suite's global setup brought up to date: the build is
   // incremental, so it checks the sources against that build and rewrites only what differs.
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'docs', 'examples', 'bench', 'src', 'bin', 'fixtures', 'scripts', 'dist']) {
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'docs', 'examples', 'bench', 'src', 'bin', 'fixtures', 'dist']) {
     await cp(entry, join(packageDir, entry), { recursive: true });
   }
   // The dependencies, for the compiler and for the imports of the built package.
   await symlink(join(process.cwd(), 'node_modules'), join(packageDir, 'node_modules'), 'dir');
-  execFileSync('npm', ['run', 'build'], { cwd: packageDir, stdio: 'pipe' });
+  // tsc from the copy's node_modules, not the checkout's that it links to: its record names the
+  // TypeScript libraries by their path from dist/, which must be the same in both to be reused.
+  const tsc = join(packageDir, 'node_modules/typescript/bin/tsc');
+  execFileSync(process.execPath, ['--preserve-symlinks', '--preserve-symlinks-main', tsc, '-p', 'tsconfig.build.json'], { cwd: packageDir, stdio: 'pipe' });
 }, 120_000);
 
 afterAll(async () => {

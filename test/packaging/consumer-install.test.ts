@@ -92,10 +92,6 @@ beforeAll(async () => {
   await ok('git', ['clone', '-q', '--bare', source, bare], work);
   // The build before packing (`prepare`) needs the devDependencies: this checkout's, not committed.
   await symlink(join(ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
-  // And it starts from this checkout's build, which the suite's global setup brought up to date:
-  // the build is incremental, so `prepare` checks the sources against it and emits nothing new. The
-  // git install below builds from none.
-  await cp(join(ROOT, 'dist'), join(source, 'dist'), { recursive: true });
   const packed = await ok('npm', ['pack', '--json', '--pack-destination', work], source, { timeoutMs: 300_000 });
   const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string }];
 
