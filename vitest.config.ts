@@ -98,8 +98,11 @@ export default defineConfig({
       // unit file leaves nothing behind: fake timers and mocks restored, no module state changed.
       { extends: true, test: { name: 'unit', include: UNIT, exclude: ALONE, maxWorkers: 2, isolate: false, setupFiles: ['test/helpers/unit-guard.ts'], sequence: { groupOrder: 0 } } },
       // Most files wait on sockets, child processes and timers far more than they compute: three
-      // at a time on two cores (vitest's default is one fewer worker than cores, one here).
-      { extends: true, test: { name: 'parallel', include: ['test/**/*.test.ts', 'test/**/*.test.tsx', 'examples/**/*.test.ts'], exclude: [...UNIT, ...ALONE], maxWorkers: 3, sequence: { groupOrder: 1 } } },
+      // at a time on two cores (vitest's default is one fewer worker than cores, one here). Not
+      // isolated either: loading the same modules again in each file was a fifth of this
+      // project's CPU. So a file here stops what it starts and restores what it changes (timers,
+      // stubbed variables); judge-setup.ts resets its per-file state at the start of each file.
+      { extends: true, test: { name: 'parallel', include: ['test/**/*.test.ts', 'test/**/*.test.tsx', 'examples/**/*.test.ts'], exclude: [...UNIT, ...ALONE], maxWorkers: 3, isolate: false, sequence: { groupOrder: 1 } } },
       // Files whose subject is timing under a broker's keepalive, a shaped link, a terminal's
       // repaint or the hot path's cost: after the others, one at a time.
       { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 2 } } },
