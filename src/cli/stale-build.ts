@@ -3,7 +3,7 @@
  * build: the command runs the compiled `dist/`, so an edit to `src/` does nothing until
  * `npm run build`, and nothing said so. An installed package has no `src/`, and says nothing.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,8 +28,7 @@ export function staleBuildNotice(root: string | URL): string | undefined {
     built = statSync(path.join(dir, 'dist', 'cli', 'main.js')).mtimeMs;
     // The time of the last build (scripts/settle-dist.mjs): the build is incremental, and leaves
     // the CLI it did not need to rewrite with the time of an older build.
-    const record = path.join(dir, 'dist', '.tsbuildinfo');
-    if (existsSync(record)) built = Math.max(built, statSync(record).mtimeMs);
+    built = Math.max(built, statSync(path.join(dir, 'dist', '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs ?? 0);
     edited = newestSource(path.join(dir, 'src'));
   } catch {
     return undefined;
